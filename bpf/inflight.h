@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the kernel side (inflight.bpf.c) and the loader share: limits, map keys and values,
+ * and the event record of the ring buffer. Fixed-width fields only.
+ */
+#ifndef INFLIGHT_H
+#define INFLIGHT_H
+
+#define INFL_MAX_CLASSES 16 /* contract: class ids < 16 */
+#define INFL_MAX_STAGES 16  /* contract: stage ids < 16 */
+/* one extra stage slot for buffers with no owner (owner 0) or whose owner has no stage yet */
+#define INFL_SLOT_NONE INFL_MAX_STAGES
+#define INFL_SLOTS (INFL_MAX_STAGES + 1)
+#define INFL_HIST_SLOTS 32 /* log2 buckets of dwell time in microseconds */
+
+enum infl_probe {
+	INFL_PROBE_ALLOC = 0,
+	INFL_PROBE_FREE = 1,
+	INFL_PROBE_STAGE = 2,
+	INFL_PROBE__COUNT,
+};
+
+/* kmem:rss_stat members (include/linux/mm_types_task.h order) */
+enum infl_rss_member {
+	INFL_RSS_FILE = 0,
+	INFL_RSS_ANON = 1,
+	INFL_RSS_SWAP = 2,
+	INFL_RSS_SHMEM = 3,
+	INFL_RSS__COUNT = 4,
+};
+
+struct infl_cell {
+	__u64 count; /* live buffers */
+	__u64 bytes; /* their bytes */
+};
+
+/* Per traced process (key: tgid). All fields change under `lock` (see inflight.bpf.c). */
+struct infl_proc {
+	__u32 lock;	  /* cmpxchg spin lock: bpf_spin_lock is refused in tracing programs */
+	__u32 exited;	  /* 1 once the process's group leader exited */
+	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
+	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
+	__u64 last_ns;	  /* latest event */
+	__u64 exit_ns;	  /* when the process exited, 0 while alive */
+	__u64 total_bytes; /* sum of cur[][].bytes */
+	__u64 total_bufs;  /* sum of cur[][].count */
+	__u64 peak_bytes;  /* exact high-water mark of total_bytes */
+	__u64 peak_bufs;
+	__u64 peak_ns;
+	__u64 peak_seq;	  /* the event that set the peak */
+	struct infl_cell cur[INFL_MAX_CLASSES][INFL_SLOTS];
+	struct infl_cell peak[INFL_MAX_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
+	__u64 owners[INFL_SLOTS];			     /* live owners per stage */
+	__u64 peak_owners[INFL_SLOTS];			     /* ... at peak_ns */
+	__u64 owners_started;  /* owners first seen at an entry stage */
+	__u64 owners_done;     /* owners that reached a terminal stage holding nothing */
+	__u64 dwell_hist[INFL_MAX_STAGES][INFL_HIST_SLOTS];
+	__u64 dwell_sum_ns[INFL_MAX_STAGES];
+	__u64 dwell_count[INFL_MAX_STAGES];
+	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
+	/* late attach: events about buffers/owners created before the tracer attached */
+	struct infl_cell unmatched_free[INFL_MAX_CLASSES]; /* frees of unknown buffers */
+	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
+	/* contract violations and drops: never silent */
+	__u64 bad_class;     /* class id >= INFL_MAX_CLASSES: event rejected */
+	__u64 bad_stage;     /* stage id >= INFL_MAX_STAGES: event rejected */
+	__u64 dup_alloc;     /* alloc of a live buffer: the old record is replaced */
+	__u64 buf_map_full;  /* alloc not tracked: buffer map full */
+	__u64 owner_map_full; /* owner not tracked: owner map full */
+	__u64 ring_drops;    /* events not written to the ring buffer (record mode) */
+	__u64 lock_timeouts; /* updates skipped after spinning too long: counts inexact */
+	/* RSS from kmem:rss_stat, bytes */
+	__u64 rss[INFL_RSS__COUNT];
+	__u64 rss_total;
+	__u64 rss_peak;
+	__u64 rss_peak_ns;
+	__u64 tracked_at_rss_peak; /* total_bytes when rss_peak was set */
+};
+
+struct infl_buf_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 buf;
+};
+
+struct infl_buf {
+	__u64 bytes;
+	__u64 owner;
+	__u32 cls;
+	__u32 pad;
+};
+
+struct infl_owner_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 owner;
+};
+
+struct infl_owner {
+	__u64 entered_ns; /* when it entered `slot` */
+	__u32 slot;	  /* stage id, or INFL_SLOT_NONE before its first stage event */
+	__u32 pad;
+	struct infl_cell held[INFL_MAX_CLASSES]; /* its buffers by class */
+};
+
+enum infl_event_type {
+	INFL_EV_ALLOC = 0,
+	INFL_EV_FREE = 1,
+	INFL_EV_STAGE = 2,
+	INFL_EV_RSS = 3,  /* arg0 = rss total bytes */
+	INFL_EV_EXIT = 4, /* process exited */
+};
+
+/* flags on an event: how the kernel accounted it */
+#define INFL_EVF_UNMATCHED (1u << 0) /* free of an unknown buffer / stage of unknown owner */
+#define INFL_EVF_REJECTED (1u << 1)  /* bad class or stage id */
+#define INFL_EVF_UNTRACKED (1u << 2) /* map full: not accounted */
+#define INFL_EVF_DUP (1u << 3)	     /* alloc of a live buffer */
+#define INFL_EVF_NEW_PEAK (1u << 4)  /* this event set a new peak */
+
+/* Ring buffer record (record mode), 56 bytes. */
+struct infl_event {
+	__u64 ts_ns; /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+	__u64 seq;   /* per-process accounting order (infl_proc.seq after this event) */
+	__u32 pid;
+	__u32 tid;
+	__u8 type;  /* enum infl_event_type */
+	__u8 id;    /* class (alloc/free) or stage (stage) */
+	__u8 flags; /* INFL_EVF_* */
+	__u8 from_slot; /* stage: the owner's previous slot; alloc/free: the owner's slot */
+	__u32 pad;
+	__u64 arg0; /* alloc/free: buf; stage: owner; rss: bytes */
+	__u64 arg1; /* alloc/free: bytes */
+	__u64 arg2; /* alloc: owner */
+};
+
+#endif /* INFLIGHT_H */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One error voice for the whole loader: "inflight: WHAT: WHY; HINT" on stderr, and named,
+ * distinct exit codes (documented in --help and the README).
+ */
+#ifndef INFLIGHT_ERRORS_H
+#define INFLIGHT_ERRORS_H
+
+enum infl_exit {
+	EXIT_OK_ = 0,
+	EXIT_GENERIC = 1,      /* unexpected failure (errno text says what) */
+	EXIT_USAGE = 2,	       /* bad command line: option, number, missing argument */
+	EXIT_NOT_PRIV = 3,     /* lacks CAP_BPF / CAP_PERFMON (or root) */
+	EXIT_NO_BTF = 4,       /* kernel has no BTF at /sys/kernel/btf/vmlinux */
+	EXIT_NO_PROBES = 5,    /* binary does not carry the contract's probes */
+	EXIT_NO_PID = 6,       /* no such process */
+	EXIT_TARGET_EXITED = 7, /* the target exited before we could attach */
+	EXIT_BAD_FILE = 8,     /* recording or input file unreadable, truncated or corrupt */
+	EXIT_IO = 9,	       /* cannot write output */
+	EXIT_BPF = 10,	       /* BPF load or attach failed for another reason */
+	EXIT_LISTEN = 11,      /* exporter cannot bind its address */
+	EXIT_NO_BINARY = 12,   /* no such binary / not an ELF file */
+};
+
+/* Prints "inflight: <what>: <why>[; <hint>]" and returns `code` (for `return infl_err(...)`). */
+int infl_err(int code, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Same, then exits with `code`. */
+void infl_die(int code, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+
+/* A one-line warning that does not end the run: "inflight: warning: ..." */
+void infl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Maps an errno from BPF load/attach to the exit code and hint a user needs. */
+int infl_bpf_exit_code(int err, const char **hint);
+
+#endif /* INFLIGHT_ERRORS_H */

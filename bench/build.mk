@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Benchmark programs (issue 6), built into $(BUILD)/bench/ by `make bench-progs`; `make bench`
+# runs scripts/bench.sh on them. probe_loop is built once per emitter (bench/emit.h).
+BENCH_DIR := $(BUILD)/bench
+BENCH_CFLAGS := $(PROBES_CFLAGS) -Ibench -I$(BENCH_DIR) -pthread
+BENCH_LOOP_SRCS := bench/probe_loop.c $(wildcard bench/*.h)
+BENCH_PROGS := $(BENCH_DIR)/probe_loop $(BENCH_DIR)/probe_loop_noprobes \
+	$(BENCH_DIR)/probe_loop_atomic $(BENCH_DIR)/probe_loop_lttng \
+	$(BENCH_DIR)/usdt_empty $(BENCH_DIR)/stamp_exec $(BENCH_DIR)/measure
+
+.PHONY: bench-progs
+bench-progs: $(BENCH_PROGS)
+
+# the contract's probes, exactly as the prover fires them (with its names note)
+$(BENCH_DIR)/probe_loop: $(BENCH_LOOP_SRCS) $(PROBES_H) $(PROBES_O) $(PROBES_NAMES_O)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_CFLAGS) $< $(PROBES_O) $(PROBES_NAMES_O) $(LDFLAGS) -o $@
+
+$(BENCH_DIR)/probe_loop_noprobes: $(BENCH_LOOP_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_CFLAGS) -DPROVER_NO_PROBES $< $(LDFLAGS) -o $@
+
+$(BENCH_DIR)/probe_loop_atomic: $(BENCH_LOOP_SRCS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_CFLAGS) -DBENCH_ATOMIC $< $(LDFLAGS) -o $@
+
+$(BENCH_DIR)/probe_loop_lttng: $(BENCH_LOOP_SRCS) bench/lttng_tp.c | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_CFLAGS) -DBENCH_LTTNG $< bench/lttng_tp.c $(LDFLAGS) \
+		-llttng-ust -ldl -o $@
+
+# the floor: empty BPF programs on the same probes, with a minimal libbpf loader
+$(BENCH_DIR)/usdt_empty.bpf.o: bench/usdt_empty.bpf.c | $(DEPS_STAMP)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.raw
+	$(Q)$(BPFTOOL) gen object $@ $@.raw
+	$(Q)rm -f $@.raw
+
+$(BENCH_DIR)/usdt_empty.skel.h: $(BENCH_DIR)/usdt_empty.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name usdt_empty_bpf > $@
+
+$(BENCH_DIR)/usdt_empty: bench/usdt_empty.c $(BENCH_DIR)/usdt_empty.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(BENCH_CFLAGS) $< $(LDFLAGS) $(LOADER_LIBS) -o $@
+
+$(BENCH_DIR)/stamp_exec $(BENCH_DIR)/measure: $(BENCH_DIR)/%: bench/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@

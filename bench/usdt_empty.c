@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * usdt_empty: attaches do-nothing BPF programs (or, with -a, programs that only fetch the
+ * arguments) to the contract's three probes in one process, and stays attached until that
+ * process exits or a signal arrives. The floor that inflight's per-hit cost is compared
+ * with, and the shortest attach a libbpf tool can do.
+ *
+ * Prints "usdt_empty attached pid=P load_ms=L attach_ms=A" once all three are attached.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "usdt_empty.skel.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int attach(struct bpf_program *prog, pid_t pid, const char *path, const char *name,
+		  struct bpf_link **link)
+{
+	*link = bpf_program__attach_usdt(prog, pid, path, "prover", name, NULL);
+	if (!*link) {
+		fprintf(stderr, "usdt_empty: attaching to prover:%s in %s: %s\n", name, path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct usdt_empty_bpf *skel = NULL;
+	struct bpf_link *links[3] = { 0 };
+	struct bpf_program *progs[3];
+	char exe[64], path[PATH_MAX];
+	int with_args = 0, pidfd = -1, rc = 1, i;
+	double t0 = mono_ms(), t1;
+	ssize_t n;
+	pid_t pid;
+
+	if (argc > 1 && !strcmp(argv[1], "-a")) {
+		with_args = 1;
+		argc--, argv++;
+	}
+	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
+		fprintf(stderr, "Usage: usdt_empty [-a] PID\n"
+				"Attaches empty BPF programs (-a: argument fetch only) to the\n"
+				"prover:buf_alloc, buf_free and stage probes of process PID.\n");
+		return 2;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	n = readlink(exe, path, sizeof(path) - 1);
+	if (n < 0) {
+		fprintf(stderr, "usdt_empty: %s: %s\n", exe, strerror(errno));
+		return 1;
+	}
+	path[n] = 0;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		fprintf(stderr, "usdt_empty: pidfd_open(%d): %s\n", pid, strerror(errno));
+		return 1;
+	}
+	libbpf_set_print(quiet);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	skel = usdt_empty_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "usdt_empty: opening the BPF object: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	progs[0] = with_args ? skel->progs.args_alloc : skel->progs.empty_alloc;
+	progs[1] = with_args ? skel->progs.args_free : skel->progs.empty_free;
+	progs[2] = with_args ? skel->progs.args_stage : skel->progs.empty_stage;
+	/* load only the set in use */
+	bpf_program__set_autoload(skel->progs.args_alloc, with_args);
+	bpf_program__set_autoload(skel->progs.args_free, with_args);
+	bpf_program__set_autoload(skel->progs.args_stage, with_args);
+	bpf_program__set_autoload(skel->progs.empty_alloc, !with_args);
+	bpf_program__set_autoload(skel->progs.empty_free, !with_args);
+	bpf_program__set_autoload(skel->progs.empty_stage, !with_args);
+	if (usdt_empty_bpf__load(skel)) {
+		fprintf(stderr, "usdt_empty: loading the BPF programs: %s (needs CAP_BPF and "
+				"CAP_PERFMON)\n", strerror(errno));
+		goto cleanup;
+	}
+	t1 = mono_ms();
+	if (attach(progs[0], pid, path, "buf_alloc", &links[0]) ||
+	    attach(progs[1], pid, path, "buf_free", &links[1]) ||
+	    attach(progs[2], pid, path, "stage", &links[2]))
+		goto cleanup;
+	printf("usdt_empty attached pid=%d load_ms=%.3f attach_ms=%.3f\n", pid, t1 - t0,
+	       mono_ms() - t1);
+	fflush(stdout);
+
+	rc = 0;
+	while (!stop) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		if (poll(&pfd, 1, 200) > 0)
+			break; /* the process exited */
+	}
+cleanup:
+	for (i = 0; i < 3; i++)
+		bpf_link__destroy(links[i]);
+	usdt_empty_bpf__destroy(skel);
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
+}

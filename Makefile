@@ -41,9 +41,10 @@ build/.deps-%: scripts/install-deps.sh
 all: prover inflight
 
 include probes/build.mk
-include prover/build.mk
+-include prover/build.mk
 include bpf/build.mk
 include tests/build.mk
+-include bench/build.mk
 
 demo: all
 	$(Q)scripts/demo.sh

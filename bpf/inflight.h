@@ -34,10 +34,16 @@ struct infl_cell {
 	__u64 bytes; /* their bytes */
 };
 
-/* Per traced process (key: tgid). All fields change under `lock` (see inflight.bpf.c). */
+/*
+ * Per traced process (key: tgid). All fields change under `lock` (see inflight.bpf.c).
+ * Readers copy it without the lock, seqlock style: every locked section bumps write_begin
+ * (the LAST field) first and sets write_end (the FIRST field after the lock word) to it last;
+ * a copy made front to back is consistent when its write_end equals its write_begin.
+ */
 struct infl_proc {
 	__u32 lock;	  /* cmpxchg spin lock: bpf_spin_lock is refused in tracing programs */
-	__u32 exited;	  /* 1 once the process's group leader exited */
+	__u32 exited;	  /* 1 once the process's last thread exited */
+	__u64 write_end;  /* == write_begin when no write is in progress */
 	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
 	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
 	__u64 last_ns;	  /* latest event */
@@ -75,6 +81,8 @@ struct infl_proc {
 	__u64 rss_peak;
 	__u64 rss_peak_ns;
 	__u64 tracked_at_rss_peak; /* total_bytes when rss_peak was set */
+	__u64 rss_emitted;	   /* rss_total last written to the ring buffer */
+	__u64 write_begin;	   /* keep last: see above */
 };
 
 struct infl_buf_key {
@@ -83,11 +91,13 @@ struct infl_buf_key {
 	__u64 buf;
 };
 
+#define INFL_BUF_UNSTAGED (1u << 0) /* accounted in INFL_SLOT_NONE: owner 0 or owner untracked */
+
 struct infl_buf {
 	__u64 bytes;
 	__u64 owner;
 	__u32 cls;
-	__u32 pad;
+	__u32 flags; /* INFL_BUF_* */
 };
 
 struct infl_owner_key {

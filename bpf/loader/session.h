@@ -29,6 +29,7 @@ struct session_opts {
 	__u32 max_bufs;	    /* live buffers tracked across all processes */
 	__u32 max_owners;   /* live owners tracked across all processes */
 	__u32 max_procs;    /* traced processes */
+	bool no_rss;	    /* do not attach kmem:rss_stat */
 	bool verbose;	    /* libbpf's chatter */
 };
 
@@ -42,6 +43,8 @@ struct snapshot {
 	__u64 mono_ns; /* CLOCK_MONOTONIC when taken (same clock as the events) */
 	int nprocs;
 	struct proc_snapshot *procs; /* sorted by pid; owned by the snapshot */
+	int torn;      /* processes copied while the kernel kept writing: may be inconsistent */
+	__u64 procs_map_full; /* events of processes that found no slot (global, kernel) */
 };
 
 struct session;
@@ -71,6 +74,13 @@ pid_t session__target_pid(const struct session *s); /* 0 in BINARY mode */
 
 /* Ring buffer records lost in user space bookkeeping (kernel drops are in infl_proc). */
 __u64 session__ring_lost(const struct session *s);
+
+/* Forgets process `pid` (after its final state was reported): its record, buffers and
+ * owners leave the kernel maps, making room for new processes in BINARY mode. */
+int session__forget(struct session *s, __u32 pid);
+
+/* CLOCK_MONOTONIC now, in ns: the clock of infl_proc and infl_event timestamps. */
+__u64 session__now_ns(void);
 
 /* Detaches and frees everything; kills nothing (a spawned child keeps running untraced
  * unless the caller signalled it). */

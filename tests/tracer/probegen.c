@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * probegen: fires the contract's probes in scripted sequences with known answers, for the
+ * tracer's tests. Usage:
+ *   probegen script FILE      run the ops in FILE (one per line):
+ *                               alloc BUF CLS BYTES OWNER | free BUF CLS BYTES |
+ *                               stage OWNER STAGE | gate | # comment
+ *                             `gate` prints "gated" and waits for SIGUSR1 (late attach).
+ *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
+ *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
+ *   probegen storm N          N alloc/stage/free rounds as fast as possible (one owner)
+ *   probegen spin MS          stage events of one owner for MS milliseconds (attach tests)
+ * Every probe sits behind its semaphore, as in the prover.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "inflight_note.h"
+#include "prover_probes.h"
+#include "probegen_ids.h"
+
+INFLIGHT_NAMES_NOTE(probegen_names, "prover", PROBEGEN_CLASSES, PROBEGEN_STAGES);
+
+static void p_alloc(uint64_t buf, uint32_t cls, uint64_t bytes, uint64_t owner)
+{
+	if (PROVER_BUF_ALLOC_ENABLED())
+		PROVER_BUF_ALLOC(buf, cls, bytes, owner);
+}
+
+static void p_free(uint64_t buf, uint32_t cls, uint64_t bytes)
+{
+	if (PROVER_BUF_FREE_ENABLED())
+		PROVER_BUF_FREE(buf, cls, bytes);
+}
+
+static void p_stage(uint64_t owner, uint32_t stage)
+{
+	if (PROVER_STAGE_ENABLED())
+		PROVER_STAGE(owner, stage);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: probegen script FILE | threads N K | storm N | spin MS\n");
+	return 2;
+}
+
+static void gate(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	printf("gated\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+}
+
+static int run_script(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	char line[256];
+	int lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "probegen: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, c, d;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "alloc %lli %lli %lli %lli", &a, &b, &c, &d) == 4)
+			p_alloc(a, b, c, d);
+		else if (sscanf(line, "free %lli %lli %lli", &a, &b, &c) == 3)
+			p_free(a, b, c);
+		else if (sscanf(line, "stage %lli %lli", &a, &b) == 2)
+			p_stage(a, b);
+		else if (strncmp(line, "gate", 4) == 0)
+			gate();
+		else {
+			fprintf(stderr, "probegen: %s:%d: bad op: %s", path, lineno, line);
+			return 1;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	return 0;
+}
+
+struct worker {
+	pthread_t thread;
+	unsigned t, k;
+	pthread_barrier_t *barrier;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t owner = 1000 + w->t, bytes = (w->t + 1) * 4096ull;
+	uint32_t cls = w->t % PROBEGEN_NCLASSES;
+
+	p_stage(owner, 0);
+	for (unsigned i = 0; i < w->k; i++)
+		p_alloc((owner << 20) + i, cls, bytes, owner);
+	pthread_barrier_wait(w->barrier);
+	p_stage(owner, 1);
+	pthread_barrier_wait(w->barrier);
+	for (unsigned i = 0; i < w->k; i++)
+		p_free((owner << 20) + i, cls, bytes);
+	p_stage(owner, 4);
+	return NULL;
+}
+
+static int run_threads(unsigned n, unsigned k)
+{
+	struct worker *w = calloc(n, sizeof(*w));
+	pthread_barrier_t barrier;
+
+	if (!w || n == 0)
+		return 1;
+	pthread_barrier_init(&barrier, NULL, n);
+	for (unsigned t = 0; t < n; t++) {
+		w[t] = (struct worker){ .t = t, .k = k, .barrier = &barrier };
+		pthread_create(&w[t].thread, NULL, work, &w[t]);
+	}
+	for (unsigned t = 0; t < n; t++)
+		pthread_join(w[t].thread, NULL);
+	pthread_barrier_destroy(&barrier);
+	free(w);
+	return 0;
+}
+
+static int run_storm(unsigned long long n)
+{
+	for (unsigned long long i = 0; i < n; i++) {
+		p_stage(7, 0);
+		p_alloc(0x1000 + (i & 1023), 1, 4096, 7);
+		p_stage(7, 1);
+		p_free(0x1000 + (i & 1023), 1, 4096);
+		p_stage(7, 4);
+	}
+	return 0;
+}
+
+static int run_spin(unsigned ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		p_stage(9, 1);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t set;
+
+	/* SIGUSR1 is only ever taken by sigwait in gate() */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (argc == 3 && !strcmp(argv[1], "script"))
+		return run_script(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "threads"))
+		return run_threads(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
+	if (argc == 3 && !strcmp(argv[1], "storm"))
+		return run_storm(strtoull(argv[2], NULL, 0));
+	if (argc == 3 && !strcmp(argv[1], "spin"))
+		return run_spin(strtoul(argv[2], NULL, 0));
+	return usage();
+}

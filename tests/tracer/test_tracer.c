@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The tracer against real probes: probegen fires scripted sequences in real processes, the
+ * real BPF programs aggregate them, and every counter is compared with the reference model
+ * (tests/tracer/model.c) fed the same sequence. Needs root (CAP_BPF, CAP_PERFMON).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "check.h"
+#include "errors.h"
+#include "model.h"
+#include "probegen_ids.h"
+#include "session.h"
+
+static char probegen[PATH_MAX];
+static char tmpdir[] = "/tmp/inflight-tracer.XXXXXX";
+
+/* --- scripts ------------------------------------------------------------------------ */
+
+static unsigned long long rng_state;
+
+static unsigned rnd(unsigned n)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)((rng_state >> 33) % n);
+}
+
+/* A random but valid-ish sequence that walks every branch: dup allocs, unknown frees,
+ * bad ids, unowned buffers, owners staged late, terminal owners that still hold buffers. */
+static void write_random_script(const char *path, unsigned long long seed, int nops)
+{
+	FILE *f = fopen(path, "w");
+	struct {
+		int live;
+		unsigned cls;
+		unsigned long long bytes;
+	} bufs[64] = {};
+
+	rng_state = seed;
+	for (int i = 0; i < nops; i++) {
+		unsigned op = rnd(100), b = rnd(64), owner = rnd(12);
+
+		if (op < 45) {
+			unsigned cls = rnd(50) ? rnd(PROBEGEN_NCLASSES) : 20;
+			unsigned long long bytes = (1 + rnd(4096)) * 64ull;
+
+			fprintf(f, "alloc %u %u %llu %u\n", 0x100 + b, cls, bytes, owner);
+			if (cls < INFL_MAX_CLASSES)
+				bufs[b] = (typeof(bufs[0])){ 1, cls, bytes };
+		} else if (op < 80) {
+			if (bufs[b].live && rnd(20))
+				fprintf(f, "free %u %u %llu\n", 0x100 + b, bufs[b].cls, bufs[b].bytes);
+			else
+				fprintf(f, "free %u %u %u\n", 0x100 + b, rnd(30) ? rnd(6) : 17,
+					64 * (1 + rnd(100)));
+			bufs[b].live = 0;
+		} else {
+			unsigned stage = rnd(40) ? rnd(PROBEGEN_NSTAGES) : 19;
+
+			fprintf(f, "stage %u %u\n", owner ? owner : 1, stage);
+		}
+	}
+	fclose(f);
+}
+
+/* Feeds a script to the model; `from_gate`: only the lines after the gate. */
+static void model_script(struct model *m, const char *path, bool from_gate)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	bool on = !from_gate;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "gate", 4)) {
+			on = true;
+			continue;
+		}
+		if (on)
+			model_apply_line(m, line);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* --- comparing ------------------------------------------------------------------------ */
+
+static int cells_differ(const struct infl_cell *a, const struct infl_cell *b, int n,
+			char *where, size_t len)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (a[i].count == b[i].count && a[i].bytes == b[i].bytes)
+			continue;
+		if (!bad++)
+			snprintf(where, len, "cell %d: got %llu/%llu want %llu/%llu", i,
+				 (unsigned long long)a[i].count, (unsigned long long)a[i].bytes,
+				 (unsigned long long)b[i].count, (unsigned long long)b[i].bytes);
+	}
+	return bad;
+}
+
+static int u64s_differ(const __u64 *a, const __u64 *b, int n, char *where, size_t len)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i] && !bad++)
+			snprintf(where, len, "[%d]: got %llu want %llu", i, (unsigned long long)a[i],
+				 (unsigned long long)b[i]);
+	return bad;
+}
+
+#define CELLS_DIFFER(got, want, w)                                                             \
+	cells_differ((const struct infl_cell *)(got), (const struct infl_cell *)(want),        \
+		     (int)(sizeof(got) / sizeof(struct infl_cell)), w, sizeof(w))
+#define U64S_DIFFER(got, want, w)                                                              \
+	u64s_differ((const __u64 *)(got), (const __u64 *)(want),                               \
+		    (int)(sizeof(got) / sizeof(__u64)), w, sizeof(w))
+
+static void compare(const char *what, const struct infl_proc *got, const struct infl_proc *want)
+{
+	char w[160] = "";
+	__u64 hist_total = 0, count_total = 0;
+
+	CHECK_EQ_U64(got->total_bytes, want->total_bytes, "%s: tracked bytes at the end", what);
+	CHECK_EQ_U64(got->total_bufs, want->total_bufs, "%s: live buffers at the end", what);
+	CHECK(!CELLS_DIFFER(got->cur, want->cur, w),
+	      "%s: every (class, stage) count and bytes %s", what, w);
+	CHECK_EQ_U64(got->peak_bytes, want->peak_bytes, "%s: peak bytes", what);
+	CHECK_EQ_U64(got->peak_bufs, want->peak_bufs, "%s: buffers at the peak", what);
+	CHECK_EQ_U64(got->peak_seq, want->peak_seq, "%s: the event that set the peak", what);
+	w[0] = 0;
+	CHECK(!CELLS_DIFFER(got->peak, want->peak, w),
+	      "%s: peak composition by (class, stage) %s", what, w);
+	w[0] = 0;
+	CHECK(!U64S_DIFFER(got->owners, want->owners, w),
+	      "%s: owners per stage %s", what, w);
+	w[0] = 0;
+	CHECK(!U64S_DIFFER(got->peak_owners, want->peak_owners, w),
+	      "%s: owners per stage at the peak %s", what, w);
+	CHECK_EQ_U64(got->owners_started, want->owners_started, "%s: owners started", what);
+	CHECK_EQ_U64(got->owners_done, want->owners_done, "%s: owners done", what);
+	w[0] = 0;
+	CHECK(!U64S_DIFFER(got->events, want->events, w),
+	      "%s: events per probe %s", what, w);
+	CHECK_EQ_U64(got->seq, want->seq, "%s: events accounted", what);
+	w[0] = 0;
+	CHECK(!CELLS_DIFFER(got->unmatched_free, want->unmatched_free, w),
+	      "%s: unmatched frees per class %s", what, w);
+	w[0] = 0;
+	CHECK(!U64S_DIFFER(got->unmatched_stage, want->unmatched_stage, w),
+	      "%s: unmatched stage events %s", what, w);
+	CHECK_EQ_U64(got->bad_class, want->bad_class, "%s: rejected class ids", what);
+	CHECK_EQ_U64(got->bad_stage, want->bad_stage, "%s: rejected stage ids", what);
+	CHECK_EQ_U64(got->dup_alloc, want->dup_alloc, "%s: duplicate allocs", what);
+	w[0] = 0;
+	CHECK(!U64S_DIFFER(got->dwell_count, want->dwell_count, w),
+	      "%s: dwell samples per stage %s", what, w);
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		count_total += got->dwell_count[s];
+		for (int b = 0; b < INFL_HIST_SLOTS; b++)
+			hist_total += got->dwell_hist[s][b];
+	}
+	CHECK_EQ_U64(hist_total, count_total, "%s: dwell histograms hold every sample", what);
+	CHECK_EQ_U64(got->lock_timeouts + got->buf_map_full + got->owner_map_full + got->ring_drops,
+		     0, "%s: nothing dropped or inexact", what);
+}
+
+/* --- running -------------------------------------------------------------------------- */
+
+static const struct proc_snapshot *find_pid(const struct snapshot *snap, __u32 pid)
+{
+	for (int i = 0; i < snap->nprocs; i++)
+		if (snap->procs[i].pid == pid)
+			return &snap->procs[i];
+	return NULL;
+}
+
+/* Spawns argv under a session, waits for it to exit, returns its final record. */
+static int trace_spawn(char **argv, struct infl_proc *out, int *status)
+{
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE") };
+	const struct proc_snapshot *ps;
+	struct snapshot snap;
+	struct session *s;
+	pid_t pid;
+	int err = session__open(&o, &s);
+
+	if (err)
+		return err;
+	pid = session__target_pid(s);
+	while (!session__target_gone(s, status))
+		session__poll(s, 20, NULL, NULL);
+	err = session__snapshot(s, &snap);
+	ps = err ? NULL : find_pid(&snap, pid);
+	if (ps)
+		*out = ps->st;
+	else
+		memset(out, 0, sizeof(*out));
+	if (!err)
+		snapshot__free(&snap);
+	session__free(s);
+	return ps ? 0 : -ENOENT;
+}
+
+static void test_random_scripts(void)
+{
+	for (unsigned long long seed = 1; seed <= 3; seed++) {
+		char path[PATH_MAX], what[64];
+		char *argv[] = { probegen, "script", path, NULL };
+		struct infl_proc got;
+		struct model m;
+		int status = -1, err;
+
+		snprintf(path, sizeof(path), "%s/random-%llu.ops", tmpdir, seed);
+		snprintf(what, sizeof(what), "random script %llu", seed);
+		write_random_script(path, seed, 3000);
+		model_init(&m, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+		model_script(&m, path, false);
+		err = trace_spawn(argv, &got, &status);
+		CHECK(err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: traced run completed (err %d, status %d)", what, err, status);
+		compare(what, &got, &m.st);
+		CHECK(got.exited == 1 && got.exit_ns >= got.last_ns,
+		      "%s: the kernel saw the process exit after its last event", what);
+		model_free_all(&m);
+	}
+}
+
+static void test_threads(void)
+{
+	char *argv[] = { probegen, "threads", "4", "50", NULL };
+	struct infl_proc got;
+	__u64 peak = 0;
+	int status = -1, bad = 0;
+
+	CHECK(trace_spawn(argv, &got, &status) == 0, "threads: traced run completed");
+	for (unsigned t = 0; t < 4; t++) {
+		const struct infl_cell *c = &got.peak[t % PROBEGEN_NCLASSES][0];
+
+		peak += 50ull * (t + 1) * 4096;
+		bad += c->count != 50 || c->bytes != 50ull * (t + 1) * 4096;
+	}
+	CHECK_EQ_U64(got.peak_bytes, peak, "threads: exact peak across 4 threads");
+	CHECK_EQ_U64(got.peak_bufs, 200, "threads: 200 buffers at the peak");
+	CHECK_EQ_U64(bad, 0, "threads: peak composition: 50 buffers per thread's class in `born`");
+	CHECK_EQ_U64(got.peak_owners[0], 4, "threads: 4 owners in `born` at the peak");
+	CHECK_EQ_U64(got.total_bytes, 0, "threads: nothing in flight at the end");
+	CHECK_EQ_U64(got.events[INFL_PROBE_ALLOC], 200, "threads: 200 allocs");
+	CHECK_EQ_U64(got.events[INFL_PROBE_FREE], 200, "threads: 200 frees");
+	CHECK_EQ_U64(got.events[INFL_PROBE_STAGE], 12, "threads: 12 stage events");
+	CHECK_EQ_U64(got.owners_done, 4, "threads: 4 owners done");
+	CHECK_EQ_U64(got.dwell_count[1], 4, "threads: 4 dwell samples in `work`");
+	CHECK_EQ_U64(got.lock_timeouts, 0, "threads: no lock timeouts");
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd);
+}
+
+/* BINARY mode: two processes of one binary at once, kept apart by pid. */
+static void test_two_processes(void)
+{
+	char copy[PATH_MAX], s1[PATH_MAX], s2[PATH_MAX];
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy };
+	struct model m1, m2;
+	struct snapshot snap;
+	struct session *s;
+	pid_t p1, p2;
+	int st;
+
+	snprintf(copy, sizeof(copy), "%s/probegen-copy", tmpdir);
+	snprintf(s1, sizeof(s1), "%s/two-1.ops", tmpdir);
+	snprintf(s2, sizeof(s2), "%s/two-2.ops", tmpdir);
+	CHECK(copy_file(probegen, copy) == 0, "two processes: private copy of probegen");
+	write_random_script(s1, 11, 1500);
+	write_random_script(s2, 12, 1500);
+	if (session__open(&o, &s)) {
+		CHECK(0, "two processes: attach by binary");
+		return;
+	}
+	p1 = fork();
+	if (p1 == 0) {
+		execl(copy, copy, "script", s1, (char *)NULL);
+		_exit(127);
+	}
+	p2 = fork();
+	if (p2 == 0) {
+		execl(copy, copy, "script", s2, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(p1, &st, 0);
+	waitpid(p2, &st, 0);
+	CHECK(session__snapshot(s, &snap) == 0 && snap.nprocs == 2,
+	      "two processes: two pids traced (%d)", snap.nprocs);
+	model_init(&m1, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+	model_init(&m2, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+	model_script(&m1, s1, false);
+	model_script(&m2, s2, false);
+	if (find_pid(&snap, p1) && find_pid(&snap, p2)) {
+		compare("two processes: first", &find_pid(&snap, p1)->st, &m1.st);
+		compare("two processes: second", &find_pid(&snap, p2)->st, &m2.st);
+	} else {
+		CHECK(0, "two processes: both pids present");
+	}
+	CHECK(session__forget(s, p1) == 0, "two processes: forget the first");
+	snapshot__free(&snap);
+	CHECK(session__snapshot(s, &snap) == 0 && snap.nprocs == 1 && snap.procs[0].pid == (__u32)p2,
+	      "two processes: only the second remains after forget");
+	snapshot__free(&snap);
+	session__free(s);
+	model_free_all(&m1);
+	model_free_all(&m2);
+}
+
+/* PID mode after the target already allocated: the pre-attach half must be counted as
+ * unmatched, never go negative, and the rest be exact. */
+static void test_late_attach(void)
+{
+	char path[PATH_MAX], line[32] = "";
+	struct session_opts o = { .mode = SESSION_PID };
+	const struct proc_snapshot *ps;
+	struct snapshot snap;
+	struct session *s;
+	struct model m;
+	int out[2], st;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/late.ops", tmpdir);
+	f = fopen(path, "w");
+	fprintf(f, "stage 1 0\nalloc 0x10 1 1000 1\nalloc 0x11 2 2000 1\nstage 2 0\n"
+		   "alloc 0x12 3 3000 2\nstage 1 1\ngate\n"
+		   /* after attach: frees of old buffers, old owners moving and ending */
+		   "free 0x10 1 1000\nstage 1 2\nalloc 0x20 1 500 1\nfree 0x11 2 2000\n"
+		   "stage 2 3\nstage 1 4\nfree 0x20 1 500\nstage 3 0\nalloc 0x30 0 700 3\n"
+		   "free 0x12 3 3000\nstage 2 4\n");
+	fclose(f);
+	if (pipe(out))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execl(probegen, probegen, "script", path, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	CHECK(fgets(line, sizeof(line), f) && !strcmp(line, "gated\n"),
+	      "late attach: target reached its gate");
+	o.pid = pid;
+	if (session__open(&o, &s)) {
+		CHECK(0, "late attach: attach by pid");
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return;
+	}
+	kill(pid, SIGUSR1);
+	while (!session__target_gone(s, NULL))
+		session__poll(s, 20, NULL, NULL);
+	waitpid(pid, &st, 0);
+	fclose(f);
+	model_init(&m, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+	model_script(&m, path, true);
+	CHECK(session__snapshot(s, &snap) == 0, "late attach: snapshot");
+	ps = find_pid(&snap, pid);
+	if (ps) {
+		compare("late attach", &ps->st, &m.st);
+		CHECK_EQ_U64(ps->st.unmatched_free[1].count + ps->st.unmatched_free[2].count +
+				     ps->st.unmatched_free[3].count,
+			     3, "late attach: the 3 pre-attach buffers' frees are unmatched");
+		CHECK_EQ_U64(ps->st.unmatched_free[2].bytes, 2000,
+			     "late attach: unmatched bytes counted per class");
+		CHECK_EQ_U64(ps->st.unmatched_stage[2] + ps->st.unmatched_stage[3], 2,
+			     "late attach: 2 owners first seen mid-life");
+		CHECK_EQ_U64(ps->st.total_bytes, 700, "late attach: only the post-attach buffer is held");
+	} else {
+		CHECK(0, "late attach: target pid traced");
+	}
+	snapshot__free(&snap);
+	session__free(s);
+	model_free_all(&m);
+}
+
+static void test_errors(void)
+{
+	char text[PATH_MAX];
+	struct session_opts o = {};
+	struct session *s = NULL;
+	char *missing[] = { "/nonexistent/command", NULL };
+	char *noprobes[] = { "/bin/true", NULL };
+	pid_t zombie;
+	FILE *f;
+
+	snprintf(text, sizeof(text), "%s/not-elf", tmpdir);
+	f = fopen(text, "w");
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	chmod(text, 0755);
+
+	o.mode = SESSION_PID;
+	o.pid = 0x3ffffff0;
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_PID, "error: no such pid");
+	zombie = fork();
+	if (zombie == 0)
+		_exit(0);
+	usleep(100000);
+	o.pid = zombie;
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_TARGET_EXITED, "error: target already exited");
+	waitpid(zombie, NULL, 0);
+	o.mode = SESSION_BINARY;
+	o.binary = "/bin/true";
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_PROBES, "error: binary without the probes");
+	o.binary = text;
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_BINARY, "error: not an ELF file");
+	o.binary = "/nonexistent/binary";
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_BINARY, "error: no such binary");
+	o.mode = SESSION_SPAWN;
+	o.argv = missing;
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_BINARY, "error: command not found");
+	o.argv = noprobes;
+	CHECK_EQ_U64(session__open(&o, &s), EXIT_NO_PROBES, "error: spawned binary without probes");
+	CHECK(s == NULL, "error: no session is handed out on failure");
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)argc;
+	(void)argv;
+	if (n < 0 || !mkdtemp(tmpdir))
+		return 2;
+	self[n] = '\0';
+	snprintf(probegen, sizeof(probegen), "%s/probegen", dirname(self));
+	test_random_scripts();
+	test_threads();
+	test_two_processes();
+	test_late_attach();
+	test_errors();
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", tmpdir);
+	}
+	return check_done();
+}

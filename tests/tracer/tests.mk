@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# The tracer's integration tests: probegen fires scripted probes, test_tracer checks the
+# real BPF aggregation against the reference model.
+PROBEGEN := $(TESTS_DIR)/probegen
+TRACER_SESSION_OBJS := $(addprefix $(LOADER_DIR)/,session.o errors.o names.o usdt_notes.o)
+
+$(PROBEGEN): tests/tracer/probegen.c tests/tracer/probegen_ids.h probes/inflight_note.h \
+		$(PROBES_H) $(PROBES_O)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(PROBES_CFLAGS) -Itests/tracer $< $(PROBES_O) -lpthread $(LDFLAGS) -o $@
+
+$(TESTS_DIR)/test_tracer: tests/tracer/test_tracer.c tests/tracer/model.c tests/tracer/model.h \
+		$(TRACER_SESSION_OBJS) | $(PROBEGEN)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -Itests -Itests/tracer $(filter %.c,$^) \
+		$(TRACER_SESSION_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/test_tracer $(PROBEGEN)

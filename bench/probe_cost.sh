@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Section probe_cost (issue 6, item 1): nanoseconds per contract event in probe_loop's tight
+# loop, 1 and 2 threads, for each way of listening (configs below). Configurations alternate
+# within each round, starting from a different one each round, so drift hits them all alike;
+# ratios are taken within a round.
+#
+# configs: noprobes  probes compiled out (the loop's own cost)
+#          nop       (a) probes in, nothing attached: the semaphore test
+#          empty     (b) empty BPF programs on the three probes: the floor
+#          args      (b') BPF programs that only fetch the arguments
+#          inflight  (c) inflight attached to the process (-p)
+#          bpftrace  (d) bpftrace, per-(class, stage) counts and bytes, owner stages in maps
+#          atomic    (e) in-process atomic counters per (class, stage)
+#          lttng     (f) LTTng-UST tracepoints, recorded by a session
+
+probe_cost_run() { # CONFIG THREADS: prints probe_loop's line (+ " discarded=N" for lttng)
+	local cfg=$1 common=(-t "$2" -d "$SECONDS_PER_RUN" -w 0.3) line discarded
+	case $cfg in
+	noprobes) "$PC_NOPROBES" "${common[@]}" ;;
+	nop) "$PC_LOOP" "${common[@]}" ;;
+	atomic) "$PC_ATOMIC" "${common[@]}" ;;
+	lttng)
+		lttng_start || return 1
+		line=$("$PC_LTTNG" "${common[@]}" -W 10)
+		discarded=$(lttng_stop)
+		[ -n "$line" ] && echo "$line discarded=$discarded"
+		;;
+	*) traced "$TMPB/$cfg.log" "$cfg" "$PC_LOOP" "${common[@]}" -W 30 ;;
+	esac
+}
+
+probe_cost() {
+	local configs=() cfg why rep t i n line ns
+	PC_LOOP=$(private_copy "$BENCH/probe_loop")
+	PC_NOPROBES=$BENCH/probe_loop_noprobes
+	PC_ATOMIC=$BENCH/probe_loop_atomic
+	PC_LTTNG=$(private_copy "$BENCH/probe_loop_lttng")
+	for cfg in noprobes nop empty args inflight bpftrace atomic lttng; do
+		case $cfg in
+		inflight) [ -x "$INFLIGHT" ] || { note probe_cost "(c) not measured: $INFLIGHT is not built"; continue; } ;;
+		bpftrace) command -v bpftrace >/dev/null || { note probe_cost "(d) not measured: bpftrace is not installed"; continue; } ;;
+		lttng) why=$(lttng_ready) || { note probe_cost "(f) not measured: $why"; continue; } ;;
+		esac
+		configs+=("$cfg")
+	done
+	n=${#configs[@]}
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for t in 1 2; do
+			declare -A ns_of=()
+			for ((i = 0; i < n; i++)); do
+				cfg=${configs[$(((i + rep) % n))]}
+				if ! line=$(probe_cost_run "$cfg" "$t") || [ -z "$line" ]; then
+					note probe_cost "$cfg, $t thread(s), round $rep: no result"
+					continue
+				fi
+				echo "$line" >>"$OUTDIR/probe_cost.log"
+				ns=$(kv ns_per_hit "$line")
+				ns_of[$cfg]=$ns
+				record probe_cost "$cfg" "$t" "$rep" ns_per_hit "$ns"
+				[ "$cfg" = lttng ] && record probe_cost lttng "$t" "$rep" discarded "$(kv discarded "$line")"
+			done
+			probe_cost_ratios "$t" "$rep"
+			unset ns_of
+		done
+	done
+}
+
+# ratios within one round: against the floor, against bpftrace, and the cost each adds to the
+# bare semaphore test compared with what the empty program adds
+probe_cost_ratios() {
+	local t=$1 rep=$2 a=${ns_of[nop]:-} b=${ns_of[empty]:-} c=${ns_of[inflight]:-} d=${ns_of[bpftrace]:-}
+	[ -n "$c" ] && [ -n "$b" ] && record probe_cost inflight/empty "$t" "$rep" ratio "$(calc "$c / $b")"
+	[ -n "$c" ] && [ -n "$d" ] && record probe_cost inflight/bpftrace "$t" "$rep" ratio "$(calc "$c / $d")"
+	[ -n "$c" ] && [ -n "$b" ] && [ -n "$a" ] &&
+		record probe_cost inflight-nop/empty-nop "$t" "$rep" ratio "$(calc "($c - $a) / ($b - $a)")"
+	[ -n "${ns_of[args]:-}" ] && [ -n "$b" ] && record probe_cost args/empty "$t" "$rep" ratio "$(calc "${ns_of[args]} / $b")"
+	[ -n "${ns_of[atomic]:-}" ] && [ -n "$a" ] && record probe_cost atomic/nop "$t" "$rep" ratio "$(calc "${ns_of[atomic]} / $a")"
+	return 0
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# make bench: measures inflight side by side with its peers (issue 6) and writes the results
+# file docs/bench.md (medians with their spread, ratios within a round) and the raw figures
+# (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
+# Usage: scripts/bench.sh [SECTION...]   sections: probe_cost attach_latency prover_overhead
+#        record_ceiling (default: all). BENCH_REPS (5) rounds, BENCH_SECONDS (1) per run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ALL_SECTIONS=(probe_cost attach_latency prover_overhead record_ceiling)
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=("${ALL_SECTIONS[@]}")
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: run as root: the tracers need CAP_BPF and CAP_PERFMON" >&2
+	exit 3
+fi
+make --no-print-directory ${BENCH_MAKEFLAGS:-} bench-progs || exit
+
+source bench/lib.sh
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR"
+echo "section,config,threads,rep,metric,value" >"$RAW"
+: >"$NOTES"
+{
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)"
+	echo "kernel=$(uname -r)"
+	echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	echo "cpus=$(nproc)"
+	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "reps=$REPS"
+	echo "seconds_per_run=$SECONDS_PER_RUN"
+} >"$OUTDIR/env.txt"
+
+for s in "${sections[@]}"; do
+	[ -f "bench/$s.sh" ] || { echo "bench: no section $s" >&2; exit 2; }
+	echo "bench: $s" >&2
+	source "bench/$s.sh"
+	start=$SECONDS
+	"$s"
+	echo "section_seconds_$s=$((SECONDS - start))" >>"$OUTDIR/env.txt"
+done
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUTDIR/env.txt"
+
+bench/report.sh "$OUTDIR" >docs/bench.md || exit
+# the raw figures travel with the results file while they stay small
+if [ "$(stat -c %s "$RAW")" -lt 65536 ]; then
+	cp "$RAW" docs/bench-raw.csv
+fi
+echo "bench: results in docs/bench.md, raw figures in $RAW" >&2

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "inflight.skel.h"
+#include "caps.h"
 #include "errors.h"
 #include "session.h"
 #include "usdt_notes.h"
@@ -320,6 +321,9 @@ int session__open(const struct session_opts *o, struct session **out)
 			       "kernel has no BTF at /sys/kernel/btf/vmlinux");
 		goto fail;
 	}
+	err = caps__check_attach(false);
+	if (err)
+		goto fail;
 	err = resolve_target(s, o);
 	if (err)
 		goto fail;
@@ -361,6 +365,8 @@ int session__open(const struct session_opts *o, struct session **out)
 			       strerror(errno));
 		goto fail;
 	}
+	if (o->drop_caps && caps__drop_all())
+		infl_warn("cannot drop capabilities: %s", strerror(errno));
 	*out = s;
 	return 0;
 fail:

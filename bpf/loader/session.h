@@ -30,6 +30,7 @@ struct session_opts {
 	__u32 max_owners;   /* live owners tracked across all processes */
 	__u32 max_procs;    /* traced processes */
 	bool no_rss;	    /* do not attach kmem:rss_stat */
+	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
 	bool verbose;	    /* libbpf's chatter */
 };
 

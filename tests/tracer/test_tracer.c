@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "caps.h"
 #include "check.h"
 #include "errors.h"
 #include "model.h"
@@ -437,6 +438,35 @@ static void test_errors(void)
 	CHECK(s == NULL, "error: no session is handed out on failure");
 }
 
+/* Last: gives up this process's capabilities. The maps stay readable through their fds. */
+static void test_drop_caps(void)
+{
+	char *argv[] = { probegen, "threads", "2", "10", NULL };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .drop_caps = true };
+	const struct proc_snapshot *ps;
+	struct snapshot snap;
+	struct session *s;
+	pid_t pid;
+
+	if (session__open(&o, &s)) {
+		CHECK(0, "drop caps: attach");
+		return;
+	}
+	CHECK(!caps__has(CAP_BPF) && !caps__has(CAP_PERFMON) && !caps__has(CAP_SYS_ADMIN),
+	      "drop caps: no capability left once attached");
+	pid = session__target_pid(s);
+	while (!session__target_gone(s, NULL))
+		session__poll(s, 20, NULL, NULL);
+	CHECK(session__snapshot(s, &snap) == 0, "drop caps: maps still readable");
+	ps = find_pid(&snap, pid);
+	CHECK(ps && ps->st.peak_bytes == 10 * 4096 + 10 * 8192 && ps->st.events[INFL_PROBE_ALLOC] == 20,
+	      "drop caps: exact numbers after dropping");
+	snapshot__free(&snap);
+	session__free(s);
+	CHECK_EQ_U64(caps__check_attach(false), EXIT_NOT_PRIV,
+		     "not privileged: a process without CAP_BPF/CAP_PERFMON is told so");
+}
+
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX];
@@ -453,6 +483,7 @@ int main(int argc, char **argv)
 	test_two_processes();
 	test_late_attach();
 	test_errors();
+	test_drop_caps();
 	{
 		char cmd[PATH_MAX + 16];
 

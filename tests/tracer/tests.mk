@@ -2,7 +2,7 @@
 # The tracer's integration tests: probegen fires scripted probes, test_tracer checks the
 # real BPF aggregation against the reference model.
 PROBEGEN := $(TESTS_DIR)/probegen
-TRACER_SESSION_OBJS := $(addprefix $(LOADER_DIR)/,session.o errors.o names.o usdt_notes.o)
+TRACER_SESSION_OBJS := $(addprefix $(LOADER_DIR)/,session.o caps.o errors.o names.o usdt_notes.o)
 
 $(PROBEGEN): tests/tracer/probegen.c tests/tracer/probegen_ids.h probes/inflight_note.h \
 		$(PROBES_H) $(PROBES_O)

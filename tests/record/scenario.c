@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The scripted run of scenario.h. */
+#include "scenario.h"
+#include "../../probes/prover_ids.h"
+
+#define P1 0x101
+#define P2 0x102
+#define JOB 0x200
+
+void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
+{
+	double k = opts & SCENARIO_SLOW ? 2 : 1;
+	struct infl_names names;
+
+	script_prover_names(&names);
+	script_begin(s, w, SCENARIO_PID, &names);
+	script_alloc(s, 0 * k, 0x5000, CLS_srs, 1000, 0);
+	script_rss(s, 1 * k, 1 << 20);
+	script_free(s, 5 * k, 0x9999, CLS_input, 50); /* allocated before we attached */
+	script_stage(s, 10 * k, JOB, STAGE_parse);
+	script_stage(s, 20 * k, P1, STAGE_wait_permit);
+	script_stage(s, 30 * k, P1, STAGE_synth);
+	script_alloc(s, 40 * k, 0xa1, CLS_abc, 300, P1);
+	script_alloc(s, 40 * k, 0xb1, CLS_aux, 100, P1);
+	script_stage(s, 50 * k, P2, STAGE_wait_permit);
+	script_stage(s, 60 * k, P2, STAGE_synth);
+	script_alloc(s, 70 * k, 0xa2, CLS_abc, 300, P2);
+	script_alloc(s, 70 * k, 0xb2, CLS_aux, 100, P2);
+	script_snapshot(s, 99 * k);
+	script_stage(s, 100 * k, P1, STAGE_chan_send);
+	if (opts & SCENARIO_DROP_ONE)
+		s->drop_next = 1;
+	script_stage(s, 150 * k, P2, STAGE_chan_send);
+	script_rss(s, 160 * k, 3 << 20);
+	script_snapshot(s, 199 * k);
+	script_stage(s, 200 * k, P1, STAGE_gpu);
+	script_alloc(s, 210 * k, 0xc1, CLS_pending, 200, P1);
+	script_free(s, 250 * k, 0xa1, CLS_abc, 300);
+	script_stage(s, 260 * k, P1, STAGE_finalize);
+	script_free(s, 300 * k, 0xb1, CLS_aux, 100);
+	script_free(s, 300 * k, 0xc1, CLS_pending, 200);
+	script_stage(s, 310 * k, P1, STAGE_done);
+	script_stage(s, 320 * k, P2, STAGE_gpu);
+	script_alloc(s, 330 * k, 0xc2, CLS_pending, 200, P2);
+	script_free(s, 350 * k, 0xa2, CLS_abc, 300);
+	script_stage(s, 360 * k, P2, STAGE_finalize);
+	script_free(s, 400 * k, 0xb2, CLS_aux, 100);
+	script_free(s, 400 * k, 0xc2, CLS_pending, 200);
+	script_stage(s, 410 * k, P2, STAGE_done);
+	script_stage(s, 420 * k, JOB, STAGE_assemble);
+	script_stage(s, 430 * k, JOB, STAGE_done);
+	script_free(s, 500 * k, 0x5000, CLS_srs, 1000);
+	script_rss(s, 510 * k, 2 << 20);
+	script_end(s, SCENARIO_END_MS * k, 1);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One scripted run with hand-computed answers, shared by the record tests: two partitions
+ * (0x101, 0x102) through wait_permit, synth, chan_send, gpu, finalize, done, and a proof job
+ * (0x200) through parse, assemble, done; an SRS buffer held from 0 to 500 ms; a free of a
+ * buffer allocated before the recording (unmatched). Sizes are small round numbers.
+ *
+ * Known answers (ms after the start; bytes):
+ *   peak 2000 at 210 ms: (none)/srs 1000; gpu: abc 300, aux 100, pending 200;
+ *                        chan_send: abc 300, aux 100; owners at peak: parse 1, chan_send 1, gpu 1
+ *   at 155 ms: total 1800, owners parse 1, chan_send 2
+ *   memory x time (byte-ms): (none);srs 500000, synth;abc 42000, synth;aux 14000,
+ *     chan_send;abc 81000, chan_send;aux 27000, gpu;abc 24000, gpu;aux 10000,
+ *     gpu;pending 16000, finalize;aux 8000, finalize;pending 16000
+ *   slices: 0x101: 5, 0x102: 5, 0x200: 2;  mean dwell: wait_permit 10, synth 80,
+ *     chan_send 135, gpu 50, finalize 50, parse 410, assemble 10
+ *   completed: 3 (2 that started in wait_permit, 1 in parse); the process exits at 600 ms
+ */
+#ifndef REC_SCENARIO_H
+#define REC_SCENARIO_H
+
+#include "rec_script.h"
+
+#define SCENARIO_PID 4242
+#define SCENARIO_END_MS 600.0
+#define SCENARIO_PEAK 2000
+#define SCENARIO_PEAK_MS 210.0
+
+#define SCENARIO_DROP_ONE (1u << 0) /* the ring buffer "drops" one event (a stage event) */
+#define SCENARIO_SLOW (1u << 1)	    /* every time doubled: the "before" of a comparison */
+
+/* Writes the scenario to w, header to end record. `s` is left with the final model. */
+void scenario_write(struct script *s, struct rec_writer *w, unsigned opts);
+
+#endif /* REC_SCENARIO_H */

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The recording format: a scripted recording read back field for field; every truncation
+ * and every single-bit flip refused with an error (never a crash, never a silent success);
+ * the output file created without following symlinks and not world-writable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "check.h"
+#include "rec_format.h"
+#include "rec_reader.h"
+#include "rec_writer.h"
+#include "scenario.h"
+
+static unsigned char *file_bytes(int fd, size_t *len)
+{
+	struct stat st;
+	unsigned char *p;
+
+	fstat(fd, &st);
+	*len = st.st_size;
+	p = malloc(*len + 1);
+	pread(fd, p, *len, 0);
+	return p;
+}
+
+static void test_field_table(void)
+{
+	unsigned char covered[sizeof(struct infl_proc)] = { 0 };
+	size_t holes = 0, twice = 0;
+
+	for (size_t f = 0; f < rec_nfields; f++)
+		for (size_t b = 0; b < rec_fields[f].elem_size * rec_fields[f].nelems; b++)
+			if (covered[rec_fields[f].offset + b]++)
+				twice++;
+	/* the lock and the copy-consistency words are mechanism, not counters */
+	memset(covered + offsetof(struct infl_proc, lock), 1, 4);
+	memset(covered + offsetof(struct infl_proc, write_end), 1, 8);
+	memset(covered + offsetof(struct infl_proc, write_begin), 1, 8);
+	for (size_t b = 0; b < sizeof(covered); b++)
+		holes += !covered[b];
+	CHECK(!holes && !twice, "the tag table covers every counter of struct infl_proc once "
+	      "(%zu bytes uncovered, %zu twice): a new field needs a new tag", holes, twice);
+}
+
+static unsigned char *scenario_bytes(struct script *s, unsigned opts, size_t *len)
+{
+	FILE *tmp = tmpfile();
+	struct rec_writer *w;
+	unsigned char *p;
+
+	rec_writer__from_fd(fileno(tmp), &w);
+	scenario_write(s, w, opts);
+	CHECK(rec_writer__close(w) == 0, "the writer reports no error");
+	p = file_bytes(fileno(tmp), len);
+	fclose(tmp);
+	return p;
+}
+
+static void test_roundtrip(void)
+{
+	static struct script s;
+	char err[REC_ERR_LEN];
+	struct recording *r;
+	size_t len;
+	unsigned char *d = scenario_bytes(&s, 0, &len);
+	struct infl_proc a, b;
+
+	CHECK(rec_read_mem(d, len, 0, &r, err) == 0, "the scenario reads back (%s)", err);
+	if (!r)
+		return;
+	CHECK_EQ_U64(r->format_major, REC_FORMAT_MAJOR, "format major");
+	CHECK(!strcmp(r->host, "testhost"), "host");
+	CHECK(r->argc == 2 && !strcmp(r->argv[1], "--scripted"), "argv");
+	CHECK(!strcmp(r->cmdline, "prover --scripted"), "command line joined: '%s'", r->cmdline);
+	CHECK(!strcmp(r->binary, "/usr/bin/prover"), "binary");
+	CHECK_EQ_U64(r->target_pid, SCENARIO_PID, "target pid");
+	CHECK_EQ_U64(r->start_mono_ns, SCRIPT_T0, "start, monotonic");
+	CHECK_EQ_U64(r->start_wall_ns, 1700000000000000000ull, "start, wall clock");
+	CHECK_EQ_U64(r->interval_ns, 100000000, "snapshot interval");
+	CHECK(!strcmp(r->names.cls[2], "abc") && !strcmp(r->names.stage[3], "chan_send") &&
+	      !strcmp(r->names.provider, "prover"), "class and stage names");
+	CHECK_EQ_U64(r->names.cls_declared, 0x1ff, "nine classes declared");
+	CHECK_EQ_U64(r->names.terminal_mask, 1u << 8, "done is terminal");
+	CHECK_EQ_U64(r->names.entry_mask, 3, "parse and wait_permit are entry stages");
+	/* every probe event, 3 RSS events and the exit event */
+	CHECK_EQ_U64(r->nevents, s.st.seq + 4, "every event read back");
+	CHECK_EQ_U64(r->events[0].ts_ns, SCRIPT_T0, "first event's time");
+	CHECK_EQ_U64(r->events[0].arg1, 1000, "first event's size");
+	CHECK_EQ_U64(r->events[r->nevents - 1].type, INFL_EV_EXIT, "last event is the exit");
+	CHECK_EQ_U64(r->nsnaps, 2, "two snapshots");
+	CHECK_EQ_U64(r->snaps[1].total_bytes, 1800, "snapshot at 199 ms: 1800 bytes tracked");
+	CHECK_EQ_U64(r->snaps[1].owners[3], 2, "snapshot at 199 ms: two owners in chan_send");
+	CHECK_EQ_U64(r->snaps[1].class_bytes[2], 600, "snapshot at 199 ms: abc 600 bytes");
+	CHECK_EQ_U64(r->nrss, 2, "two statm samples");
+	CHECK(r->has_end && r->nfinals == 1, "the end record with one process");
+	CHECK_EQ_U64(r->exit_status, 0, "exit status");
+	a = s.st;
+	b = r->finals[0].st;
+	a.lock = b.lock = 0;
+	a.write_begin = b.write_begin = a.write_end = b.write_end = 0;
+	CHECK(!memcmp(&a, &b, sizeof(a)), "final counters read back byte for byte");
+	CHECK_EQ_U64(b.peak_bytes, SCENARIO_PEAK, "final peak");
+	CHECK_EQ_U64(b.unmatched_free[4].bytes, 50, "unmatched free of input");
+	recording__free(r);
+	free(d);
+}
+
+static void test_truncations_and_flips(void)
+{
+	static struct script s;
+	char err[REC_ERR_LEN];
+	struct recording *r;
+	size_t len, silent = 0, partial_ok = 0, boundaries = 0, flips_ok = 0;
+	int ret;
+	unsigned char *d = scenario_bytes(&s, 0, &len);
+	size_t off;
+
+	for (size_t cut = 0; cut < len; cut++) {
+		err[0] = 0;
+		if (rec_read_mem(d, cut, 0, &r, err) == 0 || !err[0]) {
+			silent++;
+			recording__free(r);
+		}
+	}
+	CHECK(!silent, "every one of %zu truncations refused with a message (%zu not)", len,
+	      silent);
+	/* record boundaries: --partial reads the complete records before the cut */
+	for (off = REC_PREAMBLE_LEN; off < len;) {
+		__u32 plen = d[off + 4] | d[off + 5] << 8 | d[off + 6] << 16 | d[off + 7] << 24;
+
+		off += REC_FRAME_HEAD + plen + REC_FRAME_TAIL;
+		if (off >= len)
+			break;
+		boundaries++;
+		if (rec_read_mem(d, off, REC_READ_PARTIAL, &r, err) == 0) {
+			partial_ok += !r->has_end;
+			recording__free(r);
+		}
+	}
+	CHECK(boundaries > 5 && partial_ok == boundaries, "a cut at each of %zu record "
+	      "boundaries reads with REC_READ_PARTIAL (%zu did)", boundaries, partial_ok);
+	rec_read_mem(d, len - 3, 0, &r, err);
+	CHECK(strstr(err, "truncated") != NULL, "a cut mid-record says truncated: %s", err);
+	for (size_t i = 0; i < len; i++) {
+		if (i == 10 || i == 11)
+			continue; /* the minor version: any minor of major 1 reads */
+		for (int bit = 0; bit < 8; bit++) {
+			d[i] ^= 1u << bit;
+			if (rec_read_mem(d, len, 0, &r, err) == 0) {
+				flips_ok++;
+				recording__free(r);
+			}
+			d[i] ^= 1u << bit;
+		}
+	}
+	CHECK(!flips_ok, "every single-bit flip in %zu bytes refused (%zu read)", len, flips_ok);
+	d[8] = 2;
+	ret = rec_read_mem(d, len, 0, &r, err);
+	CHECK(ret == -EPROTO && strstr(err, "2.0"), "an unknown major version is refused: %s",
+	      err);
+	d[8] = 1;
+	memcpy(d, "INFLREX\n", 8);
+	ret = rec_read_mem(d, len, 0, &r, err);
+	CHECK(ret == -EBADMSG && strstr(err, "magic"), "a foreign file is refused: %s", err);
+	free(d);
+}
+
+/* A record of a type this reader does not know and a state field it does not know are
+ * skipped: a newer minor version's additions. */
+static void test_forward_compat(void)
+{
+	FILE *tmp = tmpfile();
+	struct rec_writer *w;
+	struct recording *r;
+	char err[REC_ERR_LEN];
+	static struct script s;
+	unsigned char rec[8 + 3 + 4], *d;
+	size_t len;
+	__u32 crc;
+
+	rec_writer__from_fd(fileno(tmp), &w);
+	scenario_write(&s, w, 0);
+	rec_writer__close(w);
+	d = file_bytes(fileno(tmp), &len);
+	fclose(tmp);
+	/* insert an unknown record (type 99, payload 3 bytes) right after the header */
+	{
+		__u32 hlen = d[20] | d[21] << 8 | d[22] << 16 | d[23] << 24;
+		size_t at = REC_PREAMBLE_LEN + REC_FRAME_HEAD + hlen + REC_FRAME_TAIL;
+		unsigned char *n = malloc(len + sizeof(rec));
+
+		memcpy(rec, (unsigned char[]){ 99, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3 }, 11);
+		crc = rec_crc32(0, rec, 11);
+		for (int i = 0; i < 4; i++)
+			rec[11 + i] = crc >> (8 * i);
+		memcpy(n, d, at);
+		memcpy(n + at, rec, sizeof(rec));
+		memcpy(n + at + sizeof(rec), d + at, len - at);
+		int ret = rec_read_mem(n, len + sizeof(rec), 0, &r, err);
+
+		CHECK(ret == 0 && r->nevents == s.st.seq + 4, "an unknown record type is skipped "
+		      "(%s)", err);
+		recording__free(r);
+		free(n);
+	}
+	free(d);
+}
+
+static void test_create_policy(void)
+{
+	char dir[] = "/tmp/inflight-rec-XXXXXX", path[256], link[256], target[256];
+	struct rec_writer *w;
+	struct stat st;
+	mode_t old = umask(022);
+	int fd;
+
+	mkdtemp(dir);
+	snprintf(path, sizeof(path), "%s/a.rec", dir);
+	snprintf(link, sizeof(link), "%s/link.rec", dir);
+	snprintf(target, sizeof(target), "%s/precious", dir);
+	CHECK(rec_writer__create(path, 0, &w) == 0, "creates a new file");
+	rec_writer__close(w);
+	stat(path, &st);
+	CHECK_EQ_U64(st.st_mode & 0777, 0640, "mode 0640: not world-readable nor writable");
+	CHECK(rec_writer__create(path, 0, &w) == -EEXIST, "an existing file is not overwritten");
+	CHECK(rec_writer__create(path, REC_W_FORCE, &w) == 0, "--force replaces it");
+	rec_writer__close(w);
+	fd = open(target, O_CREAT | O_WRONLY, 0600);
+	write(fd, "keep", 4);
+	close(fd);
+	symlink(target, link);
+	CHECK(rec_writer__create(link, 0, &w) == -EEXIST, "a symlink is not followed");
+	CHECK(rec_writer__create(link, REC_W_FORCE, &w) == 0 && lstat(link, &st) == 0 &&
+	      S_ISREG(st.st_mode), "--force replaces the symlink itself");
+	rec_writer__close(w);
+	stat(target, &st);
+	CHECK_EQ_U64(st.st_size, 4, "the symlink's target is untouched");
+	unlink(path);
+	unlink(link);
+	unlink(target);
+	rmdir(dir);
+	umask(old);
+}
+
+int main(void)
+{
+	test_field_table();
+	test_roundtrip();
+	test_truncations_and_flips();
+	test_forward_compat();
+	test_create_policy();
+	return check_done();
+}

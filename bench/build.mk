@@ -53,3 +53,7 @@ $(BENCH_DIR)/stamp_exec $(BENCH_DIR)/measure: $(BENCH_DIR)/%: bench/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
+
+# tests/t_bench_smoke.sh runs these, so the suite's `make tests` builds them; the LTTng
+# variant needs liblttng-ust-dev, a bench-only dependency, and is left to bench-progs
+tests: $(filter-out $(BENCH_DIR)/probe_loop_lttng,$(BENCH_PROGS))

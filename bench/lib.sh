@@ -72,19 +72,21 @@ private_copy() {
 	echo "$TMPB/$(basename "$1")"
 }
 
-# trace_with CONFIG PID: runs (execs) the tracer of CONFIG on process PID, in the foreground.
-# Every tracer ends by itself when the process does.
+# trace_with CONFIG PID: runs (execs) the tracer of CONFIG on process PID, in the foreground,
+# behind the command in the TRACE_PREFIX array if set. Every tracer ends when the process does.
 trace_with() {
+	local cmd
 	case $1 in
-	empty) exec "$BENCH/usdt_empty" "$2" ;;
-	args) exec "$BENCH/usdt_empty" -a "$2" ;;
-	inflight) exec "$INFLIGHT" -p "$2" ;;
+	empty) cmd=("$BENCH/usdt_empty" "$2") ;;
+	args) cmd=("$BENCH/usdt_empty" -a "$2") ;;
+	inflight) cmd=("$INFLIGHT" -p "$2") ;;
 	bpftrace)
 		sed "s|@BIN@|$(readlink "/proc/$2/exe")|g" bench/bpftrace_agg.bt >"$TMPB/agg.$2.bt"
-		exec bpftrace -p "$2" "$TMPB/agg.$2.bt"
+		cmd=(bpftrace -p "$2" "$TMPB/agg.$2.bt")
 		;;
 	*) echo "bench: unknown tracer $1" >&2; exit 2 ;;
 	esac
+	exec ${TRACE_PREFIX[@]+"${TRACE_PREFIX[@]}"} "${cmd[@]}"
 }
 
 # traced LOG CONFIG CMD...: starts CMD (which must wait for a tracer: probe_loop -W), attaches

@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 	/* a process-wide buffer with no owner, like the prover's SRS */
 	pipe_init(&srs, MAX_THREADS * MAX_PIPES);
 	srs.owner = 0;
-	emit_alloc(&srs, 0, CLS_srs, 1ull << 30);
+	pipe_alloc(&srs, 0, CLS_srs, 1ull << 30);
 	for (i = 0; i < o.threads; i++) {
 		workers[i] = (struct worker){ .index = i, .opts = &o };
 		err = pthread_create(&workers[i].thread, NULL, worker_run, &workers[i]);
@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 		if (workers[i].elapsed_ns > longest)
 			longest = workers[i].elapsed_ns;
 	}
-	emit_free(&srs, 0, CLS_srs, 1ull << 30);
+	pipe_free(&srs, 0, CLS_srs, 1ull << 30);
 	printf("probe_loop emitter=%s threads=%u pipes=%u rate=%.0f seconds=%.6f hits=%" PRIu64
 	       " ns_per_hit=%.3f mhits_per_s=%.3f enabled_ns=%" PRIu64 " wait_ms=%.3f"
 	       " allocs=%" PRIu64 " frees=%" PRIu64 " stages=%" PRIu64 " residual=%" PRIu64 "\n",

@@ -121,6 +121,25 @@ EOF
 	notes_of probe_cost
 }
 
+section_attach_latency() {
+	cat <<EOF
+
+## 3. Attach latency
+
+From the exec of the tracer's command (\`stamp_exec\` notes CLOCK_MONOTONIC, then execs it) to
+the moment the target sees all three USDT semaphores set (it polls them every 50 us; the kernel
+sets a semaphore as it registers the uprobe, so every hit from then on reaches the tracer).
+Attaching by pid to a running \`probe_loop\`. Milliseconds:
+
+| tracer | ms to live | target |
+|---|---:|---|
+| minimal libbpf loader (\`usdt_empty\`: open, load, attach 3 probes) | $(cell attach_latency empty 1 ms) | |
+| inflight -p | $(cell attach_latency inflight 1 ms) | < 100: $(verdict "$(median attach_latency inflight 1 ms)" '<' 100) |
+| bpftrace (aggregation script, compiled at start) | $(cell attach_latency bpftrace 1 ms) | |
+EOF
+	notes_of attach_latency
+}
+
 header
 for s in probe_cost attach_latency prover_overhead record_ceiling; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then

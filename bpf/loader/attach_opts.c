@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Target and limit options shared by the attaching commands; number parsing. attach_opts.h */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "attach_opts.h"
+#include "errors.h"
+
+#define PID_LIMIT (1 << 22) /* PID_MAX_LIMIT on 64-bit kernels */
+
+enum {
+	OPT_MAX_BUFS = 0x100,
+	OPT_MAX_OWNERS,
+	OPT_MAX_PROCS,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Target (exactly one):", 10 },
+	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
+	{ "binary", 'b', "PATH", 0,
+	  "Trace every process running the executable PATH, including ones started later "
+	  "(/proc/PID/root/... reaches into a container)",
+	  0 },
+	{ "-- CMD [ARGS...]", 0, NULL, OPTION_DOC | OPTION_NO_USAGE,
+	  "Start CMD and trace it from its first instruction; inflight's options go before --",
+	  0 },
+	{ NULL, 0, NULL, 0, "Limits (kernel map sizes):", 20 },
+	{ "max-bufs", OPT_MAX_BUFS, "N", 0,
+	  "Live buffers tracked, all processes together (default 65536)", 0 },
+	{ "max-owners", OPT_MAX_OWNERS, "N", 0,
+	  "Live owners (work items) tracked (default 16384)", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes traced at once (default 64)", 0 },
+	{ NULL, 0, NULL, 0, "Diagnostics:", 90 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (and the verifier's log on failure)",
+	  0 },
+	{ 0 },
+};
+
+int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (~0ull - (*s - '0')) / 10) {
+			/* still reject trailing junk before calling it a range problem */
+			while (*s >= '0' && *s <= '9')
+				s++;
+			return *s ? -EINVAL : -ERANGE;
+		}
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_pid(const char *s, pid_t *out)
+{
+	__u64 v;
+	int err = parse_u64(s, 1, PID_LIMIT, &v);
+
+	if (!err)
+		*out = (pid_t)v;
+	return err;
+}
+
+int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
+{
+	static const struct {
+		const char *name;
+		__u64 ns;
+	} units[] = { { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+		      { "us", 1000ull },	 { "m", 60000000000ull },  { "h", 3600000000000ull } };
+	unsigned __int128 whole = 0, frac = 0, scale = 1, ns;
+	const char *p = s;
+	size_t i;
+
+	if (!s || !(*p >= '0' && *p <= '9'))
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > ~0ull)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return -EINVAL;
+		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 9)
+				return -EINVAL; /* below a nanosecond for every unit */
+			frac = frac * 10 + (*p - '0');
+			scale *= 10;
+		}
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	ns = whole * units[i].ns + frac * units[i].ns / scale;
+	if (ns > ~0ull || ns < min_ns || ns > max_ns)
+		return -ERANGE;
+	*out_ns = (__u64)ns;
+	return 0;
+}
+
+void attach_opts__init(struct attach_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->so.max_bufs = ATTACH_DEFAULT_MAX_BUFS;
+	a->so.max_owners = ATTACH_DEFAULT_MAX_OWNERS;
+	a->so.max_procs = ATTACH_DEFAULT_MAX_PROCS;
+	a->so.drop_caps = true; /* the CLI needs none once attached */
+}
+
+static void one_target(struct attach_opts *a, const char *what)
+{
+	if (a->target_given)
+		infl_die(EXIT_USAGE, "give one of -p PID, -b PATH or -- CMD ARGS",
+			 "%s: more than one target", what);
+	a->target_given = true;
+}
+
+static __u32 parse_limit(const char *opt, const char *arg, __u64 max)
+{
+	__u64 v;
+	int err = parse_u64(arg, 1, max, &v);
+
+	if (err == -ERANGE)
+		infl_die(EXIT_USAGE, NULL, "%s '%s': out of range: give 1 to %llu", opt, arg,
+			 (unsigned long long)max);
+	if (err)
+		infl_die(EXIT_USAGE, NULL, "%s '%s': not a number: give a decimal count", opt, arg);
+	return (__u32)v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct attach_opts *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		attach_opts__init(a);
+		return 0;
+	case 'p': {
+		int err;
+
+		one_target(a, "-p");
+		err = parse_pid(arg, &a->so.pid);
+		if (err)
+			infl_die(EXIT_USAGE, NULL, "-p '%s': not a process id: give 1 to %d", arg,
+				 PID_LIMIT);
+		a->so.mode = SESSION_PID;
+		return 0;
+	}
+	case 'b':
+		one_target(a, "-b");
+		if (!*arg)
+			infl_die(EXIT_USAGE, NULL, "-b: empty path");
+		a->so.mode = SESSION_BINARY;
+		a->so.binary = arg;
+		return 0;
+	case OPT_MAX_BUFS:
+		a->so.max_bufs = parse_limit("--max-bufs", arg, ATTACH_LIMIT_MAX);
+		return 0;
+	case OPT_MAX_OWNERS:
+		a->so.max_owners = parse_limit("--max-owners", arg, ATTACH_LIMIT_MAX);
+		return 0;
+	case OPT_MAX_PROCS:
+		a->so.max_procs = parse_limit("--max-procs", arg, 65536);
+		return 0;
+	case 'v':
+		a->so.verbose = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		/* only words after `--` are a command; the rest of argv is its own */
+		if (!state->quoted || state->next - 1 < state->quoted)
+			infl_die(EXIT_USAGE, "put the command to trace after --, e.g. inflight -- ./prover",
+				 "unexpected argument '%s'", arg);
+		one_target(a, "--");
+		a->so.mode = SESSION_SPAWN;
+		a->so.argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->target_given)
+			infl_die(EXIT_USAGE, "give -p PID, -b PATH or -- CMD ARGS; see --help",
+				 "nothing to trace");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+const struct argp attach_argp = { options, parse_opt, NULL, NULL, NULL, NULL, NULL };
+
+int attach_pid_binary(pid_t pid, char *buf, size_t len)
+{
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	snprintf(buf, len, "/proc/%d/exe", (int)pid);
+	return 0;
+}
+
+int attach_pid_exe_name(pid_t pid, char *buf, size_t len)
+{
+	char link[32];
+	ssize_t n;
+
+	if (len == 0)
+		return -EINVAL;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+bool attach_is_proc_root_path(const char *p)
+{
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	p += 6;
+	if (!strncmp(p, "self/", 5))
+		p += 4;
+	else {
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return !strncmp(p, "/root/", 6);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One partition's life (its own thread, as a tokio task in cuzk) and the GPU workers that
+ * run its prove_start. The order of probe calls here is the contract's story of a partition.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exit_codes.h"
+#include "field.h"
+#include "hpoly.h"
+#include "pipeline_int.h"
+#include "rng.h"
+#include "track.h"
+
+size_t partition_abc_bytes(const struct pipeline *pl)
+{
+	return pl->shape.n * sizeof(uint64_t);
+}
+
+/* the MSM's per-bucket results: half the size of one of a, b, c, as in cuzk (2 vs 3.9 GiB) */
+size_t partition_pending_bytes(const struct pipeline *pl)
+{
+	return pl->shape.n / 2 * sizeof(uint64_t);
+}
+
+static void synthesize(struct partition *p)
+{
+	struct pipeline *pl = p->job->pl;
+	const struct circuit_shape *s = &pl->shape;
+	size_t abc = partition_abc_bytes(pl);
+
+	p->w.a = track_alloc(CLS_abc, abc, p->owner);
+	p->w.b = track_alloc(CLS_abc, abc, p->owner);
+	p->w.c = track_alloc(CLS_abc, abc, p->owner);
+	p->w.aux = track_alloc(CLS_aux, s->n_aux * sizeof(uint64_t), p->owner);
+	p->w.input = track_alloc(CLS_input, s->n_input * sizeof(uint64_t), p->owner);
+	p->w.density = track_alloc(CLS_density, s->density_bytes, p->owner);
+	circuit_synthesize(s, c1_partition_seed(&p->job->c1, p->index), pl->cfg->synth_rounds,
+			   &p->w);
+	/* the check's left side, from the evaluations alone (no NTT involved) */
+	p->x = hpoly_pick_x(&pl->dom, pl->x_seed ^ p->owner);
+	hpoly_eval_from_evals(&pl->dom, p->w.a, p->w.b, p->w.c, p->x, p->abc_at_x);
+}
+
+/* the MSM-like reduction: pairs of h_i * H-point_i summed into one bucket each */
+static void msm_reduce(const struct pipeline *pl, const uint64_t *h, uint64_t *buckets)
+{
+	for (size_t i = 0; i < pl->shape.n / 2; i++)
+		buckets[i] = gl_add(gl_mul(h[2 * i], pl->srs_h[2 * i]),
+				    gl_mul(h[2 * i + 1], pl->srs_h[2 * i + 1]));
+}
+
+/* cuzk's prove_start: the GPU region under the device lock, then a, b, c are freed */
+static void prove_start(struct pipeline *pl, struct partition *p)
+{
+	size_t abc = partition_abc_bytes(pl);
+	char err[256];
+
+	p->pending = track_alloc(CLS_pending, partition_pending_bytes(pl), p->owner);
+	pthread_mutex_lock(&pl->device_lock);
+	if (!gpu_backend__h(pl->gpu, p->owner, p->w.a, p->w.b, p->w.c, pl->cfg->gpu_rounds - 1,
+			    err, sizeof(err))) {
+		fprintf(stderr, "prover: GPU stage failed: %s\n", err);
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	msm_reduce(pl, p->w.a, p->pending);
+	pthread_mutex_unlock(&pl->device_lock);
+
+	/* our own verification, outside the device region: a holds H now */
+	p->h_ok = hpoly_check(&pl->dom, p->abc_at_x, p->w.a, p->x);
+	track_free(p->w.a, CLS_abc, abc);
+	track_free(p->w.b, CLS_abc, abc);
+	track_free(p->w.c, CLS_abc, abc);
+	p->w.a = p->w.b = p->w.c = NULL;
+}
+
+void *gpu_worker_main(void *pipeline)
+{
+	struct pipeline *pl = pipeline;
+	struct partition *p;
+
+	while ((p = chan_recv(&pl->chan))) {
+		track_stage(p->owner, STAGE_gpu);
+		prove_start(pl, p);
+		/* the GPU part is over the moment the worker lets go */
+		track_stage(p->owner, STAGE_finalize);
+		pthread_mutex_lock(&p->lock);
+		p->gpu_done = true;
+		pthread_cond_signal(&p->gpu_done_cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* cuzk's finalize: the CPU-side b_g2 MSM, the 192-byte proof, everything freed */
+static void finalize(struct partition *p)
+{
+	struct pipeline *pl = p->job->pl;
+	const struct circuit_shape *s = &pl->shape;
+	uint64_t b_g2 = 0, h_acc = 0, inputs = 0, *proof;
+
+	for (size_t i = 0; i < s->n_aux; i++)
+		if (circuit_b_dense(s, p->w.density, i))
+			b_g2 = gl_add(b_g2, gl_mul(p->w.aux[i], pl->srs_b_g2[i]));
+	for (size_t i = 0; i < s->n / 2; i++)
+		h_acc = gl_add(h_acc, p->pending[i]);
+	for (size_t j = 0; j < s->n_input; j++)
+		inputs = rng_mix(inputs ^ p->w.input[j]);
+
+	proof = track_alloc(CLS_proof, PARTITION_PROOF_BYTES, p->owner);
+	proof[0] = h_acc;
+	proof[1] = b_g2;
+	proof[2] = inputs;
+	for (size_t k = 3; k < PARTITION_PROOF_BYTES / sizeof(uint64_t); k++)
+		proof[k] = rng_mix(proof[k - 1] ^ proof[k - 3]);
+	memcpy(p->job->proof + (size_t)p->index * PARTITION_PROOF_BYTES, proof,
+	       PARTITION_PROOF_BYTES);
+	track_free(proof, CLS_proof, PARTITION_PROOF_BYTES);
+
+	track_free(p->w.aux, CLS_aux, s->n_aux * sizeof(uint64_t));
+	track_free(p->w.input, CLS_input, s->n_input * sizeof(uint64_t));
+	track_free(p->w.density, CLS_density, s->density_bytes);
+	track_free(p->pending, CLS_pending, partition_pending_bytes(pl));
+	p->w.aux = p->w.input = p->pending = NULL;
+	p->w.density = NULL;
+}
+
+void *partition_main(void *partition)
+{
+	struct partition *p = partition;
+	struct pipeline *pl = p->job->pl;
+	bool after_send = pl->cfg->release == RELEASE_AFTER_SEND;
+
+	track_stage(p->owner, STAGE_wait_permit);
+	permits_acquire(&pl->permits, p->ticket);
+	track_stage(p->owner, STAGE_synth);
+	synthesize(p);
+	if (!after_send) /* the incident: the next synthesis starts while this one waits */
+		permits_release(&pl->permits);
+	track_stage(p->owner, STAGE_chan_send);
+	chan_send(&pl->chan, p, p->owner); /* enters gpu_queue inside */
+	if (after_send)
+		permits_release(&pl->permits);
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->gpu_done)
+		pthread_cond_wait(&p->gpu_done_cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	finalize(p); /* the worker moved it to `finalize` already */
+	track_stage(p->owner, STAGE_done);
+	return NULL;
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Set-up (SRS, domain, GPU backend, input), the job dispatcher and the proof jobs.
+ * Partitions live in partition.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include "exit_codes.h"
+#include "pipeline_int.h"
+#include "rng.h"
+#include "track.h"
+#include "field.h"
+
+#define THREAD_STACK (512 * 1024) /* hundreds of partition threads: keep them small */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int e;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	e = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	if (e) {
+		fprintf(stderr, "prover: cannot start a thread: %s\n", strerror(e));
+		exit(PROVER_EXIT_SYSTEM);
+	}
+}
+
+static void record_failure(struct pipeline *pl, int code)
+{
+	pthread_mutex_lock(&pl->result_lock);
+	if (!pl->failure)
+		pl->failure = code;
+	pthread_mutex_unlock(&pl->result_lock);
+}
+
+/* parse stage: the C1 text (read per job, as cuzk does) into c1_data */
+static int parse_input(struct job *job)
+{
+	struct pipeline *pl = job->pl;
+	const char *path = pl->cfg->input;
+	char err[300], *text;
+	size_t len;
+	enum c1_status st;
+
+	if (path) {
+		st = c1_read_file(path, job->owner, &text, &len, err, sizeof(err));
+		if (st) {
+			fprintf(stderr, "prover: %s: %s\n", path, err);
+			return PROVER_EXIT_INPUT_IO;
+		}
+	} else {
+		len = pl->input_len;
+		text = c1_copy_text(pl->input_text, len, job->owner);
+	}
+	st = c1_parse(text, len, job->owner, &job->c1, err, sizeof(err));
+	c1_free_text(text, len);
+	if (st) {
+		fprintf(stderr, "prover: %s: malformed C1 input: %s\n", path ? path : "(generated)",
+			err);
+		return PROVER_EXIT_INPUT_BAD;
+	}
+	return 0;
+}
+
+static void *job_main(void *arg)
+{
+	struct job *job = arg;
+	struct pipeline *pl = job->pl;
+	unsigned passed = 0;
+	uint64_t first_ticket, digest;
+	int rc;
+
+	track_stage(job->owner, STAGE_parse);
+	rc = parse_input(job);
+	if (rc) {
+		record_failure(pl, rc);
+		track_stage(job->owner, STAGE_done);
+		sem_post(&pl->job_slots);
+		return NULL;
+	}
+	job->n_parts = job->c1.partitions;
+	job->parts = calloc(job->n_parts, sizeof(*job->parts));
+	if (!job->parts) {
+		fprintf(stderr, "prover: out of memory for %u partitions\n", job->n_parts);
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	job->proof_bytes = (size_t)job->n_parts * PARTITION_PROOF_BYTES;
+	job->proof = track_alloc(CLS_proof, job->proof_bytes, job->owner);
+
+	/* the job's partitions queue for permits together, in order */
+	first_ticket = permits_take_tickets(&pl->permits, job->n_parts);
+	for (unsigned i = 0; i < job->n_parts; i++) {
+		struct partition *p = &job->parts[i];
+
+		p->job = job;
+		p->index = i;
+		p->owner = owner_of_partition(job->seq, i);
+		p->ticket = first_ticket + i;
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->gpu_done_cond, NULL);
+		start_thread(&p->thread, partition_main, p);
+	}
+	track_stage(job->owner, STAGE_assemble);
+	for (unsigned i = 0; i < job->n_parts; i++) {
+		pthread_join(job->parts[i].thread, NULL);
+		passed += job->parts[i].h_ok;
+		pthread_cond_destroy(&job->parts[i].gpu_done_cond);
+		pthread_mutex_destroy(&job->parts[i].lock);
+	}
+	digest = rng_hash(0, job->proof, job->proof_bytes);
+	track_free(job->proof, CLS_proof, job->proof_bytes);
+	c1_release(&job->c1);
+	track_stage(job->owner, STAGE_done);
+
+	pthread_mutex_lock(&pl->result_lock);
+	pl->proofs_done++;
+	pl->partitions_done += job->n_parts;
+	pl->h_passed += passed;
+	pl->digest += rng_mix(digest); /* order-free: jobs finish in any order */
+	pthread_mutex_unlock(&pl->result_lock);
+	free(job->parts);
+	sem_post(&pl->job_slots);
+	return NULL;
+}
+
+/* process-wide parameters, loaded once: the SRS-like points and the NTT domain */
+static void load_srs(struct pipeline *pl)
+{
+	const struct circuit_shape *s = &pl->shape;
+	size_t table_bytes = ntt_table_bytes(pl->cfg->log_n);
+	uint64_t state = 0x5352535f6c6f6164ull; /* fixed: proofs depend on it */
+
+	pl->domain_tables = track_alloc(CLS_srs, table_bytes, 0);
+	ntt_domain_init(&pl->dom, pl->cfg->log_n, pl->domain_tables);
+	pl->srs_bytes = (s->n + s->n_aux) * sizeof(uint64_t);
+	pl->srs = track_alloc(CLS_srs, pl->srs_bytes, 0);
+	for (size_t i = 0; i < s->n + s->n_aux; i++)
+		pl->srs[i] = gl_from_u64(rng_next(&state));
+	pl->srs_h = pl->srs;
+	pl->srs_b_g2 = pl->srs + s->n;
+}
+
+static void unload_srs(struct pipeline *pl)
+{
+	track_free(pl->srs, CLS_srs, pl->srs_bytes);
+	track_free(pl->domain_tables, CLS_srs, ntt_table_bytes(pl->cfg->log_n));
+}
+
+/* The input: a file is checked once up front (each job reads it again); else generated. */
+static int prepare_input(struct pipeline *pl)
+{
+	const struct pipeline_config *cfg = pl->cfg;
+	struct job probe = { .pl = pl, .owner = 0 };
+	char *text;
+	size_t len;
+	int rc;
+
+	if (!cfg->input) {
+		text = c1_generate(&cfg->gen, &len);
+		if (!text) {
+			fprintf(stderr, "prover: out of memory generating the C1 input\n");
+			return PROVER_EXIT_SYSTEM;
+		}
+		pl->input_text = c1_copy_text(text, len, 0);
+		pl->input_len = len;
+		free(text);
+	}
+	rc = parse_input(&probe);
+	if (!rc)
+		c1_release(&probe.c1);
+	return rc;
+}
+
+static void *hold_untracked(size_t mb)
+{
+	size_t bytes = mb << 20;
+	void *p;
+
+	if (!mb)
+		return NULL;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "prover: --untracked-mb %zu: %s\n", mb, strerror(errno));
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	memset(p, 0x5a, bytes); /* resident, and deliberately invisible to the probes */
+	return p;
+}
+
+static int setup(struct pipeline *pl, struct pipeline_result *res)
+{
+	const struct pipeline_config *cfg = pl->cfg;
+
+	circuit_shape(cfg->log_n, &pl->shape);
+	load_srs(pl);
+	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, res->gpu_notice, sizeof(res->gpu_notice));
+	if (!pl->gpu) {
+		fprintf(stderr, "prover: %s\n", res->gpu_notice);
+		return PROVER_EXIT_NO_CUDA;
+	}
+	fprintf(stderr, "prover: %s\n", res->gpu_notice);
+	res->gpu_name = gpu_backend__name(pl->gpu);
+	if (getrandom(&pl->x_seed, sizeof(pl->x_seed), 0) != sizeof(pl->x_seed))
+		pl->x_seed = rng_mix((uint64_t)now_s() * 1000000000ull);
+	permits_init(&pl->permits, cfg->pw);
+	if (!chan_init(&pl->chan, cfg->chan_cap)) {
+		fprintf(stderr, "prover: out of memory for the GPU channel\n");
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	pthread_mutex_init(&pl->device_lock, NULL);
+	pthread_mutex_init(&pl->result_lock, NULL);
+	sem_init(&pl->job_slots, 0, cfg->jobs);
+	return prepare_input(pl);
+}
+
+static void teardown(struct pipeline *pl)
+{
+	sem_destroy(&pl->job_slots);
+	pthread_mutex_destroy(&pl->result_lock);
+	pthread_mutex_destroy(&pl->device_lock);
+	chan_destroy(&pl->chan);
+	permits_destroy(&pl->permits);
+	if (pl->input_text)
+		c1_free_text(pl->input_text, pl->input_len);
+	gpu_backend__free(pl->gpu);
+	unload_srs(pl);
+}
+
+/* waits for a job slot; false when asked to stop */
+static bool admit(struct pipeline *pl)
+{
+	while (!*pl->cfg->stop) {
+		if (!sem_wait(&pl->job_slots))
+			return !*pl->cfg->stop;
+		if (errno != EINTR)
+			break;
+	}
+	return false;
+}
+
+int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
+{
+	struct pipeline pl = { .cfg = cfg };
+	struct job *jobs = calloc(cfg->proofs, sizeof(*jobs));
+	pthread_t *workers = calloc(cfg->gw, sizeof(*workers));
+	void *untracked = hold_untracked(cfg->untracked_mb);
+	unsigned started = 0;
+	double t0 = now_s(), t1;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!jobs || !workers) {
+		fprintf(stderr, "prover: out of memory for %u jobs\n", cfg->proofs);
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	rc = setup(&pl, res);
+	if (rc == PROVER_EXIT_NO_CUDA) {
+		unload_srs(&pl);
+		goto out;
+	}
+	if (rc)
+		goto teardown;
+
+	t1 = now_s();
+	res->setup_s = t1 - t0;
+	for (unsigned i = 0; i < cfg->gw; i++)
+		start_thread(&workers[i], gpu_worker_main, &pl);
+	for (; started < cfg->proofs && admit(&pl); started++) {
+		jobs[started].pl = &pl;
+		jobs[started].seq = started + 1;
+		jobs[started].owner = owner_of_job(started + 1);
+		start_thread(&jobs[started].thread, job_main, &jobs[started]);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(jobs[i].thread, NULL);
+	chan_close(&pl.chan);
+	for (unsigned i = 0; i < cfg->gw; i++)
+		pthread_join(workers[i], NULL);
+	res->wall_s = now_s() - t1;
+	res->proofs = pl.proofs_done;
+	res->partitions = pl.partitions_done;
+	res->h_passed = pl.h_passed;
+	res->digest = pl.digest;
+	rc = pl.failure;
+	if (!rc && res->h_passed != res->partitions)
+		rc = PROVER_EXIT_CHECK;
+teardown:
+	teardown(&pl);
+out:
+	if (untracked)
+		munmap(untracked, cfg->untracked_mb << 20);
+	free(workers);
+	free(jobs);
+	return rc;
+}

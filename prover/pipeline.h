@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The proving pipeline: proof jobs of P partitions; per partition wait_permit -> synth ->
+ * chan_send -> gpu_queue -> gpu -> finalize -> done; per job parse -> assemble -> done.
+ * docs/prover.md maps every piece to cuzk.
+ */
+#ifndef PROVER_PIPELINE_H
+#define PROVER_PIPELINE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "c1.h"
+#include "gpu.h"
+
+/* When a partition gives its synthesis permit back. */
+enum permit_release {
+	RELEASE_AFTER_SYNTH, /* the incident: as soon as synthesis ends, before the send */
+	RELEASE_AFTER_SEND,  /* the fix: once the partition is in the GPU channel */
+};
+
+struct pipeline_config {
+	unsigned proofs;       /* proof jobs to run */
+	unsigned jobs;	       /* proof jobs admitted at once */
+	unsigned pw;	       /* synthesis permits (partition_workers) */
+	unsigned gw;	       /* GPU workers sharing the one device lock */
+	unsigned chan_cap;     /* GPU channel capacity */
+	unsigned log_n;	       /* domain 2^log_n: sets every buffer's size */
+	unsigned gpu_rounds;   /* >= 1; each extra round adds an NTT round trip of H */
+	unsigned synth_rounds; /* >= 1; work per row spent deriving its constant */
+	enum permit_release release;
+	enum gpu_mode gpu;
+	const char *input;	 /* C1 file, or NULL for a generated one ... */
+	struct c1_gen_opts gen;	 /* ... made with these options */
+	size_t untracked_mb;	 /* memory held but never reported through the probes */
+	volatile sig_atomic_t *stop; /* set asynchronously: admit no more proof jobs */
+};
+
+struct pipeline_result {
+	unsigned proofs;     /* proof jobs completed */
+	unsigned partitions; /* partitions proved */
+	unsigned h_passed;   /* partitions whose H check passed */
+	double setup_s;	     /* SRS load, domain, backend, input */
+	double wall_s;	     /* first job admitted to last job done */
+	uint64_t digest;     /* of all proofs: equal for equal inputs, whatever the schedule */
+	char gpu_notice[256];
+	const char *gpu_name;
+};
+
+/* Runs every proof job; returns a prover_exit code (messages already printed). */
+int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res);
+
+#endif /* PROVER_PIPELINE_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A test-only observer of the prover: libprover-test.a is the prover compiled with
+ * PROVER_TEST_OBSERVER, whose track_* calls land here as well as at the probes. It keeps
+ * what the production binary must not (per-owner state, counts, maxima), checks every
+ * event against the contract, and can hold the GPU stage shut so the scheduler stalls at a
+ * known, deterministic point.
+ */
+#ifndef TEST_PROVER_OBSERVER_H
+#define TEST_PROVER_OBSERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "prover_ids.h"
+
+void observer_reset(void);
+
+/* While closed, a GPU worker entering the gpu stage waits there. */
+void observer_gate_close(void);
+void observer_gate_open(void);
+
+/* Waits (at most timeout_s) until exactly these many owners are in each stage. */
+bool observer_wait_stages(unsigned in_wait_permit, unsigned in_gpu, unsigned in_gpu_queue,
+			  unsigned in_chan_send, unsigned timeout_s);
+
+unsigned observer_owners_in(enum prover_stage stage);
+unsigned observer_abc_holders(void);	 /* partitions holding a/b/c now */
+unsigned observer_max_abc_holders(void); /* ... at most, since the reset */
+unsigned observer_live_buffers(void);
+uint64_t observer_allocs(enum prover_class cls); /* buffers of the class ever allocated */
+
+/* Contract violations seen since the reset; the first one described in `first`. */
+unsigned observer_violations(const char **first);
+
+#endif /* TEST_PROVER_OBSERVER_H */

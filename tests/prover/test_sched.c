@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Scheduler invariants, deterministically: the observer holds the GPU stage shut, so the
+ * pipeline stalls where its scheduling says it must. With permits released after the send,
+ * partitions holding a/b/c stop at pw + chan-cap + gw; released after synthesis (the
+ * incident), every admitted partition ends up holding them. Then the gate opens and the
+ * run must finish with every proof checked and every buffer freed.
+ */
+#include <pthread.h>
+#include "check.h"
+#include "exit_codes.h"
+#include "observer.h"
+#include "pipeline.h"
+
+static volatile sig_atomic_t never;
+
+struct run {
+	struct pipeline_config cfg;
+	struct pipeline_result res;
+	int rc;
+};
+
+static void *run_pipeline(void *arg)
+{
+	struct run *r = arg;
+
+	r->rc = pipeline_run(&r->cfg, &r->res);
+	return NULL;
+}
+
+static void variant(const char *name, enum permit_release release, unsigned pw,
+		    unsigned chan_cap)
+{
+	const unsigned gw = 2, jobs = 2, partitions = 10, total = jobs * partitions;
+	const unsigned bound = pw + chan_cap + gw;
+	bool after_send = release == RELEASE_AFTER_SEND;
+	/* where it stalls: gw at the gate, the channel full, the rest waiting to send */
+	unsigned stuck_sending = after_send ? pw : total - gw - chan_cap;
+	unsigned stall_holders = gw + chan_cap + stuck_sending;
+	struct run r = { .cfg = {
+		.proofs = jobs, .jobs = jobs, .pw = pw, .gw = gw, .chan_cap = chan_cap,
+		.log_n = 8, .gpu_rounds = 2, .synth_rounds = 1, .release = release,
+		.gpu = GPU_CPU, .input = NULL,
+		.gen = { .partitions = partitions, .slice_bytes = 64, .sector_num = 1, .seed = 1 },
+		.stop = &never,
+	} };
+	const char *first;
+	pthread_t t;
+
+	observer_reset();
+	observer_gate_close();
+	pthread_create(&t, NULL, run_pipeline, &r);
+	CHECK(observer_wait_stages(total - stall_holders, gw, chan_cap, stuck_sending, 60),
+	      "%s: stalls with %u in gpu, %u in gpu_queue, %u in chan_send, %u in wait_permit",
+	      name, gw, chan_cap, stuck_sending, total - stall_holders);
+	CHECK_EQ_U64(observer_abc_holders(), stall_holders, "%s: partitions holding a/b/c at the "
+		     "stall", name);
+	if (after_send)
+		CHECK(observer_abc_holders() <= bound, "%s: holders stay within pw + chan-cap + gw "
+		      "= %u", name, bound);
+	else
+		CHECK(observer_abc_holders() > bound, "%s: holders exceed pw + chan-cap + gw = %u",
+		      name, bound);
+	CHECK_EQ_U64(observer_owners_in(STAGE_synth), 0, "%s: nobody synthesizes at the stall",
+		     name);
+	observer_gate_open();
+	pthread_join(t, NULL);
+
+	CHECK_EQ_U64(r.rc, PROVER_EXIT_OK, "%s: the run succeeds", name);
+	CHECK_EQ_U64(r.res.proofs, jobs, "%s: every proof done", name);
+	CHECK_EQ_U64(r.res.h_passed, total, "%s: every H check passed", name);
+	CHECK_EQ_U64(observer_max_abc_holders(), stall_holders, "%s: never more holders than at "
+		     "the stall", name);
+	CHECK_EQ_U64(observer_owners_in(STAGE_done), total + jobs, "%s: every owner reached done",
+		     name);
+	CHECK_EQ_U64(observer_allocs(CLS_abc), 3 * total, "%s: three abc buffers per partition",
+		     name);
+	CHECK_EQ_U64(observer_allocs(CLS_pending), total, "%s: one pending buffer per partition",
+		     name);
+	CHECK_EQ_U64(observer_live_buffers(), 0, "%s: no buffer left at the end", name);
+	CHECK_EQ_U64(observer_violations(&first), 0, "%s: no contract violation (%s)", name,
+		     first);
+}
+
+int main(void)
+{
+	variant("after-send, cap 1", RELEASE_AFTER_SEND, 3, 1);
+	variant("after-send, cap = pw", RELEASE_AFTER_SEND, 3, 3);
+	variant("after-synth, cap 1", RELEASE_AFTER_SYNTH, 3, 1);
+	return check_done();
+}

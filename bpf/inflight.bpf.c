@@ -18,7 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include <bpf/usdt.bpf.h>
+#include "usdt_args.bpf.h"
 #include "inflight.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -312,8 +312,7 @@ static __always_inline void count_only(struct infl_proc *p, int probe, __u64 *co
 	event_finish(ev);
 }
 
-SEC("usdt")
-int BPF_USDT(on_buf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+static __always_inline int handle_alloc(__u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_buf_key bk = { .pid = pid, .buf = buf };
@@ -340,8 +339,14 @@ int BPF_USDT(on_buf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 	if (!o)
 		nb.flags = INFL_BUF_UNSTAGED;
 
-	old = bpf_map_lookup_elem(&bufs, &bk);
-	if (old) {
+	/* the common case first: a new buffer is one insert, no lookup */
+	if (bpf_map_update_elem(&bufs, &bk, &nb, BPF_NOEXIST)) {
+		old = bpf_map_lookup_elem(&bufs, &bk);
+		if (!old) {
+			count_only(p, INFL_PROBE_ALLOC, &p->buf_map_full, ev, INFL_EV_ALLOC, cls,
+				   INFL_EVF_UNTRACKED, buf, bytes, owner);
+			return 0;
+		}
 		/* contract violation: alloc of a live buffer. Replace the old record. */
 		dup = true;
 		prev = *old;
@@ -351,10 +356,6 @@ int BPF_USDT(on_buf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 			old_o = bpf_map_lookup_elem(&owners, &ok);
 		}
 		*old = nb;
-	} else if (bpf_map_update_elem(&bufs, &bk, &nb, BPF_NOEXIST)) {
-		count_only(p, INFL_PROBE_ALLOC, &p->buf_map_full, ev, INFL_EV_ALLOC, cls,
-			   INFL_EVF_UNTRACKED, buf, bytes, owner);
-		return 0;
 	}
 
 	if (!proc_lock(p)) {
@@ -405,8 +406,7 @@ int BPF_USDT(on_buf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(on_buf_free, __u64 buf, __u32 cls, __u64 bytes)
+static __always_inline int handle_free(__u64 buf, __u32 cls, __u64 bytes)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_buf_key bk = { .pid = pid, .buf = buf };
@@ -488,8 +488,7 @@ int BPF_USDT(on_buf_free, __u64 buf, __u32 cls, __u64 bytes)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(on_stage, __u64 owner, __u32 stage)
+static __always_inline int handle_stage(__u64 owner, __u32 stage)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_owner_key ok = { .pid = pid, .owner = owner };
@@ -574,6 +573,36 @@ int BPF_USDT(on_stage, __u64 owner, __u32 stage)
 	if (retired)
 		bpf_map_delete_elem(&owners, &ok);
 	return 0;
+}
+
+SEC("usdt")
+int on_buf_alloc(struct pt_regs *ctx)
+{
+	__u64 a[4];
+
+	if (usdt_args(ctx, a, 4))
+		return 0;
+	return handle_alloc(a[0], (__u32)a[1], a[2], a[3]);
+}
+
+SEC("usdt")
+int on_buf_free(struct pt_regs *ctx)
+{
+	__u64 a[4];
+
+	if (usdt_args(ctx, a, 3))
+		return 0;
+	return handle_free(a[0], (__u32)a[1], a[2]);
+}
+
+SEC("usdt")
+int on_stage(struct pt_regs *ctx)
+{
+	__u64 a[4];
+
+	if (usdt_args(ctx, a, 2))
+		return 0;
+	return handle_stage(a[0], (__u32)a[1]);
 }
 
 /* Under the lock: the process's RSS changed; keep the peak and maybe tell the recorder. */

@@ -7,6 +7,7 @@
 #define INFLIGHT_NAMES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "../inflight.h"
 

@@ -8,11 +8,14 @@
  *                             `gate` prints "gated" and waits for SIGUSR1 (late attach).
  *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
  *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
- *   probegen storm N          N alloc/stage/free rounds as fast as possible (one owner)
+ *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
+ *                             with `gate`: wait for SIGUSR1 first, then print the cost
+ *                             "storm: E events, T ns/event" (5 events a round)
  *   probegen spin MS          stage events of one owner for MS milliseconds (attach tests)
  * Every probe sits behind its semaphore, as in the prover.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -46,7 +49,7 @@ static void p_stage(uint64_t owner, uint32_t stage)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: probegen script FILE | threads N K | storm N | spin MS\n");
+	fprintf(stderr, "usage: probegen script FILE | threads N K | storm N [gate] | spin MS\n");
 	return 2;
 }
 
@@ -139,8 +142,21 @@ static int run_threads(unsigned n, unsigned k)
 	return 0;
 }
 
-static int run_storm(unsigned long long n)
+static double now_ns(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int run_storm(unsigned long long n, bool timed)
+{
+	double t0;
+
+	if (timed)
+		gate();
+	t0 = now_ns();
 	for (unsigned long long i = 0; i < n; i++) {
 		p_stage(7, 0);
 		p_alloc(0x1000 + (i & 1023), 1, 4096, 7);
@@ -148,6 +164,8 @@ static int run_storm(unsigned long long n)
 		p_free(0x1000 + (i & 1023), 1, 4096);
 		p_stage(7, 4);
 	}
+	if (timed)
+		printf("storm: %llu events, %.1f ns/event\n", 5 * n, (now_ns() - t0) / (5.0 * n));
 	return 0;
 }
 
@@ -175,8 +193,8 @@ int main(int argc, char **argv)
 		return run_script(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "threads"))
 		return run_threads(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
-	if (argc == 3 && !strcmp(argv[1], "storm"))
-		return run_storm(strtoull(argv[2], NULL, 0));
+	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "gate"))) && !strcmp(argv[1], "storm"))
+		return run_storm(strtoull(argv[2], NULL, 0), argc == 4);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return run_spin(strtoul(argv[2], NULL, 0));
 	return usage();

@@ -296,7 +296,7 @@ void json_f64(struct json *j, double v, int decimals)
 		fprintf(j->f, "%.*f", decimals, v);
 }
 
-void json_bool(struct json *j, bool v)
+void json_boolean(struct json *j, bool v)
 {
 	json_sep(j);
 	fputs(v ? "true" : "false", j->f);
@@ -329,7 +329,7 @@ void json_kv_str(struct json *j, const char *key, const char *s)
 void json_kv_bool(struct json *j, const char *key, bool v)
 {
 	json_key(j, key);
-	json_bool(j, v);
+	json_boolean(j, v);
 }
 
 void json_kv_f64(struct json *j, const char *key, double v, int decimals)

@@ -63,7 +63,7 @@ void json_key(struct json *j, const char *key);
 void json_u64(struct json *j, __u64 v);
 void json_i64(struct json *j, long long v);
 void json_f64(struct json *j, double v, int decimals);
-void json_bool(struct json *j, bool v);
+void json_boolean(struct json *j, bool v);
 void json_null(struct json *j);
 void json_str(struct json *j, const char *s);
 /* key + value in one call */

@@ -81,7 +81,8 @@ static void print_text(const char *shown, const struct usdt_notes *un, const int
 	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
 		printf(" %s: %d site%s%s%s", usdt_contract[i].name, sites[i], sites[i] == 1 ? "" : "s",
 		       bad[i] ? " (wrong arguments)" : "", i < USDT_CONTRACT_PROBES - 1 ? "," : "");
-	printf(" (%s)\n", contract == 0 ? "complete" : contract == -ENOENT ? "incomplete" : "malformed");
+	printf(" (%s)\n", contract == 0 ? "complete" : contract == -ENOENT ? "incomplete" :
+							       "argument count mismatch");
 	if (names_err == -ENOENT)
 		printf("names     none in the binary: classes and stages are numbered\n");
 	else if (names_err)
@@ -256,11 +257,19 @@ int cmd_list(int argc, char **argv)
 	usdt_notes__free(&un);
 	if (fflush(stdout) || ferror(stdout))
 		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno));
-	if (contract == -ENOENT)
-		return infl_err(EXIT_NO_PROBES, "the program must implement the probe contract "
-				"(probes/prover.d)", "%s: the contract's probes are missing", shown);
-	if (contract)
-		return infl_err(EXIT_NO_PROBES, NULL,
-				"%s: a contract probe has the wrong number of arguments", shown);
+	if (contract) {
+		char which[128] = "";
+
+		/* the missing probes, or (all present) the ones with a wrong argument count */
+		for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+			if (contract == -ENOENT ? !sites[i] && !bad[i] : bad[i] != 0)
+				snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s%s:%s",
+					 which[0] ? ", " : "", USDT_CONTRACT_PROVIDER,
+					 usdt_contract[i].name);
+		return infl_err(EXIT_NO_PROBES, "see the probe contract in probes/README.md",
+				contract == -ENOENT ? "%s: no %s probe" :
+						      "%s: %s: wrong number of arguments",
+				shown, which);
+	}
 	return 0;
 }

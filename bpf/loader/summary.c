@@ -9,7 +9,7 @@
 #include "summary.h"
 
 #define STAGE_W 11
-#define LIST_COL 37 /* where the "by class" list starts: after the bytes column */
+#define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
 #define LINE_MAX_COLS 79
 
 const char *summary_wait_status(char *buf, size_t len, int status)
@@ -72,7 +72,8 @@ static void class_list(FILE *f, int col, int indent, const struct infl_cell *by_
 		if (!first) {
 			fputc(',', f);
 			col++;
-			if (col + 1 + len > LINE_MAX_COLS) {
+			/* the item, and room for the comma that may follow it */
+			if (col + 1 + len + 1 > LINE_MAX_COLS) {
 				fprintf(f, "\n%*s", indent, "");
 				col = indent;
 			} else {
@@ -84,7 +85,7 @@ static void class_list(FILE *f, int col, int indent, const struct infl_cell *by_
 		col += len;
 		first = false;
 	}
-	fputc('\n', f);
+	fputs(first ? "-\n" : "\n", f);
 }
 
 static int row_prefix(FILE *f, const char *label, __u64 owners, struct infl_cell all)
@@ -96,7 +97,8 @@ static int row_prefix(FILE *f, const char *label, __u64 owners, struct infl_cell
 	else
 		snprintf(name, sizeof(name), "%s", label);
 	return fprintf(f, "  %-*s %6llu %6llu %9s  ", STAGE_W, name, (unsigned long long)owners,
-		       (unsigned long long)all.count, fmt_bytes(b, all.bytes));
+		       (unsigned long long)all.count,
+		       all.count || all.bytes ? fmt_bytes(b, all.bytes) : "0");
 }
 
 /* The full composition of a moment: a row per stage that holds or owns something. */
@@ -163,8 +165,9 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 		fprintf(f, "\npeak: nothing was ever in flight\n");
 		return;
 	}
-	fprintf(f, "\npeak: %s in %llu buffers at +%.3f s (event %llu)\n",
+	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
 		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs,
+		p->peak_bufs == 1 ? "" : "s",
 		rel_s(p->peak_ns, p->first_ns), (unsigned long long)p->peak_seq);
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
@@ -197,8 +200,9 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 		fprintf(f, "leak candidates: none\n");
 		return;
 	}
-	fprintf(f, "leak candidates: %llu owners in a terminal stage hold %llu buffers, %s\n  ",
-		(unsigned long long)lk.owners, (unsigned long long)lk.all.count,
+	fprintf(f, "leak candidates: %llu owner%s in a terminal stage hold%s %llu buffer%s, %s\n  ",
+		(unsigned long long)lk.owners, lk.owners == 1 ? "" : "s", lk.owners == 1 ? "s" : "",
+		(unsigned long long)lk.all.count, lk.all.count == 1 ? "" : "s",
 		fmt_bytes(b, lk.all.bytes));
 	class_list(f, 2, 2, lk.cls, n);
 }
@@ -312,8 +316,8 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 	else
 		fputc('\n', f);
 	if (proc_inexact(p))
-		fprintf(f, "  the totals above are INEXACT: some updates were not accounted "
-			   "(map full or lock timeout); see docs/cli.md\n");
+		fprintf(f, "  the totals above are INEXACT: some updates were not accounted\n"
+			   "  (a map was full or a lock timed out); see docs/cli.md\n");
 }
 
 static void text_proc(FILE *f, const struct proc_snapshot *ps, __u64 now,

@@ -15,7 +15,7 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	script_prover_names(&names);
 	script_begin(s, w, SCENARIO_PID, &names);
 	script_alloc(s, 0 * k, 0x5000, CLS_srs, 1000, 0);
-	script_rss(s, 1 * k, 1 << 20);
+	script_rss(s, 1 * k, 1500);
 	script_free(s, 5 * k, 0x9999, CLS_input, 50); /* allocated before we attached */
 	script_stage(s, 10 * k, JOB, STAGE_parse);
 	script_stage(s, 20 * k, P1, STAGE_wait_permit);
@@ -31,7 +31,7 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	if (opts & SCENARIO_DROP_ONE)
 		s->drop_next = 1;
 	script_stage(s, 150 * k, P2, STAGE_chan_send);
-	script_rss(s, 160 * k, 3 << 20);
+	script_rss(s, 160 * k, 2600);
 	script_snapshot(s, 199 * k);
 	script_stage(s, 200 * k, P1, STAGE_gpu);
 	script_alloc(s, 210 * k, 0xc1, CLS_pending, 200, P1);
@@ -50,6 +50,6 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	script_stage(s, 420 * k, JOB, STAGE_assemble);
 	script_stage(s, 430 * k, JOB, STAGE_done);
 	script_free(s, 500 * k, 0x5000, CLS_srs, 1000);
-	script_rss(s, 510 * k, 2 << 20);
+	script_rss(s, 510 * k, 1200);
 	script_end(s, SCENARIO_END_MS * k, 1);
 }

@@ -15,6 +15,7 @@
  *   slices: 0x101: 5, 0x102: 5, 0x200: 2;  mean dwell: wait_permit 10, synth 80,
  *     chan_send 135, gpu 50, finalize 50, parse 410, assemble 10
  *   completed: 3 (2 that started in wait_permit, 1 in parse); the process exits at 600 ms
+ *   RSS (kernel events): 1500 at 1 ms, 2600 at 160 ms (its peak), 1200 at 510 ms
  */
 #ifndef REC_SCENARIO_H
 #define REC_SCENARIO_H

@@ -144,9 +144,9 @@ static void test_scenario(void)
 	/* time and RSS */
 	CHECK_EQ_U64(ms_of(p->t_end), 600, "the process ended at 600 ms");
 	CHECK_EQ_U64(p->nrss, 3, "three kernel RSS samples (statm ones set aside)");
-	CHECK_EQ_U64(p->rss_peak, 3 << 20, "RSS peak");
+	CHECK_EQ_U64(p->rss_peak, 2600, "RSS peak");
 	CHECK_EQ_U64(ms_of(p->rss_peak_ts), 160, "RSS peak at 160 ms");
-	CHECK_EQ_U64(tl_proc__rss_at(p, script_ns(100)), 1 << 20, "RSS at 100 ms");
+	CHECK_EQ_U64(tl_proc__rss_at(p, script_ns(100)), 1500, "RSS at 100 ms");
 	timeline__free(tl);
 	recording__free(r);
 }

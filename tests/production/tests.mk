@@ -13,3 +13,44 @@ $(TESTS_DIR)/test_prom: tests/production/test_prom.c tests/check.h $(PROM_TEST_O
 	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(PROM_TEST_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_prom
+
+# Fuzz targets of outside input. In the suite: test_fuzz_NAME replays the committed corpus
+# tests/fuzz/corpus_NAME and deterministic mutants of it (built normally and under SAN=1).
+# `make fuzz`: the same targets under libFuzzer (clang, ASan, UBSan), FUZZ_SECONDS each,
+# new inputs kept in build/fuzz/corpus_NAME (copy the interesting ones into the corpus).
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS_names := bpf/loader/names.c bpf/loader/usdt_notes.c
+FUZZ_SRCS_numbers := bpf/loader/attach_opts.c bpf/loader/errors.c bpf/loader/prom.c \
+	bpf/loader/live.c bpf/loader/fmt.c bpf/loader/names.c
+FUZZ_TARGETS := names numbers
+
+define fuzz_rules
+$$(TESTS_DIR)/test_fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/production/fuzz_replay.c \
+		$$(FUZZ_SRCS_$(1)) $$(BPF_SKELS) | $$(DEPS_STAMP)
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CFLAGS) $$(PROD_CFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus_$(1)"' \
+		$$(filter %.c,$$^) $$(LOADER_LIBS) $$(LDFLAGS) -o $$@
+
+$$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRCS_$(1)) $$(BPF_SKELS) | $$(DEPS_STAMP)
+	$$(call msg,FUZZ-CC,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $$(WARN) \
+		-fsanitize=fuzzer,address,undefined $$(PROD_CFLAGS) $$(filter %.c,$$^) \
+		$$(LOADER_LIBS) -o $$@
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
+
+.PHONY: fuzz-production
+fuzz: fuzz-production
+fuzz-production: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz/corpus_$$t; \
+		echo "  FUZZ     $$t for $(FUZZ_SECONDS) s"; \
+		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(BUILD)/fuzz/corpus_$$t tests/fuzz/corpus_$$t >$(BUILD)/fuzz/$$t.log 2>&1 || \
+			{ tail -n 40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^Done' $(BUILD)/fuzz/$$t.log; \
+	done
+
+TEST_BINS += $(addprefix $(TESTS_DIR)/test_fuzz_,$(FUZZ_TARGETS))

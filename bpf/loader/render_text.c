@@ -84,7 +84,7 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u32 classes = render_used_classes(p), slots = render_used_slots(p);
+	__u32 slots = render_used_slots(p), classes = 0;
 	char b1[FMT_LEN], b2[FMT_LEN];
 	int ncls = 0;
 
@@ -97,27 +97,30 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 			fmt_bytes(b2, tl_proc__rss_at(p, p->peak_ts)));
 	if (!p->peak_bytes)
 		return;
-	fprintf(f, "\n  at the peak %11s %6s", "owners", "bytes");
-	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 8; cl++)
-		if (classes & (1u << cl)) {
+	/* the classes present at the peak, 7 at most: 77 columns */
+	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 7; cl++)
+		for (unsigned s = 0; s < INFL_SLOTS; s++)
+			if (p->peak[cl][s].bytes && !(classes & (1u << cl))) {
+				classes |= 1u << cl;
+				ncls++;
+			}
+	fprintf(f, "\n  %-12s %6s %6s", "at the peak", "owners", "bytes");
+	for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
+		if (classes & (1u << cl))
 			fprintf(f, " %6.6s", names__cls(nm, cl));
-			ncls++;
-		}
 	fputc('\n', f);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 bytes = 0;
-		int shown = 0;
 
 		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
 			bytes += p->peak[cl][s].bytes;
 		if (!(slots & (1u << s)) || (!bytes && !p->peak_owners[s]))
 			continue;
-		fprintf(f, "  %-16.16s %6" PRIu64 " %6s", names__stage(nm, s),
+		fprintf(f, "  %-12.12s %6" PRIu64 " %6s", names__stage(nm, s),
 			(uint64_t)p->peak_owners[s], fmt_bytes_short(b1, bytes));
-		for (int cl = 0; cl < INFL_MAX_CLASSES && shown < 8; cl++) {
+		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++) {
 			if (!(classes & (1u << cl)))
 				continue;
-			shown++;
 			fprintf(f, " %6s", p->peak[cl][s].bytes ?
 					   fmt_bytes_short(b1, p->peak[cl][s].bytes) : ".");
 		}

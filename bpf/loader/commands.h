@@ -12,6 +12,8 @@
 int cmd_trace(int argc, char **argv);
 /* `inflight list PATH|PID`: probes and names a binary carries (list.c) */
 int cmd_list(int argc, char **argv);
+/* `inflight serve [--listen ADDR:PORT] TARGET`: Prometheus exporter (serve.c) */
+int cmd_serve(int argc, char **argv);
 
 /* The command table (main.c), for help texts; weak so that test programs linking the
  * loader's objects without main.o still link. NULL-name terminated. */

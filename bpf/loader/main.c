@@ -16,6 +16,7 @@ const char *argp_program_version =
 
 const struct infl_command infl_commands[] = {
 	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
+	{ "serve", cmd_serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
 	{ "list", cmd_list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
 	{ NULL, NULL, NULL, NULL },
 };

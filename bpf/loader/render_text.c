@@ -97,17 +97,17 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 			fmt_bytes(b2, tl_proc__rss_at(p, p->peak_ts)));
 	if (!p->peak_bytes)
 		return;
-	/* the classes present at the peak, 7 at most: 77 columns */
-	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 7; cl++)
+	/* the classes present at the peak, 9 at most: 79 columns */
+	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 9; cl++)
 		for (unsigned s = 0; s < INFL_SLOTS; s++)
 			if (p->peak[cl][s].bytes && !(classes & (1u << cl))) {
 				classes |= 1u << cl;
 				ncls++;
 			}
-	fprintf(f, "\n  %-12s %6s %6s", "at the peak", "owners", "bytes");
+	fprintf(f, "\n  %-11s %5s %5s", "at peak", "owner", "bytes");
 	for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
 		if (classes & (1u << cl))
-			fprintf(f, " %6.6s", names__cls(nm, cl));
+			fprintf(f, " %5.5s", names__cls(nm, cl));
 	fputc('\n', f);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 bytes = 0;
@@ -116,12 +116,12 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 			bytes += p->peak[cl][s].bytes;
 		if (!(slots & (1u << s)) || (!bytes && !p->peak_owners[s]))
 			continue;
-		fprintf(f, "  %-12.12s %6" PRIu64 " %6s", names__stage(nm, s),
+		fprintf(f, "  %-11.11s %5" PRIu64 " %5s", names__stage(nm, s),
 			(uint64_t)p->peak_owners[s], fmt_bytes_short(b1, bytes));
 		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++) {
 			if (!(classes & (1u << cl)))
 				continue;
-			fprintf(f, " %6s", p->peak[cl][s].bytes ?
+			fprintf(f, " %5s", p->peak[cl][s].bytes ?
 					   fmt_bytes_short(b1, p->peak[cl][s].bytes) : ".");
 		}
 		fputc('\n', f);
@@ -169,8 +169,9 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 			(uint64_t)p->retired_by_kind[k], names__stage(nm, k));
 		first = 0;
 	}
-	fprintf(f, "%s in %s active: %.1f per minute\n", p->retired ? ")" : "",
-		fmt_duration(b1, render_active_ns(p)), render_per_minute(p, p->retired));
+	fprintf(f, "%s\n  throughput %.1f owners done per minute over %s active\n",
+		p->retired ? ")" : "", render_per_minute(p, p->retired),
+		fmt_duration(b1, render_active_ns(p)));
 	for (size_t l = 0; l < p->nlives; l++)
 		leaking += !p->lives[l].retired;
 	if (leaking || p->final.total_bytes)

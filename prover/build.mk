@@ -15,9 +15,12 @@ PROVER_LIBS := -ljson-c -pthread
 PROVER_CUDA := $(if $(NVCC),$(if $(filter 1,$(SAN)),,yes))
 ifeq ($(PROVER_CUDA),yes)
 PROVER_GPU_O := $(PROVER_OBJ)/gpu_cuda.o
-PROVER_LIBS += -L$(dir $(NVCC))../lib64 -lcudart_static -ldl -lrt -lstdc++
+# nvcc's kernel stubs use function-local statics; without thread-safe guards they need no
+# libstdc++, and every launch happens under the device lock anyway.
+PROVER_LIBS += -L$(dir $(NVCC))../lib64 -lcudart_static -ldl -lrt
 NVCC_FLAGS := -O2 -g -std=c++17 -Iprover -gencode arch=compute_90,code=sm_90 \
-	-gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Werror
+	-gencode arch=compute_90,code=compute_90 \
+	-Xcompiler -Wall,-Wextra,-Werror,-fno-threadsafe-statics
 else
 PROVER_GPU_O := $(PROVER_OBJ)/gpu_nocuda.o
 endif
@@ -56,7 +59,7 @@ $(PROVER_TEST_OBJ)/%.o: prover/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROVER_CFLAGS) -DPROVER_NO_PROBES -DPROVER_TEST_OBSERVER -c $< -o $@
 
-$(PROVER_OBJ)/gpu_cuda.o: prover/gpu_cuda.cu prover/gpu_cuda.h prover/field.h
+$(PROVER_OBJ)/gpu_cuda.o: prover/gpu_cuda.cu prover/gpu_cuda.h prover/field.h prover/build.mk
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -c $< -o $@

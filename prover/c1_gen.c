@@ -44,8 +44,9 @@ char *c1_generate(const struct c1_gen_opts *o, size_t *len)
 	json_object_object_add(root, "ticket", hex32(&state));
 	json_object_object_add(root, "seed", hex32(&state));
 	json_object_object_add(root, "phase1_out", json_object_new_string(b64));
-	const char *json = json_object_to_json_string_ext(
-		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *json = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								JSON_C_TO_STRING_SPACED |
+								JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t json_len = json ? strlen(json) : 0;
 
 	text = json ? malloc(json_len + 2) : NULL;

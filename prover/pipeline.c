@@ -203,21 +203,23 @@ static void *hold_untracked(size_t mb)
 	return p;
 }
 
+/* the input first: a bad file is reported before anything else is said or loaded */
 static int setup(struct pipeline *pl, struct pipeline_result *res)
 {
 	const struct pipeline_config *cfg = pl->cfg;
+	int rc = prepare_input(pl);
 
+	if (rc)
+		return rc;
 	circuit_shape(cfg->log_n, &pl->shape);
 	load_srs(pl);
 	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, res->gpu_notice, sizeof(res->gpu_notice));
-	if (!pl->gpu) {
-		fprintf(stderr, "prover: %s\n", res->gpu_notice);
-		return PROVER_EXIT_NO_CUDA;
-	}
 	fprintf(stderr, "prover: %s\n", res->gpu_notice);
+	if (!pl->gpu)
+		return PROVER_EXIT_NO_CUDA;
 	res->gpu_name = gpu_backend__name(pl->gpu);
 	if (getrandom(&pl->x_seed, sizeof(pl->x_seed), 0) != sizeof(pl->x_seed))
-		pl->x_seed = rng_mix((uint64_t)now_s() * 1000000000ull);
+		pl->x_seed = rng_mix((uint64_t)(now_s() * 1e9));
 	permits_init(&pl->permits, cfg->pw);
 	if (!chan_init(&pl->chan, cfg->chan_cap)) {
 		fprintf(stderr, "prover: out of memory for the GPU channel\n");
@@ -226,20 +228,24 @@ static int setup(struct pipeline *pl, struct pipeline_result *res)
 	pthread_mutex_init(&pl->device_lock, NULL);
 	pthread_mutex_init(&pl->result_lock, NULL);
 	sem_init(&pl->job_slots, 0, cfg->jobs);
-	return prepare_input(pl);
+	return 0;
 }
 
+/* undoes what setup did, however far it got */
 static void teardown(struct pipeline *pl)
 {
-	sem_destroy(&pl->job_slots);
-	pthread_mutex_destroy(&pl->result_lock);
-	pthread_mutex_destroy(&pl->device_lock);
-	chan_destroy(&pl->chan);
-	permits_destroy(&pl->permits);
+	if (pl->gpu) {
+		sem_destroy(&pl->job_slots);
+		pthread_mutex_destroy(&pl->result_lock);
+		pthread_mutex_destroy(&pl->device_lock);
+		chan_destroy(&pl->chan);
+		permits_destroy(&pl->permits);
+		gpu_backend__free(pl->gpu);
+	}
+	if (pl->srs)
+		unload_srs(pl);
 	if (pl->input_text)
 		c1_free_text(pl->input_text, pl->input_len);
-	gpu_backend__free(pl->gpu);
-	unload_srs(pl);
 }
 
 /* waits for a job slot; false when asked to stop */
@@ -270,12 +276,8 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 		exit(PROVER_EXIT_SYSTEM);
 	}
 	rc = setup(&pl, res);
-	if (rc == PROVER_EXIT_NO_CUDA) {
-		unload_srs(&pl);
-		goto out;
-	}
 	if (rc)
-		goto teardown;
+		goto out;
 
 	t1 = now_s();
 	res->setup_s = t1 - t0;
@@ -300,9 +302,8 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 	rc = pl.failure;
 	if (!rc && res->h_passed != res->partitions)
 		rc = PROVER_EXIT_CHECK;
-teardown:
-	teardown(&pl);
 out:
+	teardown(&pl);
 	if (untracked)
 		munmap(untracked, cfg->untracked_mb << 20);
 	free(workers);

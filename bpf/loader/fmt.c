@@ -123,19 +123,23 @@ void fmt_log2_hist(FILE *f, const __u64 *slots, int nslots, fmt_label_fn label,
 	}
 	if (first < 0)
 		return;
-	for (int i = first; i <= last; i++) {
+	for (int i = first, j; i <= last; i = j + 1) {
 		char lo[FMT_LEN], hi[FMT_LEN], range[2 * FMT_LEN + 16], bar[40];
 		/* rounded up, so that a non-zero count always shows */
 		int n = (int)(slots[i] / (double)max * bar_width + 0.999);
 
+		/* a run of empty slots is one row: long gaps would hide the shape */
+		j = i;
+		while (!slots[i] && !slots[j + 1])
+			j++;
 		if (i)
 			label(lo, 1ull << i);
 		else
 			snprintf(lo, sizeof(lo), "0");
-		if (i == nslots - 1 || i == 63)
+		if (j == nslots - 1 || j == 63)
 			snprintf(range, sizeof(range), ">= %s", lo);
 		else
-			snprintf(range, sizeof(range), "%s .. %s", lo, label(hi, 1ull << (i + 1)));
+			snprintf(range, sizeof(range), "%s .. %s", lo, label(hi, 1ull << (j + 1)));
 		memset(bar, '#', n);
 		bar[n] = '\0';
 		fprintf(f, "%s%-22s %10llu |%-*s|\n", indent, range, (unsigned long long)slots[i],

@@ -32,7 +32,8 @@ const char *fmt_us(char buf[FMT_LEN], __u64 us);
 /* A log2 histogram: slot 0 holds [0, 2), slot k >= 1 holds [2^k, 2^(k+1)), the last slot
  * everything above (the kernel's buckets). Prints the slots from the first to the last
  * non-empty one, each line `indent` + range (bounds through `label`, plain numbers when NULL)
- * + count + bar, within 80 columns for an indent up to 8. Prints nothing when all are zero. */
+ * + count + bar, within 80 columns for an indent up to 8; consecutive empty slots share one
+ * line. Prints nothing when all are zero. */
 void fmt_log2_hist(FILE *f, const __u64 *slots, int nslots, fmt_label_fn label,
 		   const char *indent);
 

@@ -136,9 +136,10 @@ static void text_row(struct live *l, const char *label, __u64 owners, struct inf
 	fputc('\n', l->out);
 }
 
+/* seconds since the origin; 0 for an instant before it, never "-0.00" */
 static double rel_s(__u64 t, __u64 origin)
 {
-	return t >= origin ? (t - origin) / 1e9 : -((origin - t) / 1e9);
+	return t >= origin ? (t - origin) / 1e9 : 0;
 }
 
 static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)

@@ -26,6 +26,11 @@ const char *summary_wait_status(char *buf, size_t len, int status)
 	return buf;
 }
 
+static const char *plural(__u64 n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static double rel_s(__u64 t, __u64 origin)
 {
 	return t >= origin ? (t - origin) / 1e9 : 0;
@@ -130,11 +135,16 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
 	char st[64], d[FMT_LEN];
 
-	fprintf(f, "inflight summary: pid %u", ps->pid);
+	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
+
 	if (info->argv && ps->pid == (__u32)info->target_pid) {
-		fputs(":", f);
-		for (char *const *a = info->argv; *a; a++)
-			fprintf(f, " %s", *a);
+		col += fprintf(f, ":");
+		/* a long command wraps between its words */
+		for (char *const *a = info->argv; *a; a++) {
+			if (a != info->argv && col + 1 + (int)strlen(*a) > LINE_MAX_COLS)
+				col = fprintf(f, "\n   ");
+			col += fprintf(f, " %s", *a);
+		}
 	} else if (info->binary) {
 		fprintf(f, ": %s", info->binary);
 	}
@@ -166,8 +176,7 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 		return;
 	}
 	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
-		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs,
-		p->peak_bufs == 1 ? "" : "s",
+		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, plural(p->peak_bufs),
 		rel_s(p->peak_ns, p->first_ns), (unsigned long long)p->peak_seq);
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
@@ -187,9 +196,9 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	if (!t.all.count && !t.all.bytes && !t.owners) {
 		fprintf(f, "\nin flight %s: nothing\n", when);
 	} else {
-		fprintf(f, "\nin flight %s: %s in %llu buffers, %llu owners\n", when,
+		fprintf(f, "\nin flight %s: %s in %llu buffer%s, %llu owner%s\n", when,
 			fmt_bytes(b, t.all.bytes), (unsigned long long)t.all.count,
-			(unsigned long long)t.owners);
+			plural(t.all.count), (unsigned long long)t.owners, plural(t.owners));
 		text_composition(f, p->cur, p->owners, n);
 	}
 	if (p->rss_total)
@@ -201,9 +210,8 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 		return;
 	}
 	fprintf(f, "leak candidates: %llu owner%s in a terminal stage hold%s %llu buffer%s, %s\n  ",
-		(unsigned long long)lk.owners, lk.owners == 1 ? "" : "s", lk.owners == 1 ? "s" : "",
-		(unsigned long long)lk.all.count, lk.all.count == 1 ? "" : "s",
-		fmt_bytes(b, lk.all.bytes));
+		(unsigned long long)lk.owners, plural(lk.owners), lk.owners == 1 ? "s" : "",
+		(unsigned long long)lk.all.count, plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
 	class_list(f, 2, 2, lk.cls, n);
 }
 
@@ -359,6 +367,20 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 
 	json_obj(j);
 	json_kv_u64(j, "pid", ps->pid);
+	json_key(j, "binary");
+	if (info->binary)
+		json_str(j, info->binary);
+	else
+		json_null(j);
+	json_key(j, "command");
+	if (target && info->argv) {
+		json_arr(j);
+		for (char *const *a = info->argv; *a; a++)
+			json_str(j, *a);
+		json_arr_end(j);
+	} else {
+		json_null(j);
+	}
 	json_kv_bool(j, "exited", p->exited);
 	json_key(j, "exit_status");
 	if (target && info->target_status >= 0 && WIFEXITED(info->target_status))

@@ -9,6 +9,7 @@
  * summary is out. Failures before tracing: the codes of errors.h (docs/cli.md).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,16 +174,19 @@ int cmd_trace(int argc, char **argv)
 	__u64 start, next_tick;
 	int err, status = -1, rc = 0;
 	bool gone = false;
-	char end[64];
+	char end[64], shown[PATH_MAX] = "";
 
 	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
 	err = install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
+	/* the executable as the process names it, while it surely still runs */
+	if (so->mode == SESSION_PID && attach_pid_exe_name(so->pid, shown, sizeof(shown)))
+		shown[0] = '\0';
+	start = session__now_ns(); /* before: a spawned command runs once open returns */
 	err = session__open(so, &s);
 	if (err)
 		return err;
-	start = session__now_ns();
 	if (ta.interval_ns) {
 		struct live_opts lo = { .json = ta.json, .wide = ta.wide, .start_ns = start };
 
@@ -229,17 +233,19 @@ int cmd_trace(int argc, char **argv)
 		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
 			sleep_until(session__now_ns() + POLL_NS / 4);
 	}
-	if (gone)
-		snprintf(end, sizeof(end), "%s exited", so->mode == SESSION_SPAWN ? "command" : "target");
-	else
+	if (stop_signal)
 		snprintf(end, sizeof(end), "%s", stop_signal == SIGINT ? "interrupted (SIGINT)" :
 						 "terminated (SIGTERM)");
+	else
+		snprintf(end, sizeof(end), "%s exited", so->mode == SESSION_SPAWN ? "command" : "target");
 
 	err = print_snapshot(s, live, &snap);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
-		info.binary = so->mode == SESSION_BINARY ? so->binary : session__binary(s);
+		info.binary = so->mode == SESSION_BINARY ? so->binary :
+			      shown[0]			 ? shown :
+							   session__binary(s);
 		info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 		info.end = end;
 		info.target_pid = session__target_pid(s);

@@ -8,11 +8,12 @@
  * Each round runs owner 1 through parse -> synth -> done with one 4096-byte c1_data buffer
  * allocated in parse and freed in synth: 1 alloc, 1 free, 3 stage events, one owner started
  * and done. --hold-ms then leaves owner 2 in `done` holding one 1 MiB aux buffer (a leak
- * candidate) and sleeps MS before exiting. --wait-attach first waits (10 s at most, else exit
+ * candidate), prints "holding" and sleeps MS before exiting. --wait-attach first waits (10 s at most, else exit
  * 99) until a tracer has attached, seen through the probes' USDT semaphores, which the kernel
  * raises on attach: a test can start this program first and attach by pid or path without
  * sleeping and hoping.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -72,6 +73,9 @@ int main(int argc, char **argv)
 		trace_stage(2, STAGE_parse);
 		trace_buf_alloc(big, CLS_aux, sizeof(big), 2);
 		trace_stage(2, STAGE_done);
+		/* tells a test that the hold began, every probe above having fired */
+		printf("holding\n");
+		fflush(stdout);
 		sleep_ms(hold_ms);
 	}
 	return code;

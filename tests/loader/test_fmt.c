@@ -102,10 +102,9 @@ static void test_hist(void)
 	out = CAPTURE(f, fmt_log2_hist(f, slots, 32, NULL, ""));
 	EQ_STR(out,
 	       "0 .. 2                          2 |###############               |\n"
-	       "2 .. 4                          0 |                              |\n"
-	       "4 .. 8                          0 |                              |\n"
+	       "2 .. 8                          0 |                              |\n"
 	       "8 .. 16                         4 |##############################|\n",
-	       "histogram: first to last non-empty slot, bars scaled to the largest");
+	       "histogram: first to last non-empty slot, empty slots merged, bars scaled");
 	free(out);
 
 	memset(slots, 0, sizeof(slots));

@@ -216,7 +216,8 @@ static void print_json(FILE *f, const struct side *A, const struct side *B,
 			if (isnan(v))
 				json_null(&j);
 			else
-				json_f64(&j, v, m->unit == U_BYTES || m->unit == U_COUNT ? 0 : 6);
+				json_f64(&j, v, k < 2 && (m->unit == U_BYTES ||
+							  m->unit == U_COUNT) ? 0 : 6);
 		}
 		json_obj_end(&j);
 	}

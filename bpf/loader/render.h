@@ -40,6 +40,9 @@ __u32 render_used_slots(const struct tl_proc *p);
 /* A step of 1, 2 or 5 x 10^k ms giving at most `rows` rows over the process's span. */
 __u64 render_auto_step(const struct timeline *tl, unsigned rows);
 
+/* t + step, or UINT64_MAX where that would wrap: ends a loop over steps at the clock's end. */
+__u64 render_next_t(__u64 t, __u64 step);
+
 /* Seconds after the recording's start (never negative). */
 double render_t(const struct timeline *tl, __u64 ns);
 

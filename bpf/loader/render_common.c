@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +63,11 @@ __u64 render_auto_step(const struct timeline *tl, unsigned rows)
 			if (span / (mult[i] * dec) < rows)
 				return mult[i] * dec;
 	return 1000000000000000ull;
+}
+
+__u64 render_next_t(__u64 t, __u64 step)
+{
+	return t > UINT64_MAX - step ? UINT64_MAX : t + step;
 }
 
 double render_t(const struct timeline *tl, __u64 ns)

@@ -44,7 +44,7 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			free(procs);
 			return -ENOMEM;
 		}
-		for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t += step) {
+		for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
 			const struct tl_state *st;
 
 			tl_cursor__sample(&c, t, step, &smp);

@@ -224,7 +224,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	json_arr_end(j);
 	json_key(j, "rows");
 	json_arr(j);
-	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t += step) {
+	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &smp);
 		json_obj(j);
 		json_kv_f64(j, "t_s", render_t(tl, t + step), 9);

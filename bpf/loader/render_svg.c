@@ -208,7 +208,8 @@ static void peak_mark(FILE *f, const struct timeline *tl, const struct tl_proc *
 		"y2=\"%d\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n", x, PLOT_Y0, x, PLOT_Y1);
 	fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c00\"/>\n", x, y);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\" "
-		"fill=\"#c00\" text-anchor=\"%s\">%s</text>\n", left ? x - 8 : x + 8,
+		"fill=\"#c00\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\" "
+		"text-anchor=\"%s\">%s</text>\n", left ? x - 8 : x + 8,
 		y < PLOT_Y0 + 30 ? y + 30 : y - 10, left ? "end" : "start", label);
 	fprintf(f, "<title>%s:", label);
 	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {

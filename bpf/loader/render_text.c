@@ -69,7 +69,7 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	fputc('\n', f);
 	if (tl_cursor__init(&c, p))
 		return;
-	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t += step) {
+	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &s);
 		fprintf(f, "%8.*f %6s %6s %6s", decimals, render_t(tl, t + step),
 			fmt_bytes_short(b1, s.at_end->total_bytes), fmt_bytes_short(b2, s.max_bytes),

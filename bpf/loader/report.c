@@ -166,6 +166,12 @@ int cmd_report(int argc, char **argv)
 		return infl_err(EXIT_USAGE, NULL, "--pid %u: no such process in %s", a.ro.pid,
 				a.file);
 	}
+	if (a.ro.step_ns && (tl->t_end - tl->t0) / a.ro.step_ns > 1000000) {
+		timeline__free(tl);
+		recording__free(rec);
+		return infl_err(EXIT_USAGE, "choose a larger --step", "--step gives more than a "
+				"million rows for this recording");
+	}
 	ret = render_output_open(a.out, &out);
 	if (!ret) {
 		err = formats[a.format].fn(out, tl, &a.ro);

@@ -196,7 +196,7 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 	if ((ev->flags & INFL_EVF_UNTRACKED) && !rp->untracked_alloc_counted)
 		return;
 	if (ev->arg2 && !(ev->flags & INFL_EVF_UNTRACKED))
-		o = owner_create(rp, ev->arg2, ev->ts_ns);
+		o = owner_create(rp, ev->arg2, rp->st.ts);
 	b = u64map_put(&rp->bufs, ev->arg0, &created);
 	if (!b) {
 		rp->oom = true;
@@ -246,7 +246,7 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 		if (o && o->held[ev->id].count) {
 			o->held[ev->id].count--;
 			o->held[ev->id].bytes -= ev->arg1;
-			owner_retire(rp, ev->arg2, o, ev->ts_ns);
+			owner_retire(rp, ev->arg2, o, rp->st.ts);
 		}
 		return;
 	}
@@ -264,7 +264,7 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 	if (!cell_sub(&rp->st, rec.cls, slot, rec.bytes))
 		rp->diverged++;
 	if (o)
-		owner_retire(rp, rec.owner, o, ev->ts_ns);
+		owner_retire(rp, rec.owner, o, rp->st.ts);
 }
 
 static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
@@ -276,14 +276,14 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNTRACKED))
 		return;
 	created = !u64map_get(&rp->owners, ev->arg0);
-	o = owner_create(rp, ev->arg0, ev->ts_ns);
+	o = owner_create(rp, ev->arg0, rp->st.ts);
 	if (!o)
 		return;
 	from = o->slot;
 	if (from != ev->from_slot)
 		rp->diverged++;
 	if (rp->hooks)
-		rp->hooks->stage_change(rp->hook_ctx, o->life, from, stage, o->entered, ev->ts_ns,
+		rp->hooks->stage_change(rp->hook_ctx, o->life, from, stage, o->entered, rp->st.ts,
 					created);
 	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
 		struct infl_cell h = o->held[c];
@@ -299,13 +299,14 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 		rp->st.owners[from]--;
 	rp->st.owners[stage]++;
 	o->slot = stage;
-	o->entered = ev->ts_ns;
-	owner_retire(rp, ev->arg0, o, ev->ts_ns);
+	o->entered = rp->st.ts;
+	owner_retire(rp, ev->arg0, o, rp->st.ts);
 }
 
 void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
 {
-	/* time never runs backwards in a timeline, whatever a clock said */
+	/* time never runs backwards in a timeline, whatever a clock said: every time below is
+	 * this clamped one */
 	if (ev->ts_ns > rp->st.ts)
 		rp->st.ts = ev->ts_ns;
 	switch (ev->type) {

@@ -15,3 +15,37 @@ $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS)): $(TESTS_DIR)/%: tests/record/%.c $
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(REC_TEST_CFLAGS) $< $(REC_TEST_HELPERS) $(LOADER_LIB_OBJS) \
 		$(LDFLAGS) $(LOADER_LIBS) -o $@
+
+# The recording reader's fuzz target, on the pattern of tests/production/tests.mk: a corpus
+# replay with deterministic mutants in the suite (test_fuzz_recfile), libFuzzer under
+# `make fuzz` (build/fuzz/fuzz_recfile, FUZZ_SECONDS).
+FUZZ_SRCS_recfile := $(addprefix bpf/loader/,rec_format.c rec_reader.c timeline.c \
+	timeline_replay.c render_common.c render_text.c render_csv.c render_json.c \
+	render_chrome.c render_folded.c render_svg.c names.c fmt.c errors.c)
+FUZZ_REC_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -Itests
+
+$(TESTS_DIR)/test_fuzz_recfile: tests/fuzz/fuzz_recfile.c tests/production/fuzz_replay.c \
+		$(FUZZ_SRCS_recfile) $(wildcard bpf/loader/*.h) | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(FUZZ_REC_CFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus_recfile"' \
+		$(filter %.c,$^) $(LOADER_LIBS) $(LDFLAGS) -o $@
+
+$(BUILD)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS_recfile) \
+		$(wildcard bpf/loader/*.h) | $(DEPS_STAMP)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -fsanitize=fuzzer,address,undefined \
+		$(FUZZ_REC_CFLAGS) $(filter %.c,$^) $(LOADER_LIBS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/test_fuzz_recfile
+
+.PHONY: fuzz-recfile
+fuzz: fuzz-recfile
+fuzz-recfile: $(BUILD)/fuzz/fuzz_recfile
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus_recfile
+	@echo "  FUZZ     recfile for $(FUZZ_SECONDS) s"
+	$(Q)$(BUILD)/fuzz/fuzz_recfile -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-max_len=65536 $(BUILD)/fuzz/corpus_recfile tests/fuzz/corpus_recfile \
+		>$(BUILD)/fuzz/recfile.log 2>&1 || { tail -n 40 $(BUILD)/fuzz/recfile.log; exit 1; }
+	$(Q)grep -E '^stat::number_of_executed_units|^Done' $(BUILD)/fuzz/recfile.log

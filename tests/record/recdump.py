@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""An independent reader of inflight recordings (docs/recording.md), for the tests: it
+decodes the file with nothing but the spec and recomputes from the raw events what the
+renderers claim, by a different method (buffer slots taken from the kernel's from_slot,
+owners tracked by the owner ids the events carry).
+
+usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms, like
+                                       `report --format folded` (names from the header)
+       recdump.py FILE summary         peak, its time (us after the start), owners done
+"""
+import struct
+import sys
+import zlib
+
+SLOT_NONE = 16
+
+
+def varint(buf, off):
+    v, shift = 0, 0
+    while True:
+        b = buf[off]
+        off += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, off
+
+
+def string(buf, off):
+    n, off = varint(buf, off)
+    return buf[off:off + n].decode("utf-8", "replace"), off + n
+
+
+def records(data):
+    assert data[:8] == b"INFLREC\n", "bad magic"
+    major, _minor = struct.unpack_from("<HH", data, 8)
+    assert major == 1, "unknown major"
+    off = 16
+    while off < len(data):
+        rtype, zero, plen = struct.unpack_from("<HHI", data, off)
+        assert zero == 0
+        payload = data[off + 8:off + 8 + plen]
+        (crc,) = struct.unpack_from("<I", data, off + 8 + plen)
+        assert crc == zlib.crc32(data[off:off + 8 + plen]), "bad crc"
+        yield rtype, payload
+        off += 12 + plen
+
+
+def parse(path):
+    data = open(path, "rb").read()
+    rec = {"events": [], "classes": {}, "stages": {}, "terminal": 0}
+    for rtype, p in records(data):
+        if rtype == 1:  # header
+            off = 0
+            _contract, off = varint(p, off)
+            _provider, off = string(p, off)
+            n, off = varint(p, off)
+            for _ in range(n):
+                i, off = varint(p, off)
+                rec["classes"][i], off = string(p, off)
+            n, off = varint(p, off)
+            for _ in range(n):
+                i, off = varint(p, off)
+                rec["stages"][i], off = string(p, off)
+            _entry, off = varint(p, off)
+            rec["terminal"], off = varint(p, off)
+            _host, off = string(p, off)
+            argc, off = varint(p, off)
+            for _ in range(argc):
+                _arg, off = string(p, off)
+            _binary, off = string(p, off)
+            _mode, off = varint(p, off)
+            rec["target"], off = varint(p, off)
+            _wall, off = varint(p, off)
+            rec["t0"], off = varint(p, off)
+        elif rtype == 3:  # events
+            count, off = varint(p, 0)
+            ts, off = varint(p, off)
+            for _ in range(count):
+                etype, eid, flags, slot = p[off:off + 4]
+                off += 4
+                z, off = varint(p, off)
+                ts += (z >> 1) ^ -(z & 1)
+                vals = []
+                for _ in range(6):
+                    v, off = varint(p, off)
+                    vals.append(v)
+                seq, pid, _tid, a0, a1, a2 = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+                rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2))
+        elif rtype == 7:
+            rec["end"], _ = varint(p, 0)
+    return rec
+
+
+def replay(rec, pid):
+    """Memory x time per (slot, class) in byte-ns, the peak and owners done, of one pid."""
+    evs = sorted(e for e in rec["events"] if e[0] == pid)
+    bufs, held, where = {}, {}, {}  # buf -> (cls, bytes, owner, staged); owner -> ...
+    cells, area = {}, {}
+    total = peak = peak_ts = done = 0
+    last = None
+    t_end = rec.get("end", 0)
+    for e in evs:
+        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2 = e
+        if etype == 4:
+            t_end = ts
+    for e in evs:
+        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2 = e
+        if last is not None:
+            for key, b in cells.items():
+                area[key] = area.get(key, 0) + b * (ts - last)
+        last = ts if last is None or ts > last else last
+        if flags & 2 or etype > 2:  # rejected, or RSS / exit
+            continue
+        if etype == 0:  # alloc: the kernel says which slot
+            if flags & 4 and not a2:
+                continue
+            staged = a2 != 0 and not flags & 4
+            if a0 in bufs:  # double alloc: the old record goes
+                ocls, obytes, oowner, ostaged = bufs[a0]
+                oslot = where.get(oowner, SLOT_NONE) if ostaged else SLOT_NONE
+                cells[(oslot, ocls)] -= obytes
+                total -= obytes
+                if ostaged:
+                    held[oowner][ocls] -= obytes
+            if staged:
+                where.setdefault(a2, SLOT_NONE)
+                held.setdefault(a2, {})
+                held[a2][cid] = held[a2].get(cid, 0) + a1
+            bufs[a0] = (cid, a1, a2, staged)
+            cells[(slot, cid)] = cells.get((slot, cid), 0) + a1
+            total += a1
+            if total > peak:
+                peak, peak_ts = total, ts
+        elif etype == 1:  # free
+            if flags & 1:
+                continue
+            cls, size, owner, staged = bufs.pop(a0)
+            cells[(slot, cls)] -= size
+            total -= size
+            if staged:
+                held[owner][cls] -= size
+                if where[owner] < 16 and rec["terminal"] >> where[owner] & 1 and \
+                        not any(held[owner].values()):
+                    del where[owner], held[owner]
+                    done += 1
+        elif etype == 2:  # stage: the owner's buffers move with it
+            if flags & 4:
+                continue
+            where.setdefault(a0, SLOT_NONE)
+            held.setdefault(a0, {})
+            for cls, b in held[a0].items():
+                cells[(slot, cls)] -= b
+                cells[(cid, cls)] = cells.get((cid, cls), 0) + b
+            where[a0] = cid
+            if rec["terminal"] >> cid & 1 and not any(held[a0].values()):
+                del where[a0], held[a0]
+                done += 1
+    if last is not None and t_end > last:
+        for key, b in cells.items():
+            area[key] = area.get(key, 0) + b * (t_end - last)
+    return area, peak, peak_ts, done
+
+
+def main():
+    rec = parse(sys.argv[1])
+    pids = sorted({e[0] for e in rec["events"]})
+    pid = rec.get("target") if rec.get("target") in pids else pids[0]
+    area, peak, peak_ts, done = replay(rec, pid)
+    if sys.argv[2] == "folded":
+        for (slot, cls), v in sorted(area.items()):
+            if v // 1000000:
+                stage = rec["stages"].get(slot, "(none)" if slot == SLOT_NONE else f"stage{slot}")
+                print(f"{stage};{rec['classes'].get(cls, f'cls{cls}')} {v // 1000000}")
+    else:
+        print(f"peak {peak} at_us {(peak_ts - rec['t0']) // 1000} done {done}")
+
+
+if __name__ == "__main__":
+    main()

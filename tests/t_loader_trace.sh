@@ -30,6 +30,15 @@ wait_holding() {
 	return 1
 }
 
+# waits until PID runs the executable PATH (a forked shell has not always exec'd yet)
+wait_exec() {
+	for _ in $(seq 500); do
+		[ "$(readlink "/proc/$1/exe")" = "$(readlink -f "$2")" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # --- spawned command: known answers ---
 timeout 60 "$INFLIGHT" -- "$TARGET" 3 >"$TMP/spawn" 2>"$TMP/err"
 check_eq "spawn: exit status of the command" "$?" 0
@@ -107,6 +116,7 @@ summary_has "SIGKILL" "$TMP/kill" \
 # --- -p PID: the target waits for the attach, runs, exits ---
 "$TARGET" --wait-attach 2 &
 tpid=$!
+wait_exec "$tpid" "$TARGET"
 timeout 60 "$INFLIGHT" -p "$tpid" >"$TMP/pid" 2>&1
 check_eq "-p: exit 0 when the target exits" "$?" 0
 wait "$tpid"
@@ -119,6 +129,7 @@ summary_has "-p" "$TMP/pid" \
 # --- -p PID, Ctrl-C while the target still holds a buffer ---
 "$TARGET" --wait-attach --hold-ms 20000 1 >"$TMP/hold" &
 tpid=$!
+wait_exec "$tpid" "$TARGET"
 "$INFLIGHT" -p "$tpid" >"$TMP/int" 2>&1 &
 ipid=$!
 check "SIGINT: the target reached its hold" wait_holding "$TMP/hold"

@@ -244,6 +244,7 @@ int cmd_trace(int argc, char **argv)
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
 		info.binary = so->mode == SESSION_BINARY ? so->binary :
+			      so->mode == SESSION_SPAWN	 ? so->argv[0] :
 			      shown[0]			 ? shown :
 							   session__binary(s);
 		info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;

@@ -77,7 +77,7 @@ meta = sorted(e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "
 ends = sum(1 for e in ev if e["ph"] == "e")
 print(owners["chan_send"], owners["parse"], byclass["abc"], byclass["pending"], byclass["srs"],
       slices, ",".join(p101), meta, ends == sum(len(v) for v in lanes.values()))
-' "$TMP/s.trace.json")" "2 1 600 200 1000 [2, 5, 5] wait_permit,synth,chan_send,gpu,finalize ['prover (pid 4242)'] True"
+' "$TMP/s.trace.json")" "2 1 600 200 1000 [2, 5, 5] wait_permit,synth,chan_send,gpu,finalize ['prover'] True"
 
 # svg
 "$I" report "$TMP/s.rec" -o "$TMP/s.svg" 2>/dev/null

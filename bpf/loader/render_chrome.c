@@ -225,9 +225,8 @@ int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *
 		const struct tl_proc *p = procs[i];
 		char name[160], b[FMT_LEN];
 
-		snprintf(name, sizeof(name), "%s (pid %u)", p->comm[0] ? p->comm : "process",
-			 p->pid);
-		meta(f, "process_name", p->pid, 0, name);
+		/* viewers add the pid themselves */
+		meta(f, "process_name", p->pid, 0, p->comm[0] ? p->comm : "process");
 		meta(f, "thread_name", p->pid, 0, "owners and counters");
 		for (unsigned s = 0; s < INFL_MAX_STAGES; s++) {
 			if (!(render_used_slots(p) & (1u << s)))

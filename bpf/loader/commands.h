@@ -15,6 +15,13 @@ int cmd_list(int argc, char **argv);
 /* `inflight serve [--listen ADDR:PORT] TARGET`: Prometheus exporter (serve.c) */
 int cmd_serve(int argc, char **argv);
 
+/* `inflight record -o FILE TARGET`: events and snapshots into a recording (record.c) */
+int cmd_record(int argc, char **argv);
+/* `inflight report FILE`: render a recording offline (report.c) */
+int cmd_report(int argc, char **argv);
+/* `inflight compare A B`: two recordings side by side with ratios (compare.c) */
+int cmd_compare(int argc, char **argv);
+
 /* The command table (main.c), for help texts; weak so that test programs linking the
  * loader's objects without main.o still link. NULL-name terminated. */
 struct infl_command {

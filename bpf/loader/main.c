@@ -18,6 +18,9 @@ const struct infl_command infl_commands[] = {
 	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
 	{ "serve", cmd_serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
 	{ "list", cmd_list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
+	{ "record", cmd_record, "-o FILE [OPTION...] TARGET", "record events for report, compare" },
+	{ "report", cmd_report, "[OPTION...] FILE", "render: text csv json chrome folded svg" },
+	{ "compare", cmd_compare, "[--json] A B", "two recordings side by side, B/A ratios" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -163,6 +163,49 @@ static int print_snapshot(struct session *s, struct live *live, struct snapshot 
 	return 0;
 }
 
+/*
+ * -b: a process that exited gets its summary now and leaves the kernel maps, so that a long
+ * trace across restarts reports each run once and never fills --max-procs with the dead.
+ */
+static void report_exited(struct session *s, struct summary_info *info, int *reported)
+{
+	struct snapshot snap, gone = { 0 };
+	const char *end = info->end;
+
+	if (session__snapshot(s, &snap))
+		return; /* the final snapshot will say why */
+	gone.mono_ns = snap.mono_ns;
+	gone.procs = calloc(snap.nprocs ?: 1, sizeof(*gone.procs));
+	for (int i = 0; gone.procs && i < snap.nprocs; i++)
+		if (snap.procs[i].st.exited)
+			gone.procs[gone.nprocs++] = snap.procs[i];
+	if (gone.nprocs) {
+		info->end = "process exited";
+		summary__print(stdout, &gone, session__names(s), info);
+		if (!info->json)
+			putchar('\n');
+		info->end = end;
+		for (int i = 0; i < gone.nprocs; i++)
+			if (session__forget(s, gone.procs[i].pid))
+				infl_warn("pid %u: cannot drop its records", gone.procs[i].pid);
+		*reported += gone.nprocs;
+	}
+	free(gone.procs);
+	snapshot__free(&snap);
+}
+
+/* The command's status as ours: 128+N for a signal, like a shell. */
+static int exit_code(const struct session_opts *so, bool gone, int status)
+{
+	if (so->mode != SESSION_SPAWN)
+		return 0;
+	if (gone && status >= 0)
+		return WIFEXITED(status)   ? WEXITSTATUS(status) :
+		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+					     EXIT_GENERIC;
+	return stop_signal ? 128 + stop_signal : 0;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args ta = { 0 };
@@ -196,9 +239,16 @@ int cmd_trace(int argc, char **argv)
 			return infl_err(EXIT_GENERIC, NULL, "live timeline: %s", strerror(ENOMEM));
 		}
 	}
+	info.binary = so->mode == SESSION_BINARY ? so->binary :
+		      so->mode == SESSION_SPAWN	 ? so->argv[0] :
+		      shown[0]			 ? shown :
+						   session__binary(s);
+	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
+	info.target_pid = session__target_pid(s);
+	info.json = ta.json;
 	if (so->mode != SESSION_SPAWN && isatty(STDERR_FILENO))
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
-			session__binary(s));
+			info.binary);
 
 	next_tick = start + ta.interval_ns;
 	while (!stop_signal) {
@@ -222,6 +272,8 @@ int cmd_trace(int argc, char **argv)
 			while (next_tick <= now) /* skip ticks missed while stopped */
 				next_tick += ta.interval_ns;
 		}
+		if (so->mode == SESSION_BINARY)
+			report_exited(s, &info, &info.reported);
 	}
 
 	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
@@ -243,16 +295,9 @@ int cmd_trace(int argc, char **argv)
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
-		info.binary = so->mode == SESSION_BINARY ? so->binary :
-			      so->mode == SESSION_SPAWN	 ? so->argv[0] :
-			      shown[0]			 ? shown :
-							   session__binary(s);
-		info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 		info.end = end;
-		info.target_pid = session__target_pid(s);
 		info.target_status = gone ? status : -1;
 		info.ring_lost = session__ring_lost(s);
-		info.json = ta.json;
 		summary__print(stdout, &snap, session__names(s), &info);
 	}
 	snapshot__free(&snap);
@@ -261,12 +306,5 @@ int cmd_trace(int argc, char **argv)
 
 	if (fflush(stdout) || ferror(stdout))
 		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
-	if (rc)
-		return rc;
-	if (so->mode != SESSION_SPAWN)
-		return 0;
-	if (gone && status >= 0)
-		return WIFEXITED(status) ? WEXITSTATUS(status) :
-		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_GENERIC;
-	return stop_signal ? 128 + stop_signal : 0;
+	return rc ?: exit_code(so, gone, status);
 }

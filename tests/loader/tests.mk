@@ -5,7 +5,7 @@ LOADER_TARGET := $(TESTS_DIR)/loader_probe_target
 LOADER_VARIANTS := $(TESTS_DIR)/loader_sdt_bad_args $(TESTS_DIR)/loader_sdt_partial
 LOADER_TEST_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -Itests -Iprobes \
 	-DTEST_BIN_DIR='"$(TESTS_DIR)"'
-LOADER_TEST_PROGS := fmt names usdt parse render
+LOADER_TEST_PROGS := fmt names usdt parse render errors
 
 # each test links only the loader objects it tests
 LOADER_TEST_OBJS_fmt := fmt.o
@@ -13,6 +13,7 @@ LOADER_TEST_OBJS_names := names.o
 LOADER_TEST_OBJS_usdt := usdt_notes.o
 LOADER_TEST_OBJS_parse := attach_opts.o errors.o
 LOADER_TEST_OBJS_render := live.o summary.o fmt.o names.o
+LOADER_TEST_OBJS_errors := errors.o
 LOADER_TEST_LIBS_render := -ljson-c
 
 TEST_BINS += $(LOADER_TARGET) $(LOADER_VARIANTS) \

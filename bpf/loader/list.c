@@ -91,7 +91,7 @@ static void print_text(const char *shown, const struct usdt_notes *un, const int
 		printf("names     contract version %d, provider %s\n", n->contract_version,
 		       n->provider[0] ? n->provider : "-");
 
-	printf("\n%-24s %-12s %-12s %s\n", "PROBE", "SITE", "SEMAPHORE", "ARGUMENTS");
+	printf("\n%-20s %-10s %-10s %s\n", "PROBE", "SITE", "SEMAPHORE", "ARGUMENTS");
 	if (!un->n)
 		printf("(none)\n");
 	for (size_t k = 0; k < un->n; k++) {
@@ -100,7 +100,7 @@ static void print_text(const char *shown, const struct usdt_notes *un, const int
 
 		snprintf(pn, sizeof(pn), "%s:%s", p->provider, p->name);
 		snprintf(sema, sizeof(sema), p->sema ? "0x%llx" : "-", (unsigned long long)p->sema);
-		printf("%-24s 0x%-10llx %-12s %s\n", pn, (unsigned long long)p->loc, sema, p->args);
+		printf("%-20s 0x%-8llx %-10s %s\n", pn, (unsigned long long)p->loc, sema, p->args);
 	}
 	if (names_err)
 		return;

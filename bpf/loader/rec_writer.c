@@ -53,6 +53,8 @@ static void wb_reserve(struct wbuf *b, size_t more)
 
 static void wb_put(struct wbuf *b, const void *src, size_t n)
 {
+	if (!n)
+		return; /* memcpy wants valid pointers even for nothing */
 	wb_reserve(b, n);
 	if (b->oom)
 		return;

@@ -201,7 +201,8 @@ static int collect_rss(struct tl_proc *p, const struct recording *rec)
 			p->rss[n++] = (struct tl_rss){ r->mono_ns, r->bytes };
 	}
 	p->nrss = n;
-	qsort(p->rss, n, sizeof(*p->rss), rss_cmp);
+	if (n)
+		qsort(p->rss, n, sizeof(*p->rss), rss_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (p->rss[i].bytes > p->rss_peak) {
 			p->rss_peak = p->rss[i].bytes;
@@ -296,7 +297,8 @@ static int replay_proc(struct tl_proc *p, const struct timeline *tl)
 			p->lives[l].t1 = p->t_end;
 	}
 	if (!err) {
-		qsort(p->slices, p->nslices, sizeof(*p->slices), slice_cmp);
+		if (p->nslices) /* qsort's pointer must be valid even for no elements */
+			qsort(p->slices, p->nslices, sizeof(*p->slices), slice_cmp);
 		for (size_t s = p->nslices; s-- > 0;) {
 			struct tl_life *l = &p->lives[p->slices[s].life];
 
@@ -365,8 +367,10 @@ int timeline__build(const struct recording *rec, struct timeline **out)
 	sorted = malloc((rec->nevents + 1) * sizeof(*sorted));
 	if (!sorted)
 		goto fail;
-	memcpy(sorted, rec->events, rec->nevents * sizeof(*sorted));
-	qsort(sorted, rec->nevents, sizeof(*sorted), ev_cmp);
+	if (rec->nevents)
+		memcpy(sorted, rec->events, rec->nevents * sizeof(*sorted));
+	if (rec->nevents)
+		qsort(sorted, rec->nevents, sizeof(*sorted), ev_cmp);
 	for (size_t i = 0; i < rec->nevents;) {
 		size_t j = i;
 		struct tl_proc *p;
@@ -380,7 +384,8 @@ int timeline__build(const struct recording *rec, struct timeline **out)
 		p->nev = j - i;
 		i = j;
 	}
-	qsort(tl->procs, tl->nprocs, sizeof(*tl->procs), pid_cmp);
+	if (tl->nprocs)
+		qsort(tl->procs, tl->nprocs, sizeof(*tl->procs), pid_cmp);
 	/* the first process owns the sorted array: events of pid order start with it */
 	for (size_t i = 0; i < tl->nprocs; i++) {
 		struct tl_proc *p = &tl->procs[i];

@@ -36,7 +36,7 @@ $(BUILD)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS_recfile) \
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -fsanitize=fuzzer,address,undefined \
-		$(FUZZ_REC_CFLAGS) $(filter %.c,$^) $(LOADER_LIBS) -o $@
+		-fno-sanitize-recover=all $(FUZZ_REC_CFLAGS) $(filter %.c,$^) $(LOADER_LIBS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_fuzz_recfile
 

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# `inflight record` of probegen (tests/tracer/probegen.c), a program other than the prover
+# implementing the contract: a scripted run with known answers (late-attach owner and free,
+# a rejected class id, a double alloc, an owner retired by its last free), and a probe
+# storm through a ring buffer far too small, whose losses must be recorded as such.
+# Needs root.
+source "$(dirname "$0")/lib.sh"
+I=$BUILD/inflight
+if [ "$(id -u)" != 0 ]; then
+	[ "${CI:-}" = true ] && { not_ok "runs as root in CI"; finish; }
+	ok "skipped: needs root for BPF"
+	finish
+fi
+cp "$BUILD/tests/probegen" "$TMP/probegen"
+
+"$I" record -q -o "$TMP/known.rec" -- "$TMP/probegen" script "$ROOT/tests/record/probegen_known.txt" \
+	>/dev/null 2>&1
+check_eq "scripted run recorded" "$?" 0
+"$I" report "$TMP/known.rec" --format json -o "$TMP/known.json" 2>/dev/null
+check_eq "known answers: peak, its composition, anomalies, completions" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["processes"][0]
+peak = {s["stage"]: s["classes"] for s in p["peak"]["by_stage"]}
+print(p["peak"]["bytes"], peak, p["late_attach"], p["anomalies"]["rejected"],
+      p["anomalies"]["double_allocs"], p["completed"]["owners"], p["final"], p["check"],
+      [c["name"] for c in d["recording"]["classes"]])' "$TMP/known.json")" \
+	"6500 {'work': {'small': 200, 'huge': 5000}, 'wait': {'meta': 300}, '(none)': {'big': 1000}} {'unmatched_frees': 1, 'unmatched_free_bytes': 777, 'unmatched_owners': 1} 1 1 2 {'bytes': 0, 'buffers': 0, 'owners_live': 0} {'mismatches': 0, 'first': ''} ['small', 'big', 'huge', 'meta', 'scratch', 'misc']"
+"$I" report "$TMP/known.rec" --format chrome -o "$TMP/known.trace.json" 2>/dev/null
+check_eq "chrome lanes: owner 1 born, work, end (until its last free); owner 2 wait" \
+	"$(python3 -c '
+import json, sys, collections
+lanes = collections.defaultdict(list)
+for e in json.load(open(sys.argv[1]))["traceEvents"]:
+    if e["ph"] == "b":
+        lanes[e["id"]].append(e["name"])
+print(sorted(lanes.values()))' "$TMP/known.trace.json")" \
+	"[['owner 0x1 (born)', 'born', 'work', 'end'], ['owner 0x2 (wait)', 'wait']]"
+check_eq "folded equals the independent decoder's" \
+	"$("$I" report "$TMP/known.rec" --format folded | sort)" \
+	"$(python3 "$ROOT/tests/record/recdump.py" "$TMP/known.rec" folded | sort)"
+
+# a storm through a 4 KiB ring buffer: most events cannot be kept, and the file says so
+"$I" record -q --ring-size 4096 -o "$TMP/storm.rec" -- "$TMP/probegen" storm 100000 \
+	>/dev/null 2>&1
+check_eq "storm recorded" "$?" 0
+"$I" report "$TMP/storm.rec" --format json -o "$TMP/storm.json" 2>/dev/null
+read -r gaps kernel exact < <(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+print(p["lost"]["seq_gaps"], p["lost"]["kernel"], p["exact"])' "$TMP/storm.json")
+check "storm: lost events are seen as gaps in seq ($gaps) and recorded by the kernel ($kernel)" \
+	test "$gaps" -gt 0 -a "$kernel" -ge "$gaps"
+kept=$(python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import recdump
+print(sum(1 for e in recdump.parse(sys.argv[2])["events"] if e[4] <= 2))' "$ROOT/tests/record" "$TMP/storm.rec")
+check_eq "storm: every one of the 500000 probe events is recorded ($kept) or a gap" \
+	"$((kept + gaps))" 500000
+check_eq "storm: the report is marked approximate" "$exact" False
+check_match "storm: the text report says so" "$("$I" report "$TMP/storm.rec")" \
+	'lost +[0-9]+ events \([0-9]+ in the kernel, 0 in user space\): figures after the first loss are approximate'
+finish

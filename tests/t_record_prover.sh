@@ -57,6 +57,17 @@ ok = all(v[:3] == ["wait_permit", "synth", "chan_send"] and v[-1] == "finalize" 
 counters = {e["name"] for e in ev if e["ph"] == "C"}
 print(len(lanes), len(parts), ok, sorted(counters))' "$TMP/$name.trace.json")" \
 		"21 18 True ['bytes by class', 'bytes by stage', 'owners by stage', 'rss']"
+	check_eq "$name: the chrome counters at the peak's instant sum to the peak" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[2]))["processes"][0]
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+at = [e for e in ev if e["ph"] == "C" and e["name"] == "bytes by class"
+      and e["ts"] <= p["peak"]["t_s"] * 1e6 + 0.0005]
+print(sum(max(at, key=lambda e: e["ts"])["args"].values()) == p["peak"]["bytes"])' \
+		"$TMP/$name.trace.json" "$TMP/$name.json")" True
+	check_eq "$name: csv at 10 ms steps: the largest step maximum is the peak" "$("$I" report "$r" \
+		--format csv --step 10ms | awk -F, 'NR > 1 && $4 > m { m = $4 } END { print m }')" \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["processes"][0]["peak"]["bytes"])' "$TMP/$name.json")"
 	"$I" report "$r" -o "$TMP/$name.svg" 2>/dev/null
 	check "$name: svg well-formed" xmllint --noout "$TMP/$name.svg"
 	check_match "$name: svg peak annotated" \

@@ -301,8 +301,12 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	int nlanes = 0, height, lanes_y1;
 	double ymax;
 
-	if (!p)
-		return -ENOENT;
+	if (!p) {
+		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/"
+			"2000/svg\" width=\"400\" height=\"40\"><text x=\"10\" y=\"25\">no traced "
+			"process in this recording</text></svg>\n");
+		return render_finish(f);
+	}
 	classes = render_used_classes(p);
 	slots = render_used_slots(p);
 	for (unsigned s = 0; s < INFL_MAX_STAGES; s++)

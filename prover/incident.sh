@@ -20,12 +20,12 @@ field() { # field JSON NAME
 	printf '%s\n' "$1" | grep -o "\"$2\":[^,}]*" | cut -d: -f2 | tr -d '"'
 }
 
-printf '%-34s %14s %12s %10s\n' "variant (pw=$PW, $PROOFS proofs x 10)" "peak RSS MiB" "proofs/min" "H checks"
+printf '%-44s %12s %11s %9s\n' "variant (pw=$PW, $PROOFS proofs x 10)" "peak RSS MiB" "proofs/min" "H checks"
 for v in "after-synth 1" "after-send 1" "after-send $PW"; do
 	set -- $v
 	out=$("$PROVER" "${common[@]}" --permit-release "$1" --chan-cap "$2" \
 		"${EXTRA[@]}" 2>/dev/null)
-	printf '%-34s %14s %12s %10s\n' "--permit-release $1 --chan-cap $2" \
+	printf '%-44s %12s %11s %9s\n' "--permit-release $1 --chan-cap $2" \
 		"$(field "$out" peak_rss_mib)" "$(field "$out" proofs_per_min)" \
 		"$(field "$out" h_checks_passed)/$(field "$out" h_checks_total)"
 done

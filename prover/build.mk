@@ -2,7 +2,8 @@
 # The reference prover: $(BUILD)/prover (probes on), $(BUILD)/prover-noprobes (the probe
 # sites compiled out, for the disabled-probe-cost benchmark), and $(BUILD)/libprover-test.a
 # (the same sources with the test-only observer hooks, for tests/prover/).
-PROVER_LIB_SRCS := $(filter-out prover/main.c prover/cli.c prover/gpu_nocuda.c,$(wildcard prover/*.c))
+PROVER_LIB_SRCS := $(filter-out prover/main.c prover/cli.c prover/gpu_nocuda.c,\
+	$(wildcard prover/*.c))
 PROVER_SRCS := $(PROVER_LIB_SRCS) prover/main.c prover/cli.c
 PROVER_OBJ := $(BUILD)/prover-obj
 PROVER_NP_OBJ := $(BUILD)/prover-noprobes-obj
@@ -59,7 +60,8 @@ $(PROVER_TEST_OBJ)/%.o: prover/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROVER_CFLAGS) -DPROVER_NO_PROBES -DPROVER_TEST_OBSERVER -c $< -o $@
 
-$(PROVER_OBJ)/gpu_cuda.o: prover/gpu_cuda.cu prover/gpu_cuda.h prover/field.h prover/build.mk
+$(PROVER_OBJ)/gpu_cuda.o: prover/gpu_cuda.cu prover/gpu_cuda.h prover/gpu_plan.h prover/field.h \
+		prover/build.mk
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCC_FLAGS) -c $< -o $@

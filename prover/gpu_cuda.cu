@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The GPU stage's kernels: radix-2 NTT passes and the pointwise H step over Goldilocks,
- * the same arithmetic as the CPU path (field.h is shared). One launch per butterfly pass
- * keeps the kernels obvious; the H200 makes even 2^26 points quick this way.
+ * The GPU stage on CUDA: gpu_plan.h's passes as kernels, one launch per pass, over the same
+ * Goldilocks arithmetic as the CPU (field.h is compiled for both). One launch per butterfly
+ * pass keeps the kernels obvious; the tests run the same plan on the host.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
-#include "field.h"
 #include "gpu_cuda.h"
+#include "gpu_plan.h"
 
 #define THREADS 256
 
@@ -15,6 +15,78 @@ static unsigned blocks_for(size_t items)
 {
 	return (unsigned)((items + THREADS - 1) / THREADS);
 }
+
+static __device__ size_t thread_index(void)
+{
+	return blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+}
+
+__global__ void k_bit_reverse(uint64_t *v, unsigned log_n)
+{
+	size_t i = thread_index();
+
+	if (i < ((size_t)1 << log_n))
+		gpu_bit_reverse_thread(v, log_n, i);
+}
+
+__global__ void k_butterfly(uint64_t *v, const uint64_t *tw, unsigned log_n, unsigned log_half)
+{
+	size_t t = thread_index();
+
+	if (t < ((size_t)1 << (log_n - 1)))
+		gpu_butterfly_thread(v, tw, log_n, log_half, t);
+}
+
+__global__ void k_scale(uint64_t *v, size_t n, uint64_t first, uint64_t step)
+{
+	size_t j = thread_index();
+
+	if (j < n)
+		gpu_scale_thread(v, first, step, j);
+}
+
+__global__ void k_pointwise_h(uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n,
+			      uint64_t z_inv)
+{
+	size_t i = thread_index();
+
+	if (i < n)
+		gpu_pointwise_h_thread(a, b, c, z_inv, i);
+}
+
+/* launches on the default stream; errors surface at the next synchronous call */
+static void launch_bit_reverse(void *ctx, uint64_t *v)
+{
+	unsigned log_n = *(const unsigned *)ctx;
+
+	k_bit_reverse<<<blocks_for((size_t)1 << log_n), THREADS>>>(v, log_n);
+}
+
+static void launch_butterflies(void *ctx, uint64_t *v, const uint64_t *tw, unsigned log_half)
+{
+	unsigned log_n = *(const unsigned *)ctx;
+
+	k_butterfly<<<blocks_for((size_t)1 << (log_n - 1)), THREADS>>>(v, tw, log_n, log_half);
+}
+
+static void launch_scale(void *ctx, uint64_t *v, uint64_t first, uint64_t step)
+{
+	size_t n = (size_t)1 << *(const unsigned *)ctx;
+
+	k_scale<<<blocks_for(n), THREADS>>>(v, n, first, step);
+}
+
+static void launch_pointwise_h(void *ctx, uint64_t *a, const uint64_t *b, const uint64_t *c,
+			       uint64_t z_inv)
+{
+	size_t n = (size_t)1 << *(const unsigned *)ctx;
+
+	k_pointwise_h<<<blocks_for(n), THREADS>>>(a, b, c, n, z_inv);
+}
+
+static const struct gpu_ops cuda_ops = {
+	launch_bit_reverse, launch_butterflies, launch_scale, launch_pointwise_h,
+};
 
 static int cuda_fail(cudaError_t e, const char *what, char *err, size_t len)
 {
@@ -28,77 +100,6 @@ static int cuda_fail(cudaError_t e, const char *what, char *err, size_t len)
 		if (e_ != cudaSuccess)                                                         \
 			return cuda_fail(e_, what, err, len);                                  \
 	} while (0)
-
-__global__ void k_bit_reverse(uint64_t *v, unsigned log_n, size_t n)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	size_t j;
-
-	if (i >= n)
-		return;
-	j = __brevll(i) >> (64 - log_n);
-	if (i < j) {
-		uint64_t t = v[i];
-
-		v[i] = v[j];
-		v[j] = t;
-	}
-}
-
-/* one decimation-in-time pass: butterflies of span 2^log_half */
-__global__ void k_butterfly(uint64_t *v, const uint64_t *tw, unsigned log_n, unsigned log_half)
-{
-	size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	size_t half = (size_t)1 << log_half, k, i;
-	uint64_t u, w;
-
-	if (t >= ((size_t)1 << (log_n - 1)))
-		return;
-	k = t & (half - 1);
-	i = ((t >> log_half) << (log_half + 1)) + k;
-	w = tw[k << (log_n - 1 - log_half)];
-	u = v[i];
-	w = gl_mul(v[i + half], w);
-	v[i] = gl_add(u, w);
-	v[i + half] = gl_sub(u, w);
-}
-
-/* v[j] *= first * step^j */
-__global__ void k_scale_powers(uint64_t *v, size_t n, uint64_t first, uint64_t step)
-{
-	size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-
-	if (j < n)
-		v[j] = gl_mul(v[j], gl_mul(first, gl_pow(step, j)));
-}
-
-/* a = (a*b - c) / Z on the coset */
-__global__ void k_pointwise_h(uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n,
-			      uint64_t z_inv)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-
-	if (i < n)
-		a[i] = gl_mul(gl_sub(gl_mul(a[i], b[i]), c[i]), z_inv);
-}
-
-static void ntt(uint64_t *v, const uint64_t *tw, unsigned log_n)
-{
-	size_t n = (size_t)1 << log_n;
-
-	k_bit_reverse<<<blocks_for(n), THREADS>>>(v, log_n, n);
-	for (unsigned s = 0; s < log_n; s++)
-		k_butterfly<<<blocks_for(n / 2), THREADS>>>(v, tw, log_n, s);
-}
-
-/* inverse NTT, then coefficient j times n^-1 * shift^j (shift 1: plain inverse) */
-static void intt_scaled(const struct cuda_h_job *job, uint64_t *v, uint64_t shift)
-{
-	size_t n = (size_t)1 << job->log_n;
-
-	ntt(v, job->tw_inv_dev, job->log_n);
-	k_scale_powers<<<blocks_for(n), THREADS>>>(v, n, job->n_inv, shift);
-}
 
 extern "C" int cuda_probe(char *desc, size_t len)
 {
@@ -142,23 +143,22 @@ extern "C" int cuda_upload(void *dev, const void *host, size_t bytes, char *err,
 
 extern "C" int cuda_h(const struct cuda_h_job *job, char *err, size_t len)
 {
-	size_t n = (size_t)1 << job->log_n, bytes = n * sizeof(uint64_t);
-	uint64_t *abc[3] = { job->dev_a, job->dev_b, job->dev_c };
-	const uint64_t *host[3] = { job->host_a, job->host_b, job->host_c };
+	size_t bytes = ((size_t)1 << job->log_n) * sizeof(uint64_t);
+	unsigned log_n = job->log_n;
+	struct gpu_plan plan;
 
-	for (int k = 0; k < 3; k++) {
-		CUDA_TRY(cudaMemcpy(abc[k], host[k], bytes, cudaMemcpyHostToDevice), "upload");
-		/* evaluations on <omega> -> coefficients -> evaluations on g*<omega> */
-		intt_scaled(job, abc[k], job->shift);
-		ntt(abc[k], job->tw_dev, job->log_n);
-	}
-	k_pointwise_h<<<blocks_for(n), THREADS>>>(job->dev_a, job->dev_b, job->dev_c, n,
-						  job->z_inv);
-	intt_scaled(job, job->dev_a, job->shift_inv);
-	for (unsigned r = 0; r < job->extra_rounds; r++) {
-		ntt(job->dev_a, job->tw_dev, job->log_n);
-		intt_scaled(job, job->dev_a, 1);
-	}
+	plan.log_n = job->log_n;
+	plan.n_inv = job->n_inv;
+	plan.shift = job->shift;
+	plan.shift_inv = job->shift_inv;
+	plan.z_inv = job->z_inv;
+	plan.tw = job->tw_dev;
+	plan.tw_inv = job->tw_inv_dev;
+	plan.extra_rounds = job->extra_rounds;
+	CUDA_TRY(cudaMemcpy(job->dev_a, job->host_a, bytes, cudaMemcpyHostToDevice), "upload");
+	CUDA_TRY(cudaMemcpy(job->dev_b, job->host_b, bytes, cudaMemcpyHostToDevice), "upload");
+	CUDA_TRY(cudaMemcpy(job->dev_c, job->host_c, bytes, cudaMemcpyHostToDevice), "upload");
+	gpu_plan_h(&cuda_ops, &log_n, &plan, job->dev_a, job->dev_b, job->dev_c);
 	CUDA_TRY(cudaGetLastError(), "kernel launch");
 	CUDA_TRY(cudaMemcpy(job->host_a, job->dev_a, bytes, cudaMemcpyDeviceToHost), "download");
 	return 0;

@@ -20,7 +20,8 @@ field() { # field JSON NAME
 	printf '%s\n' "$1" | grep -o "\"$2\":[^,}]*" | cut -d: -f2 | tr -d '"'
 }
 
-printf '%-44s %12s %11s %9s\n' "variant (pw=$PW, $PROOFS proofs x 10)" "peak RSS MiB" "proofs/min" "H checks"
+printf '%-44s %12s %11s %9s\n' "variant (pw=$PW, $PROOFS proofs x 10)" "peak RSS MiB" \
+	"proofs/min" "H checks"
 for v in "after-synth 1" "after-send 1" "after-send $PW"; do
 	set -- $v
 	out=$("$PROVER" "${common[@]}" --permit-release "$1" --chan-cap "$2" \

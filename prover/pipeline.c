@@ -166,7 +166,7 @@ static void unload_srs(struct pipeline *pl)
 static int prepare_input(struct pipeline *pl)
 {
 	const struct pipeline_config *cfg = pl->cfg;
-	struct job probe = { .pl = pl, .owner = 0 };
+	struct job check = { .pl = pl, .owner = 0 }; /* a job that only parses */
 	char *text;
 	size_t len;
 	int rc;
@@ -181,9 +181,9 @@ static int prepare_input(struct pipeline *pl)
 		pl->input_len = len;
 		free(text);
 	}
-	rc = parse_input(&probe);
+	rc = parse_input(&check);
 	if (!rc)
-		c1_release(&probe.c1);
+		c1_release(&check.c1);
 	return rc;
 }
 

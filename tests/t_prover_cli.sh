@@ -51,7 +51,8 @@ usage_error "gen-c1 without -o" "gen-c1: -o FILE is required" gen-c1
 
 "$P" gen-c1 -o /nonexistent-dir/c1.json 2>"$TMP/err"
 check_eq "gen-c1 into a missing directory: exit 3" "$?" 3
-check_match "... saying why" "$(cat "$TMP/err")" "cannot write /nonexistent-dir/c1.json: No such file"
+check_match "... saying why" "$(cat "$TMP/err")" \
+	"cannot write /nonexistent-dir/c1.json: No such file"
 
 # input files
 "$P" gen-c1 -o "$TMP/good.json" --partitions 2 --payload-kib 1
@@ -86,8 +87,10 @@ bad_input "a truncated file" "$TMP/truncated.json" 4 "${m}truncated JSON"
 bad_input "not JSON" "$TMP/notjson.json" 4 "${m}not valid JSON"
 bad_input "version 2" "$TMP/v2.json" 4 "${m}field \"version\" must be from 1 to 1, not 2"
 bad_input "no ticket" "$TMP/noticket.json" 4 "${m}missing field \"ticket\""
-bad_input "bad base64" "$TMP/badb64.json" 4 "${m}field \"phase1_out\" is not base64: bad character at offset 0"
-bad_input "partitions as a string" "$TMP/strpart.json" 4 "${m}field \"partitions\" must be an integer, not a string"
+bad_input "bad base64" "$TMP/badb64.json" 4 \
+	"${m}field \"phase1_out\" is not base64: bad character at offset 0"
+bad_input "partitions as a string" "$TMP/strpart.json" 4 \
+	"${m}field \"partitions\" must be an integer, not a string"
 bad_input "two JSON values" "$TMP/twice.json" 4 "${m}trailing data after the JSON value"
 bad_input "a missing file" "$TMP/missing.json" 3 "missing.json: cannot open: No such file"
 bad_input "a directory" "$TMP" 3 "cannot read: not a regular file"

@@ -57,6 +57,8 @@ probe_cost() {
 				ns=$(kv ns_per_hit "$line")
 				ns_of[$cfg]=$ns
 				record probe_cost "$cfg" "$t" "$rep" ns_per_hit "$ns"
+				record probe_cost "$cfg" "$t" "$rep" wall_ns_per_hit "$(kv wall_ns_per_hit "$line")"
+				[ "$cfg" = inflight ] && probe_cost_exact "$t" "$rep" "$line"
 				[ "$cfg" = lttng ] && record probe_cost lttng "$t" "$rep" discarded "$(kv discarded "$line")"
 			done
 			probe_cost_ratios "$t" "$rep"
@@ -76,4 +78,22 @@ probe_cost_ratios() {
 	[ -n "${ns_of[args]:-}" ] && [ -n "$b" ] && record probe_cost args/empty "$t" "$rep" ratio "$(calc "${ns_of[args]} / $b")"
 	[ -n "${ns_of[atomic]:-}" ] && [ -n "$a" ] && record probe_cost atomic/nop "$t" "$rep" ratio "$(calc "${ns_of[atomic]} / $a")"
 	return 0
+}
+
+# inflight's final summary must count exactly the events probe_loop fired (it attached before
+# the first one): 1 when all three totals match, else 0
+probe_cost_exact() {
+	local seen
+	seen=$(sed -n 's/^ *events: buf_alloc \([0-9]*\), buf_free \([0-9]*\), stage \([0-9]*\).*/\1 \2 \3/p' \
+		"$TMPB/inflight.log" | head -n 1)
+	if [ -z "$seen" ]; then
+		note probe_cost "inflight's summary has no 'events:' line: totals not checked"
+		return 0
+	fi
+	if [ "$seen" = "$(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")" ]; then
+		record probe_cost inflight "$1" "$2" exact 1
+	else
+		record probe_cost inflight "$1" "$2" exact 0
+		note probe_cost "inflight counted $seen (alloc free stage), probe_loop fired $(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")"
+	fi
 }

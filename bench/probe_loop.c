@@ -4,12 +4,19 @@
  * and prints the cost per event. Built once per emitter (see bench/emit.h); the tracer being
  * measured attaches from outside, and --wait-enabled holds the measurement until it listens.
  *
+ * With -F, the threads page-fault instead (touch each page of 1 MiB, drop them, again: a hit
+ * is a page touched): each fault changes the process's RSS, so the kernel fires kmem:rss_stat, which
+ * inflight also traces. This measures what that costs, in the traced process and elsewhere.
+ *
  * Output, one line of key=value pairs (scripts/bench.sh and tests/t_bench_smoke.sh parse it):
- *   probe_loop emitter=usdt threads=1 pipes=4 rate=0 seconds=1.000 hits=N ns_per_hit=X
- *   mhits_per_s=Y enabled_ns=T wait_ms=W allocs=A frees=F stages=S residual=0
- * hits, seconds and ns_per_hit cover the measured window only (ns_per_hit is per thread:
- * thread-seconds over events); allocs/frees/stages count every event of the run, after the
- * wait, so a tracer that attached before it must have seen exactly these.
+ *   probe_loop emitter=usdt work=pipeline threads=1 pipes=4 rate=0 seconds=1.000 hits=N ns_per_hit=X
+ *   wall_ns_per_hit=X2 mhits_per_s=Y enabled_ns=T wait_ms=W allocs=A frees=F stages=S
+ *   residual=0
+ * hits, seconds and the per-hit figures cover the measured window only. ns_per_hit is the
+ * firing threads' CPU time (user + kernel: a uprobe and its BPF program run in the thread
+ * that hit it) over their events, so other processes taking turns on the CPUs do not count;
+ * wall_ns_per_hit is their wall time over their events. allocs/frees/stages count every
+ * event of the run after the wait, so a tracer that attached before it saw exactly these.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include "emit.h"
@@ -27,6 +35,8 @@
 #define MAX_THREADS 16
 #define MAX_PIPES 64
 #define RATE_CHECK_ROUNDS 16 /* rounds of steps between two looks at the clock when paced */
+#define FAULT_REGION (1u << 20) /* -F: bytes mapped, touched page by page, unmapped */
+#define PAGE 4096u
 
 enum phase { PHASE_WARMUP, PHASE_MEASURE, PHASE_STOP };
 
@@ -38,6 +48,7 @@ struct opts {
 	double rate; /* events per second, all threads together; 0: as fast as possible */
 	double wait_timeout; /* > 0: wait until a tracer listens, at most this long */
 	unsigned int poll_us;
+	bool faults; /* page-fault instead of firing events */
 };
 
 struct worker {
@@ -47,16 +58,22 @@ struct worker {
 	uint64_t owners;     /* owners completed: every one fired exactly PIPE_STEPS events */
 	uint64_t hits;	     /* events in the measured window */
 	uint64_t elapsed_ns; /* length of the measured window as this thread saw it */
+	uint64_t cpu_ns;     /* this thread's CPU time in it */
 };
 
 static _Atomic int phase = PHASE_WARMUP;
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void sleep_until_ns(uint64_t when)
@@ -81,14 +98,27 @@ static void pace(uint64_t start_ns, uint64_t done, double per_s)
 		sleep_until_ns(due);
 }
 
+/* Faults each page of `region` in, then drops them all (MADV_DONTNEED): returns the pages
+ * touched. Reusing one mapping keeps mmap/munmap's own cost out of the figure. */
+static unsigned int fault_region(volatile char *region)
+{
+	unsigned int off;
+
+	for (off = 0; off < FAULT_REGION; off += PAGE)
+		region[off] = 1;
+	madvise((void *)region, FAULT_REGION, MADV_DONTNEED);
+	return FAULT_REGION / PAGE;
+}
+
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	const struct opts *o = w->opts;
 	struct pipe pipes[MAX_PIPES];
 	double per_s = o->rate / o->threads;
-	uint64_t start_ns, t0 = 0, hits = 0, hits0 = 0, rounds = 0;
+	uint64_t start_ns, t0 = 0, cpu0 = 0, hits = 0, hits0 = 0, rounds = 0;
 	int seen = PHASE_WARMUP;
+	volatile char *region = NULL;
 	unsigned int i, k;
 
 	/* stagger the pipes along the pipeline, so that owners sit in different stages */
@@ -97,18 +127,32 @@ static void *worker_run(void *arg)
 		for (k = 0; k < i * PIPE_STEPS / o->pipes; k++)
 			pipe_step(&pipes[i]);
 	}
+	if (o->faults) {
+		region = mmap(NULL, FAULT_REGION, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (region == MAP_FAILED) {
+			perror("probe_loop: mmap");
+			exit(1);
+		}
+	}
 	start_ns = mono_ns();
 	for (;;) {
-		for (i = 0; i < o->pipes; i++)
-			pipe_step(&pipes[i]);
-		hits += o->pipes;
+		if (o->faults) {
+			hits += fault_region(region);
+		} else {
+			for (i = 0; i < o->pipes; i++)
+				pipe_step(&pipes[i]);
+			hits += o->pipes;
+		}
 		int now = atomic_load_explicit(&phase, memory_order_relaxed);
 		if (now != seen) {
 			seen = now;
 			if (now == PHASE_MEASURE) {
 				t0 = mono_ns();
+				cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 				hits0 = hits;
 			} else {
+				w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 				w->elapsed_ns = mono_ns() - t0;
 				w->hits = hits - hits0;
 				break;
@@ -130,7 +174,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: probe_loop [-t THREADS] [-p PIPES] [-d SECONDS] [-w WARMUP] [-r RATE]\n"
-		"                  [-W TIMEOUT] [-P POLL_US]\n"
+		"                  [-W TIMEOUT] [-P POLL_US] [-F]\n"
 		"Fires the inflight probe contract's events in a loop and prints the cost per event.\n"
 		"  -t, --threads N        threads firing events (1-%d, default 1)\n"
 		"  -p, --pipes N          owners in flight per thread (1-%d, default 4)\n"
@@ -139,7 +183,8 @@ static void usage(FILE *f)
 		"  -r, --rate N           events per second, all threads (default 0: flat out)\n"
 		"  -W, --wait-enabled S   first wait until a tracer listens on all three events\n"
 		"                         (exit 3 after S seconds if none does)\n"
-		"  -P, --poll-us N        how often to look while waiting (default 100)\n",
+		"  -P, --poll-us N        how often to look while waiting (default 100)\n"
+		"  -F, --faults           page-fault instead of firing events (a hit: one page)\n",
 		MAX_THREADS, MAX_PIPES);
 }
 
@@ -167,6 +212,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "wait-enabled", required_argument, NULL, 'W' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "faults", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -174,7 +220,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .threads = 1, .pipes = 4, .seconds = 1, .warmup = 0.2,
 			    .poll_us = 100 };
-	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:Fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': o->threads = parse_num(optarg, "thread count", 1, MAX_THREADS); break;
 		case 'p': o->pipes = parse_num(optarg, "pipe count", 1, MAX_PIPES); break;
@@ -183,6 +229,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = parse_num(optarg, "rate", 0, 1e10); break;
 		case 'W': o->wait_timeout = parse_num(optarg, "timeout", 0.001, 3600); break;
 		case 'P': o->poll_us = parse_num(optarg, "poll interval", 1, 1e6); break;
+		case 'F': o->faults = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -214,7 +261,8 @@ int main(int argc, char **argv)
 {
 	static struct worker workers[MAX_THREADS];
 	struct opts o;
-	uint64_t start_ns, enabled_ns = 0, owners = 0, hits = 0, thread_ns = 0, longest = 0;
+	uint64_t start_ns, enabled_ns = 0, owners = 0, hits = 0, thread_ns = 0, cpu_ns = 0;
+	uint64_t longest = 0;
 	struct pipe srs;
 	unsigned int i;
 	int err;
@@ -251,14 +299,16 @@ int main(int argc, char **argv)
 		owners += workers[i].owners;
 		hits += workers[i].hits;
 		thread_ns += workers[i].elapsed_ns;
+		cpu_ns += workers[i].cpu_ns;
 		if (workers[i].elapsed_ns > longest)
 			longest = workers[i].elapsed_ns;
 	}
 	pipe_free(&srs, 0, CLS_srs, 1ull << 30);
-	printf("probe_loop emitter=%s threads=%u pipes=%u rate=%.0f seconds=%.6f hits=%" PRIu64
-	       " ns_per_hit=%.3f mhits_per_s=%.3f enabled_ns=%" PRIu64 " wait_ms=%.3f"
+	printf("probe_loop emitter=%s work=%s threads=%u pipes=%u rate=%.0f seconds=%.6f hits=%" PRIu64
+	       " ns_per_hit=%.3f wall_ns_per_hit=%.3f mhits_per_s=%.3f enabled_ns=%" PRIu64 " wait_ms=%.3f"
 	       " allocs=%" PRIu64 " frees=%" PRIu64 " stages=%" PRIu64 " residual=%" PRIu64 "\n",
-	       emit_name, o.threads, o.pipes, o.rate, (double)longest / 1e9, hits,
+	       emit_name, o.faults ? "faults" : "pipeline", o.threads, o.pipes, o.rate, (double)longest / 1e9, hits,
+	       hits ? (double)cpu_ns / (double)hits : 0.0,
 	       hits ? (double)thread_ns / (double)hits : 0.0,
 	       longest ? (double)hits * 1e3 / (double)longest : 0.0, enabled_ns,
 	       enabled_ns ? (double)(enabled_ns - start_ns) / 1e6 : 0.0,

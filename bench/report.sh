@@ -85,14 +85,18 @@ section_probe_cost() {
 owners in flight, each going through 23 events (8 \`buf_alloc\`, 8 \`buf_free\`, 7 \`stage\`,
 six classes, eight stages), for $(env_of seconds_per_run) s after a 0.3 s warm-up. A tracer
 attaches by pid before the measured window (the program waits until all three semaphores are
-set). Nanoseconds per event per thread (thread-seconds / events), loop included:
+set). Nanoseconds per event: CPU time of the firing threads (user + kernel; the uprobe and
+its BPF program run in the thread that hits the probe) over their events, which other
+processes sharing the CPUs do not inflate; and their wall time over their events. The loop's
+own cost is included in every row.
 
-| listener | 1 thread | 2 threads |
-|---|---:|---:|
+| listener | CPU, 1 thread | CPU, 2 threads | wall, 1 thread | wall, 2 threads |
+|---|---:|---:|---:|---:|
 EOF
 	while IFS='|' read -r cfg label; do
-		printf '| %s | %s | %s |\n' "$label" "$(cell probe_cost "$cfg" 1 ns_per_hit)" \
-			"$(cell probe_cost "$cfg" 2 ns_per_hit)"
+		printf '| %s | %s | %s | %s | %s |\n' "$label" \
+			"$(cell probe_cost "$cfg" 1 ns_per_hit)" "$(cell probe_cost "$cfg" 2 ns_per_hit)" \
+			"$(cell probe_cost "$cfg" 1 wall_ns_per_hit)" "$(cell probe_cost "$cfg" 2 wall_ns_per_hit)"
 	done <<'EOF'
 noprobes|probes compiled out (the loop alone)
 nop|(a) probes in, nothing attached
@@ -115,6 +119,8 @@ Ratios (median of per-round ratios):
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |
 
+inflight's final totals equal the events fired (all three probes) in
+$(awk -F, '$1 == "probe_cost" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs.
 LTTng events discarded per run (its default discard mode, 4 x 512 KiB sub-buffers per CPU):
 1 thread $(cell probe_cost lttng 1 discarded), 2 threads $(cell probe_cost lttng 2 discarded).
 EOF
@@ -140,8 +146,88 @@ EOF
 	notes_of attach_latency
 }
 
+section_prover_overhead() {
+	local w
+	cat <<EOF
+
+## 2 and 6. Traced prover overhead; disabled-probe cost
+
+The reference prover, configurations alternated run by run: \`build/prover\` untraced, 
+\`build/prover-noprobes\` (built with -DPROVER_NO_PROBES), traced live (\`inflight -i 100ms --
+build/prover\`) and recorded (\`inflight record -o FILE -- build/prover\`). Proofs per minute
+is the prover's own figure (set-up excluded). CPU seconds per proof counts the whole command:
+the prover plus, when traced, inflight and the BPF programs (run in the prover's threads).
+Workloads: **shape**: \`$(sed -n 's/^shape: build\/prover //p' "$dir/prover_overhead.log" 2>/dev/null)\` (the default pipeline: a
+few hundred probe hits per second); **events**: \`$(sed -n 's/^events: build\/prover //p' "$dir/prover_overhead.log" 2>/dev/null)\` (tiny partitions:
+tens of thousands of hits per second, a stress). Slowdowns are per round against the untraced
+run of the same round (negative: faster).
+
+| workload | config | proofs/min | CPU s/proof | slowdown % | CPU overhead % |
+|---|---|---:|---:|---:|---:|
+EOF
+	for w in shape events; do
+		printf '| %s | untraced | %s | %s | | |\n' "$w" \
+			"$(cell prover_overhead untraced "$w" proofs_per_min)" "$(cell prover_overhead untraced "$w" cpu_s_per_proof)"
+		printf '| %s | probes compiled out | %s | %s | | |\n' "$w" \
+			"$(cell prover_overhead noprobes "$w" proofs_per_min)" "$(cell prover_overhead noprobes "$w" cpu_s_per_proof)"
+		printf '| %s | inflight live, 10 Hz | %s | %s | %s | %s |\n' "$w" \
+			"$(cell prover_overhead live "$w" proofs_per_min)" "$(cell prover_overhead live "$w" cpu_s_per_proof)" \
+			"$(cell prover_overhead live "$w" slowdown_pct)" "$(cell prover_overhead live "$w" cpu_overhead_pct)"
+		printf '| %s | inflight record | %s | %s | %s | %s |\n' "$w" \
+			"$(cell prover_overhead record "$w" proofs_per_min)" "$(cell prover_overhead record "$w" cpu_s_per_proof)" \
+			"$(cell prover_overhead record "$w" slowdown_pct)" "$(cell prover_overhead record "$w" cpu_overhead_pct)"
+	done
+	cat <<EOF
+
+| target | workload shape | workload events |
+|---|---|---|
+| traced live: under 1% slower | $(verdict "$(median prover_overhead live shape slowdown_pct)" '<' 1) | $(verdict "$(median prover_overhead live events slowdown_pct)" '<' 1) |
+| recording: under 2% slower | $(verdict "$(median prover_overhead record shape slowdown_pct)" '<' 2) | $(verdict "$(median prover_overhead record events slowdown_pct)" '<' 2) |
+| disabled probes: indistinguishable from none (probes build slower by, %) | $(cell prover_overhead untraced shape probes_in_pct) | $(cell prover_overhead untraced events probes_in_pct) |
+EOF
+	notes_of prover_overhead
+}
+
+section_loader_cost() {
+	cat <<EOF
+
+## 5. Loader cost
+
+The inflight process alone (attached with \`-p\`, so the prover's CPU time is not counted),
+printing the live timeline at 10 Hz (\`-i 100ms\`) over $(sed -n 's/^shape wall_s=\([0-9.]*\).*/\1/p' "$dir/loader_cost.log" 2>/dev/null | head -n 1) s or so of prover run: CPU time
+(user + system, from wait4) per second of wall time, in percent of one core, and peak RSS.
+
+| workload | CPU, % of a core | peak RSS, MiB | target |
+|---|---:|---:|---|
+| shape (\`--log-n 16\`) | $(cell loader_cost inflight shape cpu_pct) | $(cell loader_cost inflight shape maxrss_mib) | < 1% and < 32 MiB: $(verdict "$(median loader_cost inflight shape cpu_pct)" '<' 1), $(verdict "$(median loader_cost inflight shape maxrss_mib)" '<' 32) |
+| events (\`--log-n 10\`) | $(cell loader_cost inflight events cpu_pct) | $(cell loader_cost inflight events maxrss_mib) | < 1% and < 32 MiB: $(verdict "$(median loader_cost inflight events cpu_pct)" '<' 1), $(verdict "$(median loader_cost inflight events maxrss_mib)" '<' 32) |
+EOF
+	notes_of loader_cost
+}
+
+section_rss_cost() {
+	cat <<EOF
+
+## Breakdown: the cost of following RSS (kmem:rss_stat)
+
+inflight also attaches to the kmem:rss_stat tracepoint, which the kernel fires on every change
+of any process's RSS counters: every page fault and every unmap, in every process on the host.
+A prover run touches far more pages than it fires probes (one \`shape\` run above: about 25,000
+rss_stat events for under 1,000 probe hits, counted once with bpftrace), so this cost can
+outweigh the probes'. \`probe_loop -F\` faults pages in a loop (each page of 1 MiB touched,
+then all dropped with MADV_DONTNEED); CPU nanoseconds per page touched, 1 thread:
+
+| inflight | ns per page | added per page |
+|---|---:|---:|
+| not attached | $(cell rss_cost none 1 ns_per_page) | |
+| attached to another process (what every process pays) | $(cell rss_cost other 1 ns_per_page) | $(cell rss_cost other 1 added_ns_per_page) |
+| attached to this process | $(cell rss_cost self 1 ns_per_page) | $(cell rss_cost self 1 added_ns_per_page) |
+EOF
+	notes_of rss_cost
+}
+
 header
-for s in probe_cost attach_latency prover_overhead record_ceiling; do
+for s in probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then
 			"section_$s"

@@ -5,7 +5,7 @@
 # Needs root for the BPF part (usdt_empty, bpftrace), as the rest of the suite does.
 source "$(dirname "$0")/lib.sh"
 B=$BUILD/bench
-LINE_RE='^probe_loop emitter=[a-z]+ threads=[0-9]+ pipes=[0-9]+ rate=[0-9]+ seconds=[0-9.]+ hits=[0-9]+ ns_per_hit=[0-9.]+ mhits_per_s=[0-9.]+ enabled_ns=[0-9]+ wait_ms=[0-9.]+ allocs=[0-9]+ frees=[0-9]+ stages=[0-9]+ residual=0$'
+LINE_RE='^probe_loop emitter=[a-z]+ work=(pipeline|faults) threads=[0-9]+ pipes=[0-9]+ rate=[0-9]+ seconds=[0-9.]+ hits=[0-9]+ ns_per_hit=[0-9.]+ wall_ns_per_hit=[0-9.]+ mhits_per_s=[0-9.]+ enabled_ns=[0-9]+ wait_ms=[0-9.]+ allocs=[0-9]+ frees=[0-9]+ stages=[0-9]+ residual=0$'
 
 kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 

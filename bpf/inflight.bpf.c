@@ -397,7 +397,7 @@ static __always_inline int handle_alloc(__u64 buf, __u32 cls, __u64 bytes, __u64
 	if (ev)
 		event_fill(ev, p, now, INFL_EV_ALLOC, cls,
 			   (dup ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
-				   (owner && !o ? INFL_EVF_UNTRACKED : 0),
+				   (owner && !o ? INFL_EVF_UNSTAGED : 0),
 			   slot, buf, bytes, owner);
 	else if (record_events)
 		p->ring_drops++;

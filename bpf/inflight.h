@@ -124,9 +124,10 @@ enum infl_event_type {
 /* flags on an event: how the kernel accounted it */
 #define INFL_EVF_UNMATCHED (1u << 0) /* free of an unknown buffer / stage of unknown owner */
 #define INFL_EVF_REJECTED (1u << 1)  /* bad class or stage id */
-#define INFL_EVF_UNTRACKED (1u << 2) /* map full: not accounted */
+#define INFL_EVF_UNTRACKED (1u << 2) /* map full: not accounted at all */
 #define INFL_EVF_DUP (1u << 3)	     /* alloc of a live buffer */
 #define INFL_EVF_NEW_PEAK (1u << 4)  /* this event set a new peak */
+#define INFL_EVF_UNSTAGED (1u << 5)  /* owner map full: the buffer counts, in no stage */
 
 /* Ring buffer record (record mode), 56 bytes. */
 struct infl_event {

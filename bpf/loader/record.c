@@ -363,7 +363,8 @@ int cmd_record(int argc, char **argv)
 	start = session__now_ns();
 	wall = wall_ns();
 	err = write_header(&r, &ra, start, wall);
-	if (so->mode != SESSION_SPAWN && isatty(STDERR_FILENO) && !ra.quiet)
+	/* also when not a terminal: scripts wait for this line to know the probes are live */
+	if (so->mode != SESSION_SPAWN && !ra.quiet)
 		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", session__binary(r.s),
 			ra.out);
 

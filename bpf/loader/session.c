@@ -38,7 +38,8 @@ struct session {
 	bool child;	    /* target is our child (SPAWN): we reap it */
 	bool gone;
 	int status;	    /* child's wait status, -1 until known */
-	char path[PATH_MAX]; /* the traced binary, as attached */
+	char path[PATH_MAX]; /* the traced binary, as attached (may be /proc/PID/root/...) */
+	char shown[PATH_MAX]; /* the same, as a user would name it */
 	session_event_fn fn; /* valid during session__poll */
 	void *fn_ctx;
 	int fn_err;
@@ -257,6 +258,19 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 	return s->fn_err;
 }
 
+/* The target's executable as its /proc/PID/exe link names it. */
+static void shown_from_link(struct session *s)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", s->target);
+	n = readlink(link, s->shown, sizeof(s->shown) - 1);
+	s->shown[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(s->shown, sizeof(s->shown), "%s", s->path);
+}
+
 /* Resolves the target and its binary; SPAWN starts the command (stopped). */
 static int resolve_target(struct session *s, const struct session_opts *o)
 {
@@ -277,13 +291,15 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 					err == -ENOENT ? NULL : "run as root or with CAP_SYS_PTRACE",
 					"pid %d: cannot read its executable: %s", o->pid,
 					strerror(-err));
-		return check_binary(s->path, s->path);
+		shown_from_link(s);
+		return check_binary(s->path, s->shown);
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
 		if (!realpath(o->binary, s->path))
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
+		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
 		return check_binary(s->path, o->binary);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
@@ -296,6 +312,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 		if (err)
 			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
 					o->argv[0], strerror(-err));
+		shown_from_link(s);
 		return check_binary(s->path, o->argv[0]);
 	}
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
@@ -503,7 +520,7 @@ const struct infl_names *session__names(const struct session *s)
 
 const char *session__binary(const struct session *s)
 {
-	return s->path;
+	return s->shown;
 }
 
 pid_t session__target_pid(const struct session *s)

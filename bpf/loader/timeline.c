@@ -215,7 +215,7 @@ static int collect_rss(struct tl_proc *p, const struct recording *rec)
 static int replay_proc(struct tl_proc *p, const struct timeline *tl)
 {
 	struct build b = { .p = p };
-	struct tl_replay *rp = tl_replay__new(p, p->terminal_mask, &build_hooks, &b);
+	struct tl_replay *rp = tl_replay__new(p->terminal_mask, &build_hooks, &b);
 	__u64 prev_seq = 0, now;
 	int err = 0;
 
@@ -252,7 +252,7 @@ static int replay_proc(struct tl_proc *p, const struct timeline *tl)
 		p->last_ts = rp->st.ts;
 		if (ev->flags & INFL_EVF_REJECTED)
 			p->rejected++;
-		else if (ev->flags & INFL_EVF_UNTRACKED)
+		else if (ev->flags & (INFL_EVF_UNTRACKED | INFL_EVF_UNSTAGED))
 			p->untracked++;
 		if (ev->flags & INFL_EVF_DUP)
 			p->dups++;

@@ -191,11 +191,11 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 
 	if (ev->flags & INFL_EVF_REJECTED)
 		return;
-	/* UNTRACKED alloc: either the buffer table was full (not counted) or the owner table
-	 * was (counted in no stage); the events do not tell which, the final counters do */
-	if ((ev->flags & INFL_EVF_UNTRACKED) && !rp->untracked_alloc_counted)
+	/* UNTRACKED: the buffer table was full, the kernel counted nothing; UNSTAGED: the
+	 * owner table was, the buffer counts in no stage */
+	if (ev->flags & INFL_EVF_UNTRACKED)
 		return;
-	if (ev->arg2 && !(ev->flags & INFL_EVF_UNTRACKED))
+	if (ev->arg2 && !(ev->flags & INFL_EVF_UNSTAGED))
 		o = owner_create(rp, ev->arg2, rp->st.ts);
 	b = u64map_put(&rp->bufs, ev->arg0, &created);
 	if (!b) {
@@ -327,7 +327,7 @@ void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
 	}
 }
 
-struct tl_replay *tl_replay__new(const struct tl_proc *p, __u16 terminal_mask,
+struct tl_replay *tl_replay__new(__u16 terminal_mask,
 				 const struct tl_hooks *hooks, void *ctx)
 {
 	struct tl_replay *rp = calloc(1, sizeof(*rp));
@@ -339,8 +339,6 @@ struct tl_replay *tl_replay__new(const struct tl_proc *p, __u16 terminal_mask,
 	rp->terminal_mask = terminal_mask;
 	rp->hooks = hooks;
 	rp->hook_ctx = ctx;
-	/* see apply_alloc(): with no buffer-table overflow, every UNTRACKED alloc was counted */
-	rp->untracked_alloc_counted = !p->kernel_final || !p->kernel_final->buf_map_full;
 	return rp;
 }
 
@@ -359,7 +357,7 @@ int tl_cursor__init(struct tl_cursor *c, const struct tl_proc *p)
 {
 	memset(c, 0, sizeof(*c));
 	c->p = p;
-	c->rp = tl_replay__new(p, p->terminal_mask, NULL, NULL);
+	c->rp = tl_replay__new(p->terminal_mask, NULL, NULL);
 	if (!c->rp)
 		return -ENOMEM;
 	c->st = &c->rp->st;

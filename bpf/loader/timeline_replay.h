@@ -45,14 +45,13 @@ struct tl_replay {
 	struct tl_state st;
 	struct u64map bufs, owners;
 	__u16 terminal_mask;
-	bool untracked_alloc_counted;
 	bool oom;
 	__u64 diverged;
 	const struct tl_hooks *hooks;
 	void *hook_ctx;
 };
 
-struct tl_replay *tl_replay__new(const struct tl_proc *p, __u16 terminal_mask,
+struct tl_replay *tl_replay__new(__u16 terminal_mask,
 				 const struct tl_hooks *hooks, void *ctx);
 void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev);
 void tl_replay__free(struct tl_replay *rp);

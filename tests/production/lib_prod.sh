@@ -105,3 +105,21 @@ as_nobody() {
 	nobody_argv "$caps"
 	"${NOBODY[@]}" "$@"
 }
+
+# netns_up: a private network namespace with lo up (so fixed ports such as the default 9464
+# or 80 are free whatever else runs on the host), held by a sleeping process. in_ns CMD...
+# runs CMD in it in the foreground; for a background process use "${IN_NS[@]}" CMD & (nsenter
+# execs CMD, so $! is CMD's pid; a backgrounded shell function would be a subshell).
+netns_up() {
+	unshare -n sleep 600 &
+	NETNS_PID=$!
+	bg_track "$NETNS_PID"
+	IN_NS=(nsenter -t "$NETNS_PID" -n)
+	wait_until 5 _netns_differs || return 1
+	in_ns ip link set lo up
+}
+_netns_differs() { [ "$(readlink "/proc/$NETNS_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ]; }
+in_ns() { "${IN_NS[@]}" "$@"; }
+
+# probegen's exporter state (tests/production/scripts/exporter_state.txt), gated
+EXPORTER_STATE=$ROOT/tests/production/scripts/exporter_state.txt

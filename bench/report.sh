@@ -19,11 +19,11 @@ stats() {
 		}'
 }
 
-# num VALUE: three significant digits, no exponent
+# num VALUE: integers as they are, else three significant digits, no exponent
 num() {
 	awk -v v="$1" 'BEGIN {
 		a = v < 0 ? -v : v
-		if (a >= 100) printf "%.0f", v; else if (a >= 10) printf "%.1f", v
+		if (v == int(v)) printf "%d", v; else if (a >= 100) printf "%.0f", v; else if (a >= 10) printf "%.1f", v
 		else if (a >= 1) printf "%.2f", v; else printf "%.3g", v
 	}'
 }
@@ -224,6 +224,64 @@ then all dropped with MADV_DONTNEED); CPU nanoseconds per page touched, 1 thread
 | attached to this process | $(cell rss_cost self 1 ns_per_page) | $(cell rss_cost self 1 added_ns_per_page) |
 EOF
 	notes_of rss_cost
+}
+
+section_record_ceiling() {
+	local t cfg ceiling
+	cat <<EOF
+
+## 4. Record-mode throughput ceiling
+
+\`probe_loop\` fires at a set rate ("max": flat out) from 1 or 2 threads while
+\`inflight record -p\` writes every event to a file; with 2 threads the firing threads and the
+recorder share the machine's 2 CPUs. Lost: events the recorder reports lost (ring buffer full
+in the kernel, or in user space). Balance: recorded + lost - fired, i.e. the RSS records the
+recorder stores besides probe events; negative would mean events missing without a trace.
+Mismatches: the recording's self-check (\`inflight report\`: its replay of the events against
+the kernel's final counters), 0 when the two agree.
+
+| threads | asked, events/s | achieved, events/s | lost | lost % | balance | mismatches |
+|---:|---|---:|---:|---:|---:|---:|
+EOF
+	while IFS=, read -r t cfg; do
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "${cfg/\/ring/, ring buffer }" \
+			"$(cell record_ceiling "$cfg" "$t" rate)" "$(cell record_ceiling "$cfg" "$t" lost)" \
+			"$(cell record_ceiling "$cfg" "$t" lost_pct)" "$(cell record_ceiling "$cfg" "$t" balance)" \
+			"$(cell record_ceiling "$cfg" "$t" check_mismatches)"
+	done < <(awk -F, '$1 == "record_ceiling" && $5 == "rate" { print $3 "," $2 }' "$raw" |
+		sort -t, -k1,1n -k2,2 -u | sort -t, -k1,1n -k2,2V)
+	cat <<EOF
+
+Highest achieved rate with zero lost events in every round (default ring buffer):
+**$(num "$(rc_ceiling 0)") events/s**; target >= 1,000,000: $(verdict "$(rc_ceiling 0)" '>=' 1000000).
+Counting only settings whose recordings also passed the self-check in every round:
+$(num "$(rc_ceiling 1)") events/s.
+EOF
+	notes_of record_ceiling
+}
+
+# rc_ceiling CLEAN: the highest median achieved rate among settings (default ring buffer)
+# that lost nothing in any round (CLEAN=1: and whose self-check found no mismatch in any)
+rc_ceiling() {
+	awk -F, -v clean="$1" '$1 == "record_ceiling" && $2 !~ /ring/ {
+			k = $3 "," $2
+			if ($5 == "lost" && $6 > 0) bad[k] = 1
+			if (clean && $5 == "check_mismatches" && $6 > 0) bad[k] = 1
+			if ($5 == "rate") { n[k]++; r[k, n[k]] = $6 }
+		}
+		END {
+			best = 0
+			for (k in n) {
+				if (k in bad) continue
+				m = n[k]
+				for (i = 1; i <= m; i++) v[i] = r[k, i]
+				for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+					if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+				med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+				if (med > best) best = med
+			}
+			print best
+		}' "$raw"
 }
 
 header

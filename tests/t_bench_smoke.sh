@@ -96,7 +96,7 @@ mkdir -p "$TMP/res"
 printf 'reps=5\n' >"$TMP/res/env.txt"
 : >"$TMP/res/notes.txt"
 rep=$(bash "$ROOT/bench/report.sh" "$TMP/res")
-check_match "report: median [min-max]" "$rep" '^\| \(b\) empty BPF programs \(the floor\) \| 3.00 \[1.00-20.0\] \| n/a \| n/a \| n/a \|$'
+check_match "report: median [min-max]" "$rep" '^\| \(b\) empty BPF programs \(the floor\) \| 3 \[1-20\] \| n/a \| n/a \| n/a \|$'
 check_match "report: median of an even count, verdict" "$rep" \
-	'^\| inflight / empty BPF \(c/b\) \| 2.75 \[1.50-4.00\] \| n/a \| <= 1.2: \*\*missed\*\* \|$'
+	'^\| inflight / empty BPF \(c/b\) \| 2.75 \[1.50-4\] \| n/a \| <= 1.2: \*\*missed\*\* \|$'
 finish

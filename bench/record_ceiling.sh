@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Section record_ceiling (issue 6, item 4): the highest event rate `inflight record` keeps
+# with zero lost events on this machine, and what happens above it. probe_loop fires at a set
+# rate (1 or 2 threads: with 2, the firing threads and the recorder share the 2 CPUs) for
+# BENCH_SECONDS x 2 while `inflight record -p` writes to a file under /tmp; per run:
+#   rate     the rate achieved in the measured window (events/s; "max" asks for flat out)
+#   lost     events the recorder reports lost (kernel ring buffer full, or in user space)
+#   balance  recorded + lost - fired: what the recorder stored beyond the probe events (its
+#            RSS records), never negative when no event goes missing silently
+# and the recording's self-check (inflight report: its replay against the kernel's final
+# counters), which must hold whenever nothing was lost.
+
+# threads|rate|ring buffer bytes (empty: inflight's default, 16 MiB). The last entry shrinks
+# the ring to 64 KiB to show, at rates this machine can fire, what happens past the ceiling.
+RC_RATES=("1|250000|" "1|500000|" "1|1000000|" "1|max|" "2|500000|" "2|1000000|"
+	"2|1500000|" "2|max|" "2|max|65536")
+
+rc_run() { # THREADS RATE RING: prints probe_loop's line and the recorder's closing line
+	local t=$1 rate=$2 ring=$3 args
+	args=(-t "$t" -d "$(calc "$SECONDS_PER_RUN * 2")" -w 0.2 -W 30)
+	[ "$rate" = max ] || args+=(-r "$rate")
+	rm -f "$TMPB/rc.rec"
+	RECORD_OUT=$TMPB/rc.rec RECORD_RING=$ring traced "$TMPB/rc.log" record "$RC_LOOP" "${args[@]}"
+	grep -m 1 'recorded [0-9]* events' "$TMPB/rc.log"
+}
+
+record_ceiling() {
+	local rep i n=${#RC_RATES[@]} t rate ring cfg line closing fired recorded lost check
+	if [ ! -x "$INFLIGHT" ] || ! "$INFLIGHT" record --help >/dev/null 2>&1; then
+		note record_ceiling "not measured: $INFLIGHT has no record command"
+		return 0
+	fi
+	RC_LOOP=$(private_copy "$BENCH/probe_loop")
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for ((i = 0; i < n; i++)); do
+			IFS='|' read -r t rate ring <<<"${RC_RATES[$(((i + rep) % n))]}"
+			cfg=$rate${ring:+/ring$ring}
+			line=$(rc_run "$t" "$rate" "$ring")
+			closing=$(printf '%s\n' "$line" | grep -m 1 'recorded [0-9]* events')
+			line=$(printf '%s\n' "$line" | grep -m 1 '^probe_loop ')
+			if [ -z "$line" ] || [ -z "$closing" ]; then
+				note record_ceiling "$t thread(s) at $rate/s, round $rep: no result ($(tail -n 2 "$TMPB/rc.log" | tr '\n' ' '))"
+				continue
+			fi
+			echo "$closing | $line" >>"$OUTDIR/record_ceiling.log"
+			recorded=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) events (\([0-9]*\) lost).*/\1/p')
+			lost=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) events (\([0-9]*\) lost).*/\2/p')
+			fired=$(($(kv allocs "$line") + $(kv frees "$line") + $(kv stages "$line")))
+			check=$("$INFLIGHT" report --format json "$TMPB/rc.rec" 2>/dev/null |
+				grep -o '"mismatches":[0-9]*' | head -n 1 | cut -d: -f2)
+			rm -f "$TMPB/rc.rec"
+			record record_ceiling "$cfg" "$t" "$rep" rate "$(calc "$(kv mhits_per_s "$line") * 1e6")"
+			record record_ceiling "$cfg" "$t" "$rep" lost "$lost"
+			record record_ceiling "$cfg" "$t" "$rep" lost_pct "$(calc "$lost / $fired * 100")"
+			record record_ceiling "$cfg" "$t" "$rep" balance "$((recorded + lost - fired))"
+			record record_ceiling "$cfg" "$t" "$rep" check_mismatches "$check"
+		done
+	done
+}

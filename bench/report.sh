@@ -52,6 +52,12 @@ verdict() {
 	if awk "BEGIN { exit !($1 $2 $3) }"; then printf 'met'; else printf '**missed**'; fi
 }
 
+# verdict2 SECTION CONFIG METRIC OP LIMIT: the verdict for 1 and for 2 threads
+verdict2() {
+	printf '1 thread %s, 2 threads %s' "$(verdict "$(median "$1" "$2" 1 "$3")" "$4" "$5")" \
+		"$(verdict "$(median "$1" "$2" 2 "$3")" "$4" "$5")"
+}
+
 notes_of() {
 	sed -n "s/^$1: /- /p" "$dir/notes.txt" 2>/dev/null | sort | uniq -c |
 		awk '{ n = $1; $1 = ""; sub(/^ /, ""); print (n > 1 ? $0 " (" n " times)" : $0) }'
@@ -113,8 +119,8 @@ Ratios (median of per-round ratios):
 
 | ratio | 1 thread | 2 threads | target |
 |---|---:|---:|---|
-| inflight / empty BPF (c/b) | $(cell probe_cost inflight/empty 1 ratio) | $(cell probe_cost inflight/empty 2 ratio) | <= 1.2: $(verdict "$(median probe_cost inflight/empty 1 ratio)" '<=' 1.2) |
-| inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict "$(median probe_cost inflight/bpftrace 1 ratio)" '<=' 1) |
+| inflight / empty BPF (c/b) | $(cell probe_cost inflight/empty 1 ratio) | $(cell probe_cost inflight/empty 2 ratio) | <= 1.2: $(verdict2 probe_cost inflight/empty ratio '<=' 1.2) |
+| inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict2 probe_cost inflight/bpftrace ratio '<=' 1) |
 | (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |

@@ -2,8 +2,9 @@
 # Section attach_latency (issue 6, item 3): from the exec of a tracer's command to the moment
 # its probes are live in the target. The target (probe_loop -W) polls its three USDT
 # semaphores every 50 us and notes when all are set; the kernel sets a semaphore when it
-# registers the uprobe, so from then on every hit reaches the tracer. stamp_exec notes the
-# time just before it execs the tracer. Both use CLOCK_MONOTONIC.
+# registers the uprobe (the tracer attaches its program to it right after: the figure can be
+# optimistic by that last step). stamp_exec notes the time just before it execs the tracer.
+# Both use CLOCK_MONOTONIC.
 #
 # configs: empty (the minimal libbpf loader: the floor), inflight, bpftrace (the same
 # aggregation script as in probe_cost; bpftrace compiles it with LLVM at start).

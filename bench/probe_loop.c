@@ -48,6 +48,7 @@ struct opts {
 	double rate; /* events per second, all threads together; 0: as fast as possible */
 	double wait_timeout; /* > 0: wait until a tracer listens, at most this long */
 	unsigned int poll_us;
+	double settle; /* after the wait: let the tracer finish attaching */
 	bool faults; /* page-fault instead of firing events */
 };
 
@@ -174,7 +175,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: probe_loop [-t THREADS] [-p PIPES] [-d SECONDS] [-w WARMUP] [-r RATE]\n"
-		"                  [-W TIMEOUT] [-P POLL_US] [-F]\n"
+		"                  [-W TIMEOUT] [-P POLL_US] [-S SETTLE] [-F]\n"
 		"Fires the inflight probe contract's events in a loop and prints the cost per event.\n"
 		"  -t, --threads N        threads firing events (1-%d, default 1)\n"
 		"  -p, --pipes N          owners in flight per thread (1-%d, default 4)\n"
@@ -184,6 +185,7 @@ static void usage(FILE *f)
 		"  -W, --wait-enabled S   first wait until a tracer listens on all three events\n"
 		"                         (exit 3 after S seconds if none does)\n"
 		"  -P, --poll-us N        how often to look while waiting (default 100)\n"
+		"  -S, --settle S         then wait S more before the first event (default 0.05)\n"
 		"  -F, --faults           page-fault instead of firing events (a hit: one page)\n",
 		MAX_THREADS, MAX_PIPES);
 }
@@ -212,6 +214,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "wait-enabled", required_argument, NULL, 'W' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "settle", required_argument, NULL, 'S' },
 		{ "faults", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -219,8 +222,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .threads = 1, .pipes = 4, .seconds = 1, .warmup = 0.2,
-			    .poll_us = 100 };
-	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:Fh", longopts, NULL)) != -1) {
+			    .poll_us = 100, .settle = 0.05 };
+	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:S:Fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': o->threads = parse_num(optarg, "thread count", 1, MAX_THREADS); break;
 		case 'p': o->pipes = parse_num(optarg, "pipe count", 1, MAX_PIPES); break;
@@ -229,6 +232,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'r': o->rate = parse_num(optarg, "rate", 0, 1e10); break;
 		case 'W': o->wait_timeout = parse_num(optarg, "timeout", 0.001, 3600); break;
 		case 'P': o->poll_us = parse_num(optarg, "poll interval", 1, 1e6); break;
+		case 'S': o->settle = parse_num(optarg, "settle time", 0, 60); break;
 		case 'F': o->faults = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
@@ -277,6 +281,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "probe_loop: no tracer listened within %gs\n", o.wait_timeout);
 			return 3;
 		}
+		/*
+		 * The kernel raises a semaphore as it registers the uprobe, just before writing
+		 * the breakpoint, and a tracer attaches its BPF program to the uprobe's perf event
+		 * only after that: events fired at once could still be missed.
+		 */
+		sleep_s(o.settle);
 	}
 	/* a process-wide buffer with no owner, like the prover's SRS */
 	pipe_init(&srs, MAX_THREADS * MAX_PIPES);

@@ -140,8 +140,9 @@ section_attach_latency() {
 
 From the exec of the tracer's command (\`stamp_exec\` notes CLOCK_MONOTONIC, then execs it) to
 the moment the target sees all three USDT semaphores set (it polls them every 50 us; the kernel
-sets a semaphore as it registers the uprobe, so every hit from then on reaches the tracer).
-Attaching by pid to a running \`probe_loop\`. Milliseconds:
+raises a semaphore as it registers the uprobe; the tracer attaches its program to the uprobe
+right after, so the figures can be optimistic by that last step, microseconds for a libbpf
+tool). Attaching by pid to a running \`probe_loop\`. Milliseconds:
 
 | tracer | ms to live | target |
 |---|---:|---|

@@ -46,8 +46,8 @@ for mb in 0 "$N"; do
 done
 ctl=$(grep -o '"rss":{[^}]*}' "$TMP/sum-0.json")
 big=$(grep -o '"rss":{[^}]*}' "$TMP/sum-$N.json")
-check "the RSS peak grew by at least $N MiB with --untracked-mb $N" \
-	test $(( $(json_num "$big" peak_bytes) - $(json_num "$ctl" peak_bytes) )) -ge $((N * MIB))
+check "the RSS peak grew by $N MiB (less 1 MiB of noise) with --untracked-mb $N" \
+	test $(( $(json_num "$big" peak_bytes) - $(json_num "$ctl" peak_bytes) )) -ge $(((N - 1) * MIB))
 
 # the text summary says it in words
 "$TMP/inflight" -- "$TMP/prover" "${work[@]}" --untracked-mb "$N" >"$TMP/text" 2>/dev/null

@@ -501,7 +501,6 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 			json_null(&j);
 		json_kv_u64(&j, "torn", snap->torn);
 		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
-		json_kv_u64(&j, "reported", info->reported);
 		json_key(&j, "procs");
 		json_arr(&j);
 		for (int i = 0; i < snap->nprocs; i++)
@@ -512,12 +511,8 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 		return;
 	}
 	if (!snap->nprocs) {
-		if (info->reported)
-			fprintf(f, "inflight summary: no other traced process (%d reported above)",
-				info->reported);
-		else
-			fprintf(f, "inflight summary: no traced process hit a probe");
-		fprintf(f, "%s%s\n", info->end ? "; tracing ended: " : "", info->end ? info->end : "");
+		fprintf(f, "inflight summary: no traced process hit a probe%s%s\n",
+			info->end ? "; tracing ended: " : "", info->end ? info->end : "");
 		if (info->target_status >= 0) {
 			char st[64];
 

@@ -21,7 +21,6 @@ struct summary_info {
 	pid_t target_pid;	/* the spawned or -p process, 0 in binary mode */
 	int target_status;	/* its wait status (waitpid), -1 when unknown */
 	__u64 ring_lost;	/* ring buffer records the loader lost (record mode) */
-	int reported;		/* processes whose summary was printed earlier (-b) */
 	bool json;
 };
 

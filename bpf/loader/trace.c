@@ -164,34 +164,58 @@ static int print_snapshot(struct session *s, struct live *live, struct snapshot 
 }
 
 /*
- * -b: a process that exited gets its summary now and leaves the kernel maps, so that a long
- * trace across restarts reports each run once and never fills --max-procs with the dead.
+ * -b: the processes that exited, kept here while their records leave the kernel maps, so that
+ * a long trace across restarts never fills --max-procs with the dead; the final summary
+ * reports them with the living.
  */
-static void report_exited(struct session *s, struct summary_info *info, int *reported)
+struct retired {
+	struct proc_snapshot *procs;
+	int n, cap;
+};
+
+static void retire_exited(struct session *s, struct retired *r)
 {
-	struct snapshot snap, gone = { 0 };
-	const char *end = info->end;
+	struct snapshot snap;
 
 	if (session__snapshot(s, &snap))
 		return; /* the final snapshot will say why */
-	gone.mono_ns = snap.mono_ns;
-	gone.procs = calloc(snap.nprocs ?: 1, sizeof(*gone.procs));
-	for (int i = 0; gone.procs && i < snap.nprocs; i++)
-		if (snap.procs[i].st.exited)
-			gone.procs[gone.nprocs++] = snap.procs[i];
-	if (gone.nprocs) {
-		info->end = "process exited";
-		summary__print(stdout, &gone, session__names(s), info);
-		if (!info->json)
-			putchar('\n');
-		info->end = end;
-		for (int i = 0; i < gone.nprocs; i++)
-			if (session__forget(s, gone.procs[i].pid))
-				infl_warn("pid %u: cannot drop its records", gone.procs[i].pid);
-		*reported += gone.nprocs;
+	for (int i = 0; i < snap.nprocs; i++) {
+		if (!snap.procs[i].st.exited)
+			continue;
+		if (r->n == r->cap) {
+			int cap = r->cap ? 2 * r->cap : 8;
+			struct proc_snapshot *more = realloc(r->procs, cap * sizeof(*more));
+
+			if (!more)
+				break; /* it stays in the map: reported at the end all the same */
+			r->procs = more;
+			r->cap = cap;
+		}
+		if (session__forget(s, snap.procs[i].pid)) {
+			infl_warn("pid %u: cannot drop its records", snap.procs[i].pid);
+			continue; /* still in the map, so still in the final snapshot */
+		}
+		r->procs[r->n++] = snap.procs[i];
 	}
-	free(gone.procs);
 	snapshot__free(&snap);
+}
+
+/* The final snapshot with the retired processes first (in the order they exited). */
+static int with_retired(struct snapshot *snap, const struct retired *r)
+{
+	struct proc_snapshot *all;
+
+	if (!r->n)
+		return 0;
+	all = malloc((snap->nprocs + r->n) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, r->procs, r->n * sizeof(*all));
+	memcpy(all + r->n, snap->procs, snap->nprocs * sizeof(*all));
+	free(snap->procs);
+	snap->procs = all;
+	snap->nprocs += r->n;
+	return 0;
 }
 
 /* The command's status as ours: 128+N for a signal, like a shell. */
@@ -213,6 +237,7 @@ int cmd_trace(int argc, char **argv)
 	struct live *live = NULL;
 	struct snapshot snap = { 0 };
 	struct summary_info info = { .target_status = -1 };
+	struct retired retired = { 0 };
 	const struct session_opts *so = &ta.attach.so;
 	__u64 start, next_tick;
 	int err, status = -1, rc = 0;
@@ -246,7 +271,8 @@ int cmd_trace(int argc, char **argv)
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 	info.target_pid = session__target_pid(s);
 	info.json = ta.json;
-	if (so->mode != SESSION_SPAWN && isatty(STDERR_FILENO))
+	/* attached: scripts may wait for this line before they start the workload */
+	if (so->mode != SESSION_SPAWN)
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
 			info.binary);
 
@@ -273,7 +299,7 @@ int cmd_trace(int argc, char **argv)
 				next_tick += ta.interval_ns;
 		}
 		if (so->mode == SESSION_BINARY)
-			report_exited(s, &info, &info.reported);
+			retire_exited(s, &retired);
 	}
 
 	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
@@ -292,6 +318,7 @@ int cmd_trace(int argc, char **argv)
 		snprintf(end, sizeof(end), "%s exited", so->mode == SESSION_SPAWN ? "command" : "target");
 
 	err = print_snapshot(s, live, &snap);
+	err = err ?: with_retired(&snap, &retired);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
@@ -301,6 +328,7 @@ int cmd_trace(int argc, char **argv)
 		summary__print(stdout, &snap, session__names(s), &info);
 	}
 	snapshot__free(&snap);
+	free(retired.procs);
 	live__free(live);
 	session__free(s);
 

@@ -8,10 +8,10 @@
  * Each round runs owner 1 through parse -> synth -> done with one 4096-byte c1_data buffer
  * allocated in parse and freed in synth: 1 alloc, 1 free, 3 stage events, one owner started
  * and done. --hold-ms then leaves owner 2 in `done` holding one 1 MiB aux buffer (a leak
- * candidate), prints "holding" and sleeps MS before exiting. --wait-attach first waits (10 s at most, else exit
- * 99) until a tracer has attached, seen through the probes' USDT semaphores, which the kernel
- * raises on attach: a test can start this program first and attach by pid or path without
- * sleeping and hoping.
+ * candidate), prints "holding" and sleeps MS before exiting. --wait-attach first waits (10 s at
+ * most, else exit 99) until a tracer has attached, seen through the probes' USDT semaphores,
+ * which the kernel raises on attach, then 50 ms more: a test can start this program first and
+ * attach by pid or path without sleeping and hoping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "prover_trace.h"
 
 #define WAIT_ATTACH_MS 10000
+#define SETTLE_MS 50
 
 static void sleep_ms(long ms)
 {
@@ -53,6 +54,9 @@ int main(int argc, char **argv)
 			}
 			if (!attached())
 				return 99;
+			/* a semaphore rises when its uprobe registers, a moment before the BPF
+			 * program is on it (and before the tracer's exit hook): let it settle */
+			sleep_ms(SETTLE_MS);
 		} else if (!strcmp(argv[i], "--hold-ms") && i + 1 < argc) {
 			hold_ms = strtol(argv[++i], NULL, 10);
 		} else {

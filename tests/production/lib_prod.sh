@@ -123,3 +123,45 @@ in_ns() { "${IN_NS[@]}" "$@"; }
 
 # probegen's exporter state (tests/production/scripts/exporter_state.txt), gated
 EXPORTER_STATE=$ROOT/tests/production/scripts/exporter_state.txt
+
+# --- reading a traced process's memory: USDT semaphores and probe sites ---------------------
+# note_addrs BINARY Location|Semaphore: the distinct addresses of the prover probes in the
+# binary's stapsdt notes (link-time virtual addresses, hex)
+note_addrs() {
+	readelf -n "$1" | awk -v want="$2:" '
+		/Provider:/ { prov = $2 }
+		/Name:/ { name = $2 }
+		{ for (i = 1; i < NF; i++) if ($i == want && prov == "prover" &&
+			(name == "buf_alloc" || name == "buf_free" || name == "stage")) { v = $(i + 1); sub(/,$/, "", v); print v } }' |
+		sort -u
+}
+# load_bias PID PATH: where PATH's file offset 0 is mapped (a PIE's vaddrs start at 0), decimal
+load_bias() {
+	local start
+	start=$(awk -v f="$2" '$6 == f && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' \
+		"/proc/$1/maps")
+	[ -n "$start" ] && echo $((16#$start))
+}
+# peek PID ADDR(decimal) BYTES: little-endian unsigned value read from /proc/PID/mem
+peek() {
+	dd if="/proc/$1/mem" bs=1 skip="$2" count="$3" iflag=skip_bytes status=none 2>/dev/null |
+		od -An -tu"$3" | tr -d ' '
+}
+# semaphores PID PATH: the sum of the prover probes' semaphores in PID
+semaphores() {
+	local bias sum=0 a
+	bias=$(load_bias "$1" "$2") || return 1
+	for a in $(note_addrs "$2" Semaphore); do
+		sum=$((sum + $(peek "$1" $((bias + a)) 2)))
+	done
+	echo "$sum"
+}
+# site_bytes PID PATH: the first byte of every probe site, hex, sorted and unique
+# (0x90 nop as built; 0xcc int3 while a uprobe sits there)
+site_bytes() {
+	local bias a
+	bias=$(load_bias "$1" "$2") || return 1
+	for a in $(note_addrs "$2" Location); do
+		printf '%02x\n' "$(peek "$1" $((bias + a)) 1)"
+	done | sort -u | tr '\n' ' '
+}

@@ -56,14 +56,13 @@ check_eq "-o EXISTING: untouched" "$(cat "$TMP/victim")" precious
 	>/dev/null 2>"$TMP/new.err")
 check_eq "umask 000: the recording is created" "$?" 0
 check_eq "umask 000: mode 640 (no group or world write)" "$(stat -c %a "$TMP/new.rec")" 640
-chmod 666 "$TMP/new.rec"
-(umask 000 && rec --force -o "$TMP/new.rec")
-check_eq "--force over a 666 file: a fresh file, mode 640" "$(stat -c %a "$TMP/new.rec")" 640
 check "the recording reads back" "$TMP/inflight" report "$TMP/new.rec" -o "$TMP/new.txt"
 n=$(grep -o 'recorded [0-9]* events' "$TMP/new.err" | awk '{ print $2 }')
 check_match "... with the events the recorder wrote ($n)" "$(cat "$TMP/new.txt")" \
 	"pid [0-9]+ \(probegen\): $n events, 1 owners"
-
+chmod 666 "$TMP/new.rec"
+(umask 000 && rec --force -o "$TMP/new.rec")
+check_eq "--force over a 666 file: a fresh file, mode 640" "$(stat -c %a "$TMP/new.rec")" 640
 # --- the sanitized loader, for real (the suite builds it: make SAN=1 all) ----------------------
 san=$ROOT/build/san/inflight
 if [ ! -x "$san" ]; then

@@ -11,7 +11,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 
 LOADER_SRCS := $(wildcard bpf/loader/*.c)
 LOADER_OBJS := $(patsubst bpf/loader/%.c,$(LOADER_DIR)/%.o,$(LOADER_SRCS))
-LOADER_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -MMD -MP
+LOADER_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -I$(BPF_DIR) -MMD -MP
 LOADER_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic
 
 bpf: $(BPF_SKELS)

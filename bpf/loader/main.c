@@ -9,7 +9,7 @@
 #include <string.h>
 #include "commands.h"
 #include "errors.h"
-#include "../../probes/inflight_note.h"
+#include "inflight_note.h"
 
 const char *argp_program_version =
 	"inflight 0.1 (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";

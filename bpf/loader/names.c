@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../probes/inflight_note.h" /* the note format: the contract's */
+#include "inflight_note.h" /* the note format: the contract's */
 #include "names.h"
 
 _Static_assert(INFLIGHT_MAX_IDS == INFL_MAX_CLASSES && INFLIGHT_MAX_IDS == INFL_MAX_STAGES,

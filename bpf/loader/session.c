@@ -114,6 +114,14 @@ static bool proc_is_zombie(pid_t pid)
 	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 
+/* "/proc/PID/root/..." */
+static bool is_proc_root_path(const char *path)
+{
+	int pid, end = 0;
+
+	return sscanf(path, "/proc/%d/root/%n", &pid, &end) == 1 && end > 0;
+}
+
 /* The contract check, in words a user can act on. */
 static int check_binary(const char *path, const char *shown)
 {
@@ -158,6 +166,9 @@ static int spawn_stopped(char **argv, pid_t *out)
 		return infl_err(EXIT_GENERIC, NULL, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
+		/* the command gets none of the tracer's capabilities (root's exec restores its
+		 * own; a capability-granted inflight must not pass CAP_BPF on) */
+		caps__drop_all();
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
 			execvp(argv[0], argv);
 		child_err = errno;
@@ -221,6 +232,16 @@ static int attach_probes(struct session *s)
 	const char *provider = s->names.provider[0] ? s->names.provider : "prover";
 	pid_t pid = s->mode == SESSION_BINARY ? -1 : s->target;
 
+	/* exit and RSS first: a target that ends right after the probes go live must still
+	 * be seen exiting */
+	s->skel->links.on_process_exit = bpf_program__attach(s->skel->progs.on_process_exit);
+	if (!s->skel->links.on_process_exit)
+		return load_error(-errno, "attach sched:sched_process_exit");
+	if (bpf_program__autoload(s->skel->progs.on_rss_stat)) {
+		s->skel->links.on_rss_stat = bpf_program__attach(s->skel->progs.on_rss_stat);
+		if (!s->skel->links.on_rss_stat)
+			return load_error(-errno, "attach kmem:rss_stat");
+	}
 	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
 		s->links[i] = bpf_program__attach_usdt(progs[i], pid, s->path, provider,
 						       probe_names[i], NULL);
@@ -234,14 +255,6 @@ static int attach_probes(struct session *s)
 			return load_error(err, "attach USDT probe");
 		}
 	}
-	if (s->skel->progs.on_rss_stat && bpf_program__autoload(s->skel->progs.on_rss_stat)) {
-		s->skel->links.on_rss_stat = bpf_program__attach(s->skel->progs.on_rss_stat);
-		if (!s->skel->links.on_rss_stat)
-			return load_error(-errno, "attach kmem:rss_stat");
-	}
-	s->skel->links.on_process_exit = bpf_program__attach(s->skel->progs.on_process_exit);
-	if (!s->skel->links.on_process_exit)
-		return load_error(-errno, "attach sched:sched_process_exit");
 	return 0;
 }
 
@@ -296,7 +309,11 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
-		if (!realpath(o->binary, s->path))
+		/* /proc/PID/root/... reaches into another mount namespace: realpath() would
+		 * resolve it in ours. libbpf and the kernel resolve it in the target's. */
+		if (is_proc_root_path(o->binary) && access(o->binary, R_OK) == 0)
+			snprintf(s->path, sizeof(s->path), "%s", o->binary);
+		else if (!realpath(o->binary, s->path))
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);

@@ -22,7 +22,7 @@ $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS)): $(TESTS_DIR)/%: tests/record/%.c $
 FUZZ_SRCS_recfile := $(addprefix bpf/loader/,rec_format.c rec_reader.c timeline.c \
 	timeline_replay.c render_common.c render_text.c render_csv.c render_json.c \
 	render_chrome.c render_folded.c render_svg.c names.c fmt.c errors.c)
-FUZZ_REC_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -Itests
+FUZZ_REC_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -I$(BPF_DIR) -Itests
 
 $(TESTS_DIR)/test_fuzz_recfile: tests/fuzz/fuzz_recfile.c tests/production/fuzz_replay.c \
 		$(FUZZ_SRCS_recfile) $(wildcard bpf/loader/*.h) | $(DEPS_STAMP)

@@ -63,6 +63,7 @@ check_match "... with the events the recorder wrote ($n)" "$(cat "$TMP/new.txt")
 chmod 666 "$TMP/new.rec"
 (umask 000 && rec --force -o "$TMP/new.rec")
 check_eq "--force over a 666 file: a fresh file, mode 640" "$(stat -c %a "$TMP/new.rec")" 640
+
 # --- the sanitized loader, for real (the suite builds it: make SAN=1 all) ----------------------
 san=$ROOT/build/san/inflight
 if [ ! -x "$san" ]; then

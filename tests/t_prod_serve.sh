@@ -123,6 +123,18 @@ check "port 80 answers with the spinning process's stage events" \
 kill -TERM "$sv"
 wait "$sv"
 check_eq "SIGTERM ends serve -p with status 0" "$?" 0
+
+# every interface: only when asked, and said out loud
+"${IN_NS[@]}" "$TMP/inflight" serve --listen :9465 -p "$spin" >"$TMP/out6" 2>"$TMP/err6" &
+sv=$!
+bg_track "$sv"
+wait_until 10 file_has "$TMP/err6" "serving http://" || not_ok "serve on :9465" "$(cat "$TMP/err6")"
+check_match "--listen :PORT binds every IPv4 interface, with a warning" "$(cat "$TMP/err6")" \
+	"warning: serving on 0\.0\.0\.0:9465: reachable from other hosts"
+check_eq "... listening on 0.0.0.0:9465" \
+	"$(in_ns awk 'NR > 1 && $4 == "0A" { print $2 }' /proc/net/tcp | grep -c '^00000000:24F9$')" 1
+kill -TERM "$sv"
+wait "$sv"
 kill "$spin"
 
 # --- libmicrohttpd missing: one line naming the package --------------------------------------

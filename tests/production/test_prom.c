@@ -394,12 +394,12 @@ static void test_promtool(void)
 	int rc, status;
 
 	for (int i = 0; i < 2; i++) {
-		ps[i].st.cur[2][1] = (struct infl_cell){ 2, 1 << 30 };
+		ps[i].st.cur[2][1] = (struct infl_cell){ 2, 1ull << 30 };
 		ps[i].st.dwell_hist[0][5] = 3;
 		ps[i].st.dwell_count[0] = 3;
 		ps[i].st.dwell_sum_ns[0] = 100000;
-		ps[i].st.rss_total = 2 << 30;
-		ps[i].st.rss_peak = 2 << 30;
+		ps[i].st.rss_total = 2ull << 30;
+		ps[i].st.rss_peak = 2ull << 30;
 	}
 	out = render(&snap, &names, false, &rc);
 	p = popen(cmd, "w");

@@ -55,7 +55,6 @@ struct serve_args {
 
 struct exporter {
 	struct session *s;
-	__u64 scrapes;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -232,7 +231,6 @@ static enum MHD_Result metrics(struct exporter *e, struct MHD_Connection *c)
 		free(body);
 		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "render failed\n");
 	}
-	e->scrapes++;
 	return reply(c, MHD_HTTP_OK,
 		     o.openmetrics ? PROM_CONTENT_TYPE_OPENMETRICS : PROM_CONTENT_TYPE_TEXT, body,
 		     len, MHD_RESPMEM_MUST_FREE);

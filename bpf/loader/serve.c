@@ -53,10 +53,6 @@ struct serve_args {
 	__u64 keep_exited_ns;
 };
 
-struct exporter {
-	struct session *s;
-};
-
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig)
@@ -207,7 +203,7 @@ static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status, c
 		     MHD_RESPMEM_PERSISTENT);
 }
 
-static enum MHD_Result metrics(struct exporter *e, struct MHD_Connection *c)
+static enum MHD_Result metrics(struct session *s, struct MHD_Connection *c)
 {
 	const char *accept = mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	struct prom_opts o = { .openmetrics = prom__accepts_openmetrics(accept) };
@@ -217,13 +213,13 @@ static enum MHD_Result metrics(struct exporter *e, struct MHD_Connection *c)
 	FILE *f;
 	int err;
 
-	err = session__snapshot(e->s, &snap);
+	err = session__snapshot(s, &snap);
 	if (err) {
 		infl_warn("scrape: snapshot: %s", strerror(-err));
 		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "snapshot failed\n");
 	}
 	f = open_memstream(&body, &len);
-	err = f ? prom__render(f, &snap, session__names(e->s), &o) : -ENOMEM;
+	err = f ? prom__render(f, &snap, session__names(s), &o) : -ENOMEM;
 	if (f && fclose(f))
 		err = -ENOMEM;
 	snapshot__free(&snap);
@@ -312,7 +308,7 @@ int cmd_serve(int argc, char **argv)
 {
 	struct serve_args sa = { .keep_exited_ns = DEFAULT_KEEP_EXITED_NS };
 	const struct session_opts *so = &sa.attach.so;
-	struct exporter e = { 0 };
+	struct session *s = NULL;
 	struct MHD_Daemon *d = NULL;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
@@ -329,39 +325,39 @@ int cmd_serve(int argc, char **argv)
 	err = err ?: bind_listen(&sa, &fd);
 	if (err)
 		return err;
-	err = session__open(so, &e.s);
+	err = session__open(so, &s);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	/* no internal thread: run_wait in our loop serves requests, so a scrape never runs
 	 * concurrently with the loop's own session calls */
-	d = mhd.start_daemon(MHD_NO_FLAG, 0, NULL, NULL, on_request, &e,
+	d = mhd.start_daemon(MHD_NO_FLAG, 0, NULL, NULL, on_request, s,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 			     MHD_OPTION_END);
 	if (!d) {
 		close(fd);
-		session__free(e.s);
+		session__free(s);
 		return infl_err(EXIT_LISTEN, NULL, "serve: libmicrohttpd would not start");
 	}
 	getsockname(fd, (struct sockaddr *)&bound, &blen);
 	prom__fmt_addr(shown, sizeof(shown), (struct sockaddr *)&bound);
 	if (!sa.listen.loopback)
 		infl_warn("serving on %s: reachable from other hosts", shown);
-	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, session__binary(e.s));
+	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, session__binary(s));
 
 	while (!stop_signal) {
 		mhd.run_wait(d, LOOP_MS);
 		if (stop_signal)
 			break;
-		if (session__target_gone(e.s, &status)) {
+		if (session__target_gone(s, &status)) {
 			gone = true;
 			break;
 		}
 		if (so->mode == SESSION_BINARY && session__now_ns() >= next_forget) {
-			forget_exited(e.s, sa.keep_exited_ns);
+			forget_exited(s, sa.keep_exited_ns);
 			next_forget = session__now_ns() + FORGET_EVERY_NS;
 		}
 	}
@@ -370,13 +366,13 @@ int cmd_serve(int argc, char **argv)
 
 		/* the terminal sent Ctrl-C to the command already; SIGTERM came to us alone */
 		if (stop_signal == SIGTERM)
-			kill(session__target_pid(e.s), SIGTERM);
-		while (!(gone = session__target_gone(e.s, &status)) && session__now_ns() < deadline)
+			kill(session__target_pid(s), SIGTERM);
+		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
 			usleep(LOOP_MS * 1000 / 4);
 	}
 	mhd.stop_daemon(d); /* closes the listening socket too */
-	rc = final_summary(e.s, &sa, gone, status);
-	session__free(e.s);
+	rc = final_summary(s, &sa, gone, status);
+	session__free(s);
 	if (fflush(stdout) || ferror(stdout))
 		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
 	if (rc)

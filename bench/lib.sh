@@ -148,12 +148,17 @@ lttng_start() {
 		lttng start "$LTTNG_SESSION" >/dev/null
 }
 
-# lttng_stop: stops and destroys the session; prints the events it discarded
+# lttng_stop: stops and destroys the session; prints the events it discarded (empty when
+# lttng cannot say: its session listing sometimes shows INT64_MAX instead of a count)
 lttng_stop() {
-	local discarded
-	lttng stop "$LTTNG_SESSION" >/dev/null 2>&1
-	discarded=$(lttng list "$LTTNG_SESSION" 2>/dev/null |
-		sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	local stopped discarded
+	stopped=$(lttng stop "$LTTNG_SESSION" 2>&1)
+	discarded=$(printf '%s\n' "$stopped" | sed -n 's/.*Warning: \([0-9]*\) events were discarded.*/\1/p')
+	if [ -z "$discarded" ]; then
+		discarded=$(lttng list "$LTTNG_SESSION" 2>/dev/null |
+			sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -n 1)
+		[ "${#discarded}" -lt 16 ] || discarded=
+	fi
 	lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
 	LTTNG_SESSION=
 	rm -rf "$TMPB/lttng"

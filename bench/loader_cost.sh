@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Section loader_cost (issue 6, item 5): what the inflight process itself costs while it
 # prints the live timeline at 10 Hz (-i 100ms) over a prover run of about BENCH_LOADER_SECONDS
-# (12): CPU time (user + system, from wait4) per second of wall time, in percent of one core,
+# (10): CPU time (user + system, from wait4) per second of wall time, in percent of one core,
 # and peak RSS. Attached by pid, so the prover's own CPU time is not counted; the BPF
 # programs' time is charged to the prover's threads (see probe_cost), not here.
 # Workload: the prover's default shape (--log-n 16), and its event-heavy stress (--log-n 10).
@@ -9,7 +9,7 @@
 LC_WORKLOADS=("shape|--log-n 16|4" "events|--log-n 10|200") # name|args|proofs per 2 s or so
 
 loader_cost() {
-	local w name args per rep i lp pp used cpu wall proofs secs=${BENCH_LOADER_SECONDS:-12} exe
+	local w name args per rep i lp pp used cpu wall proofs secs=${BENCH_LOADER_SECONDS:-10} exe
 	if [ ! -x "$INFLIGHT" ] || [ ! -x "$BUILD/prover" ]; then
 		note loader_cost "not measured: $INFLIGHT or $BUILD/prover is not built"
 		return 0

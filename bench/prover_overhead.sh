@@ -88,8 +88,10 @@ po_ratios() {
 	local name=$1 rep=$2 base=${ppm_of[untraced]:-} cfg
 	[ -n "$base" ] || return 0
 	# probes compiled in but idle, against compiled out: how much slower the probes build is
-	[ -n "${ppm_of[noprobes]:-}" ] &&
+	if [ -n "${ppm_of[noprobes]:-}" ]; then
 		record prover_overhead untraced "$name" "$rep" probes_in_pct "$(calc "(1 - $base / ${ppm_of[noprobes]}) * 100")"
+		record prover_overhead untraced "$name" "$rep" probes_in_cpu_pct "$(calc "(${cpu_of[untraced]} / ${cpu_of[noprobes]} - 1) * 100")"
+	fi
 	for cfg in live record; do
 		[ -n "${ppm_of[$cfg]:-}" ] || continue
 		record prover_overhead "$cfg" "$name" "$rep" slowdown_pct "$(calc "(1 - ${ppm_of[$cfg]} / $base) * 100")"

@@ -2,7 +2,7 @@
 # Section record_ceiling (issue 6, item 4): the highest event rate `inflight record` keeps
 # with zero lost events on this machine, and what happens above it. probe_loop fires at a set
 # rate (1 or 2 threads: with 2, the firing threads and the recorder share the 2 CPUs) for
-# BENCH_SECONDS x 2 while `inflight record -p` writes to a file under /tmp; per run:
+# BENCH_SECONDS x 1.5 while `inflight record -p` writes to a file under /tmp; per run:
 #   rate     the rate achieved in the measured window (events/s; "max" asks for flat out)
 #   lost     events the recorder reports lost (kernel ring buffer full, or in user space)
 #   balance  recorded + lost - fired: what the recorder stored beyond the probe events (its
@@ -17,7 +17,7 @@ RC_RATES=("1|250000|" "1|500000|" "1|1000000|" "1|max|" "2|500000|" "2|1000000|"
 
 rc_run() { # THREADS RATE RING: prints probe_loop's line and the recorder's closing line
 	local t=$1 rate=$2 ring=$3 args
-	args=(-t "$t" -d "$(calc "$SECONDS_PER_RUN * 2")" -w 0.2 -W 30)
+	args=(-t "$t" -d "$(calc "$SECONDS_PER_RUN * 1.5")" -w 0.2 -W 30)
 	[ "$rate" = max ] || args+=(-r "$rate")
 	rm -f "$TMPB/rc.rec"
 	RECORD_OUT=$TMPB/rc.rec RECORD_RING=$ring traced "$TMPB/rc.log" record "$RC_LOOP" "${args[@]}"

@@ -12,7 +12,7 @@
 # hundred events per second, like the real thing) and "events" (2^10 constraints: partitions
 # so small that the probes fire tens of thousands of times per second, a stress).
 
-PO_WORKLOADS=("shape|--log-n 16 --proofs 4" "events|--log-n 10 --proofs 200")
+PO_WORKLOADS=("shape|--log-n 16 --proofs 6" "events|--log-n 10 --proofs 200")
 
 # po_run CONFIG ARGS...: prints the prover's JSON summary line, then measure's line (the CPU
 # time of the whole command: the prover, plus inflight and its BPF work when traced)

@@ -111,6 +111,18 @@ int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
 	return 0;
 }
 
+__u64 parse_interval_or_die(const char *arg)
+{
+	__u64 ns;
+	int err = parse_duration_ns(arg, SAMPLE_INTERVAL_MIN_NS, SAMPLE_INTERVAL_MAX_NS, &ns);
+
+	if (err == -ERANGE)
+		infl_die(EXIT_USAGE, NULL, "-i '%s': out of range: give 10ms to 1h", arg);
+	if (err)
+		infl_die(EXIT_USAGE, "e.g. -i 500ms, -i 2s, -i 1m", "-i '%s': not a duration", arg);
+	return ns;
+}
+
 void attach_opts__init(struct attach_opts *a)
 {
 	memset(a, 0, sizeof(*a));

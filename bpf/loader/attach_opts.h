@@ -41,6 +41,12 @@ int parse_pid(const char *s, pid_t *out);
 /* "250ms", "2s", "1.5s", "2m", "1h", "500us"; a bare number is seconds. Up to 9 decimals. */
 int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns);
 
+/* The sampling interval of -i (trace, record): 10 ms to 1 h. Bad input ends the run with
+ * one line and EXIT_USAGE. */
+#define SAMPLE_INTERVAL_MIN_NS 10000000ull
+#define SAMPLE_INTERVAL_MAX_NS 3600000000000ull
+__u64 parse_interval_or_die(const char *arg);
+
 /* "/proc/PID/exe" for a live process (into buf), -ESRCH when there is none. */
 int attach_pid_binary(pid_t pid, char *buf, size_t len);
 /* Its path as the process sees it (readlink of /proc/PID/exe), for display. */

@@ -76,7 +76,6 @@ static const struct argp_option record_options[] = {
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct record_args *ra = state->input;
-	int err;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -92,10 +91,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		ra->quiet = true;
 		return 0;
 	case 'i':
-		err = parse_duration_ns(arg, 10000000ull, 3600000000000ull, &ra->interval_ns);
-		if (err)
-			infl_die(EXIT_USAGE, "give 10ms to 1h, e.g. -i 100ms", "-i '%s': %s", arg,
-				 err == -ERANGE ? "out of range" : "not a duration");
+		ra->interval_ns = parse_interval_or_die(arg);
 		return 0;
 	case OPT_RING:
 		if (parse_u64(arg, 4096, 1u << 30, &ra->ring_bytes) ||

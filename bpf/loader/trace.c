@@ -24,8 +24,6 @@
 
 #define POLL_NS 100000000ull	 /* how often the target's exit and signals are checked */
 #define GRACE_NS 2000000000ull	 /* how long a forwarded SIGTERM may take to end the command */
-#define MIN_INTERVAL_NS 10000000ull /* 10 ms */
-#define MAX_INTERVAL_NS 3600000000000ull /* 1 h */
 
 struct trace_args {
 	struct attach_opts attach;
@@ -55,19 +53,13 @@ static const struct argp_option trace_options[] = {
 static error_t trace_parse(int key, char *arg, struct argp_state *state)
 {
 	struct trace_args *ta = state->input;
-	int err;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &ta->attach;
 		return 0;
 	case 'i':
-		err = parse_duration_ns(arg, MIN_INTERVAL_NS, MAX_INTERVAL_NS, &ta->interval_ns);
-		if (err == -ERANGE)
-			infl_die(EXIT_USAGE, NULL, "-i '%s': out of range: give 10ms to 1h", arg);
-		if (err)
-			infl_die(EXIT_USAGE, "e.g. -i 500ms, -i 2s, -i 1m",
-				 "-i '%s': not a duration", arg);
+		ta->interval_ns = parse_interval_or_die(arg);
 		return 0;
 	case 'j':
 		ta->json = true;

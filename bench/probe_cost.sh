@@ -9,6 +9,9 @@
 #          empty     (b) empty BPF programs on the three probes: the floor
 #          args      (b') BPF programs that only fetch the arguments
 #          inflight  (c) inflight attached to the process (-p)
+#          baseline  (c0) another inflight binary, for before/after figures of a change:
+#                    BENCH_INFLIGHT_BASELINE=PATH (e.g. built in a `git worktree` of the
+#                    commit before it: make -C /tmp/base inflight)
 #          bpftrace  (d) bpftrace, per-(class, stage) counts and bytes, owner stages in maps
 #          atomic    (e) in-process atomic counters per (class, stage)
 #          lttng     (f) LTTng-UST tracepoints, recorded by a session
@@ -35,8 +38,10 @@ probe_cost() {
 	PC_NOPROBES=$BENCH/probe_loop_noprobes
 	PC_ATOMIC=$BENCH/probe_loop_atomic
 	PC_LTTNG=$(private_copy "$BENCH/probe_loop_lttng")
-	for cfg in noprobes nop empty args inflight bpftrace atomic lttng; do
+	for cfg in noprobes nop empty args inflight baseline bpftrace atomic lttng; do
 		case $cfg in
+		baseline) [ -n "${BENCH_INFLIGHT_BASELINE:-}" ] || continue
+			[ -x "$BENCH_INFLIGHT_BASELINE" ] || { note probe_cost "(c0) not measured: $BENCH_INFLIGHT_BASELINE is not executable"; continue; } ;;
 		inflight) [ -x "$INFLIGHT" ] || { note probe_cost "(c) not measured: $INFLIGHT is not built"; continue; } ;;
 		bpftrace) command -v bpftrace >/dev/null || { note probe_cost "(d) not measured: bpftrace is not installed"; continue; } ;;
 		lttng) why=$(lttng_ready) || { note probe_cost "(f) not measured: $why"; continue; } ;;
@@ -75,6 +80,8 @@ probe_cost_ratios() {
 	[ -n "$c" ] && [ -n "$d" ] && record probe_cost inflight/bpftrace "$t" "$rep" ratio "$(calc "$c / $d")"
 	[ -n "$c" ] && [ -n "$b" ] && [ -n "$a" ] &&
 		record probe_cost inflight-nop/empty-nop "$t" "$rep" ratio "$(calc "($c - $a) / ($b - $a)")"
+	[ -n "$c" ] && [ -n "${ns_of[baseline]:-}" ] &&
+		record probe_cost inflight/baseline "$t" "$rep" ratio "$(calc "$c / ${ns_of[baseline]}")"
 	[ -n "${ns_of[args]:-}" ] && [ -n "$b" ] && record probe_cost args/empty "$t" "$rep" ratio "$(calc "${ns_of[args]} / $b")"
 	[ -n "${ns_of[atomic]:-}" ] && [ -n "$a" ] && record probe_cost atomic/nop "$t" "$rep" ratio "$(calc "${ns_of[atomic]} / $a")"
 	return 0

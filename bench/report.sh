@@ -74,6 +74,12 @@ value).
 Machine: $(env_of cpu), $(env_of cpus) CPUs, kernel $(env_of kernel); commit $(env_of commit),
 $(env_of date). Load average at start $(env_of load_start), at end $(env_of load_end).
 
+Run: \`make bench\` (all sections, about 12 minutes here), or \`scripts/bench.sh SECTION...\`
+(probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling). Knobs:
+BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS, BENCH_RSS_REPS, BENCH_LOADER_SECONDS; and
+BENCH_INFLIGHT_BASELINE=PATH adds another inflight binary to section 1 for before/after figures.
+The programs are in bench/ (probe_loop, usdt_empty, stamp_exec, measure).
+
 Method: every figure is the median over $(env_of reps) rounds, shown as \`median [min-max]\`.
 Within a round the configurations run one after the other, starting from a different one
 each round, so slow drift on the machine touches all of them alike; every ratio is taken
@@ -100,6 +106,7 @@ own cost is included in every row.
 |---|---:|---:|---:|---:|
 EOF
 	while IFS='|' read -r cfg label; do
+		[ "$cfg" != baseline ] || grep -q '^probe_cost,baseline,' "$raw" || continue
 		printf '| %s | %s | %s | %s | %s |\n' "$label" \
 			"$(cell probe_cost "$cfg" 1 ns_per_hit)" "$(cell probe_cost "$cfg" 2 ns_per_hit)" \
 			"$(cell probe_cost "$cfg" 1 wall_ns_per_hit)" "$(cell probe_cost "$cfg" 2 wall_ns_per_hit)"
@@ -109,6 +116,7 @@ nop|(a) probes in, nothing attached
 empty|(b) empty BPF programs (the floor)
 args|(b') BPF programs that only fetch the arguments
 inflight|(c) inflight -p
+baseline|(c0) baseline inflight (BENCH_INFLIGHT_BASELINE), for before/after
 bpftrace|(d) bpftrace aggregation
 atomic|(e) in-process atomic counters
 lttng|(f) LTTng-UST, session recording
@@ -122,6 +130,7 @@ Ratios (median of per-round ratios):
 | inflight / empty BPF (c/b) | $(cell probe_cost inflight/empty 1 ratio) | $(cell probe_cost inflight/empty 2 ratio) | <= 1.2: $(verdict2 probe_cost inflight/empty ratio '<=' 1.2) |
 | inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict2 probe_cost inflight/bpftrace ratio '<=' 1) |
 | (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |
+$(grep -q '^probe_cost,inflight/baseline,' "$raw" && echo "| inflight / baseline inflight (c/c0): after / before | $(cell probe_cost inflight/baseline 1 ratio) | $(cell probe_cost inflight/baseline 2 ratio) | |")
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |
 

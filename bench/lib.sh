@@ -79,8 +79,8 @@ trace_with() {
 	case $1 in
 	empty) cmd=("$BENCH/usdt_empty" "$2") ;;
 	args) cmd=("$BENCH/usdt_empty" -a "$2") ;;
-	inflight) cmd=("$INFLIGHT" -p "$2") ;;
-	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" -p "$2") ;;
+	inflight) cmd=("$INFLIGHT" --json -p "$2") ;;
+	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p "$2") ;;
 	record) cmd=("$INFLIGHT" record -o "$RECORD_OUT" ${RECORD_RING:+--ring-size "$RECORD_RING"} -p "$2") ;;
 	bpftrace)
 		sed "s|@BIN@|$(readlink "/proc/$2/exe")|g" bench/bpftrace_agg.bt >"$TMPB/agg.$2.bt"

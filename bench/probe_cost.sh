@@ -87,20 +87,25 @@ probe_cost_ratios() {
 	return 0
 }
 
-# inflight's final summary must count exactly the events probe_loop fired (it attached before
-# the first one): 1 when all three totals match, else 0
+# inflight's final summary (--json) must count exactly the events probe_loop fired (it
+# attached before the first one): exact = 1 when all three totals match, else 0; and the
+# updates its kernel side skipped because its per-process lock timed out
 probe_cost_exact() {
-	local seen
-	seen=$(sed -n 's/^ *events: buf_alloc \([0-9]*\), buf_free \([0-9]*\), stage \([0-9]*\).*/\1 \2 \3/p' \
-		"$TMPB/inflight.log" | head -n 1)
+	local summary seen want
+	summary=$(grep '"type":"summary"' "$TMPB/inflight.log" | tail -n 1)
+	seen=$(printf '%s\n' "$summary" | grep -o '"events":{[^}]*}' | head -n 1 |
+		sed 's/[^0-9,]//g; s/,/ /g')
 	if [ -z "$seen" ]; then
-		note probe_cost "inflight's summary has no 'events:' line: totals not checked"
+		note probe_cost "inflight printed no JSON summary with its event counts: totals not checked"
 		return 0
 	fi
-	if [ "$seen" = "$(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")" ]; then
+	want="$(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")"
+	if [ "$seen" = "$want" ]; then
 		record probe_cost inflight "$1" "$2" exact 1
 	else
 		record probe_cost inflight "$1" "$2" exact 0
-		note probe_cost "inflight counted $seen (alloc free stage), probe_loop fired $(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")"
+		note probe_cost "$1 thread(s), round $2: inflight counted $seen (alloc free stage), probe_loop fired $want"
 	fi
+	record probe_cost inflight "$1" "$2" lock_timeouts \
+		"$(printf '%s\n' "$summary" | grep -o '"lock_timeouts":[0-9]*' | head -n 1 | cut -d: -f2)"
 }

@@ -80,7 +80,8 @@ BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS, BENCH_RSS_REPS, BENCH_LOADER_SECON
 BENCH_INFLIGHT_BASELINE=PATH adds another inflight binary to section 1 for before/after figures.
 The programs are in bench/ (probe_loop, usdt_empty, stamp_exec, measure).
 
-Method: every figure is the median over $(env_of reps) rounds, shown as \`median [min-max]\`.
+Method: every figure is the median over $(env_of reps) rounds ($(env_of prover_reps) for the prover runs, $(env_of rss_reps) for the RSS
+breakdown), shown as \`median [min-max]\`.
 Within a round the configurations run one after the other, starting from a different one
 each round, so slow drift on the machine touches all of them alike; every ratio is taken
 between figures of the same round, and the table shows the median of those ratios.
@@ -135,7 +136,9 @@ $(grep -q '^probe_cost,inflight/baseline,' "$raw" && echo "| inflight / baseline
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |
 
 inflight's final totals equal the events fired (all three probes) in
-$(awk -F, '$1 == "probe_cost" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs.
+$(awk -F, '$1 == "probe_cost" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs;
+updates its kernel side skipped because its per-process lock timed out, per run (its
+\`lock_timeouts\`): 1 thread $(cell probe_cost inflight 1 lock_timeouts), 2 threads $(cell probe_cost inflight 2 lock_timeouts).
 LTTng events discarded per run (its default discard mode, 4 x 512 KiB sub-buffers per CPU):
 1 thread $(cell probe_cost lttng 1 discarded), 2 threads $(cell probe_cost lttng 2 discarded).
 EOF

@@ -34,6 +34,8 @@ echo "section,config,threads,rep,metric,value" >"$RAW"
 	echo "cpus=$(nproc)"
 	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "reps=$REPS"
+	echo "prover_reps=${BENCH_PROVER_REPS:-7}"
+	echo "rss_reps=${BENCH_RSS_REPS:-7}"
 	echo "seconds_per_run=$SECONDS_PER_RUN"
 } >"$OUTDIR/env.txt"
 

@@ -125,8 +125,11 @@ traced() {
 # per measurement, writing under $TMPB, destroyed and deleted right after.
 LTTNG_SESSIOND_PID=
 LTTNG_SESSION=
+# lttng_ready: 0 when a session daemon answers (ours if none did); else 1, why in LTTNG_WHY.
+# Not in a subshell: the daemon's pid must stay known here, to stop it at the end.
 lttng_ready() {
-	command -v lttng >/dev/null || { echo "lttng-tools is not installed"; return 1; }
+	LTTNG_WHY=
+	command -v lttng >/dev/null || { LTTNG_WHY="lttng-tools is not installed"; return 1; }
 	lttng list >/dev/null 2>&1 && return 0
 	# no session daemon answers: start ours in the background and remember its pid
 	lttng-sessiond --no-kernel >"$TMPB/sessiond.log" 2>&1 &
@@ -138,7 +141,7 @@ lttng_ready() {
 		alive "$LTTNG_SESSIOND_PID" || break
 		sleep 0.1
 	done
-	echo "lttng-sessiond did not start: $(tail -n 3 "$TMPB/sessiond.log" | tr '\n' ' ')"
+	LTTNG_WHY="lttng-sessiond did not start: $(tail -n 3 "$TMPB/sessiond.log" | tr '\n' ' ')"
 	return 1
 }
 
@@ -150,7 +153,7 @@ lttng_start() {
 }
 
 # lttng_stop: stops and destroys the session; prints the events it discarded (empty when
-# lttng cannot say: its session listing sometimes shows INT64_MAX instead of a count)
+# lttng cannot say)
 lttng_stop() {
 	local stopped discarded
 	stopped=$(lttng stop "$LTTNG_SESSION" 2>&1)
@@ -158,8 +161,10 @@ lttng_stop() {
 	if [ -z "$discarded" ]; then
 		discarded=$(lttng list "$LTTNG_SESSION" 2>/dev/null |
 			sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -n 1)
-		[ "${#discarded}" -lt 16 ] || discarded=
 	fi
+	# lttng 2.13 sometimes reports INT64_MAX plus something: no count at all
+	[ "${#discarded}" -lt 16 ] || discarded=
+	[ -n "$discarded" ] || [ -z "$stopped" ] || echo "bench: lttng stop: $stopped" | head -n 3 >&2
 	lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
 	LTTNG_SESSION=
 	rm -rf "$TMPB/lttng"

@@ -33,7 +33,7 @@ probe_cost_run() { # CONFIG THREADS: prints probe_loop's line (+ " discarded=N" 
 }
 
 probe_cost() {
-	local configs=() cfg why rep t i n line ns
+	local configs=() cfg rep t i n line ns
 	PC_LOOP=$(private_copy "$BENCH/probe_loop")
 	PC_NOPROBES=$BENCH/probe_loop_noprobes
 	PC_ATOMIC=$BENCH/probe_loop_atomic
@@ -44,7 +44,7 @@ probe_cost() {
 			[ -x "$BENCH_INFLIGHT_BASELINE" ] || { note probe_cost "(c0) not measured: $BENCH_INFLIGHT_BASELINE is not executable"; continue; } ;;
 		inflight) [ -x "$INFLIGHT" ] || { note probe_cost "(c) not measured: $INFLIGHT is not built"; continue; } ;;
 		bpftrace) command -v bpftrace >/dev/null || { note probe_cost "(d) not measured: bpftrace is not installed"; continue; } ;;
-		lttng) why=$(lttng_ready) || { note probe_cost "(f) not measured: $why"; continue; } ;;
+		lttng) lttng_ready || { note probe_cost "(f) not measured: $LTTNG_WHY"; continue; } ;;
 		esac
 		configs+=("$cfg")
 	done

@@ -193,15 +193,23 @@ static __always_inline struct infl_event *event_reserve(void)
 	return bpf_ringbuf_reserve(&events, sizeof(struct infl_event), 0);
 }
 
-/* Under the lock: stamp the event's order and time; count it. */
-static __always_inline __u64 account_event(struct infl_proc *p, int probe)
+/*
+ * Under the lock: count the event and give it its order. The clock is read only when
+ * something needs it (stage dwell, a recorded event, a new peak, the first event): it is
+ * the costliest helper on this path, and most allocs and frees need no time at all.
+ * Returns the time, or 0 when it was not read.
+ */
+static __always_inline __u64 account_event(struct infl_proc *p, int probe, bool timed)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0;
 
 	p->seq++;
-	if (!p->first_ns)
-		p->first_ns = now;
-	p->last_ns = now;
+	if (timed || record_events || !p->first_ns) {
+		now = bpf_ktime_get_ns();
+		if (!p->first_ns)
+			p->first_ns = now;
+		p->last_ns = now;
+	}
 	if (probe >= 0 && probe < INFL_PROBE__COUNT)
 		p->events[probe]++;
 	return now;
@@ -239,6 +247,10 @@ static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
 {
 	if (p->total_bytes <= p->peak_bytes)
 		return false;
+	if (!now) {
+		now = bpf_ktime_get_ns();
+		p->last_ns = now;
+	}
 	p->peak_bytes = p->total_bytes;
 	p->peak_bufs = p->total_bufs;
 	p->peak_ns = now;
@@ -307,7 +319,7 @@ static __always_inline void count_only(struct infl_proc *p, int probe, __u64 *co
 			bpf_ringbuf_discard(ev, 0);
 		return;
 	}
-	now = account_event(p, probe);
+	now = account_event(p, probe, false);
 	if (counter)
 		(*counter)++;
 	if (ev)
@@ -370,7 +382,7 @@ static __always_inline int handle_alloc(__u64 buf, __u32 cls, __u64 bytes, __u64
 			bpf_ringbuf_discard(ev, 0);
 		return 0;
 	}
-	now = account_event(p, INFL_PROBE_ALLOC);
+	now = account_event(p, INFL_PROBE_ALLOC, false);
 	if (owner && !o)
 		p->owner_map_full++;
 	if (dup) {
@@ -449,7 +461,7 @@ static __always_inline int handle_free(__u64 buf, __u32 cls, __u64 bytes)
 				bpf_ringbuf_discard(ev, 0);
 			return 0;
 		}
-		now = account_event(p, INFL_PROBE_FREE);
+		now = account_event(p, INFL_PROBE_FREE, false);
 		c = BOUNDED(cls, INFL_MAX_CLASSES);
 		p->unmatched_free[c].count++;
 		p->unmatched_free[c].bytes += bytes;
@@ -473,7 +485,7 @@ static __always_inline int handle_free(__u64 buf, __u32 cls, __u64 bytes)
 			bpf_ringbuf_discard(ev, 0);
 		return 0;
 	}
-	now = account_event(p, INFL_PROBE_FREE);
+	now = account_event(p, INFL_PROBE_FREE, false);
 	slot = o ? o->slot : INFL_SLOT_NONE;
 	/* the recorded class and size are authoritative: they are what was added */
 	if (o && rec.cls < INFL_MAX_CLASSES) {
@@ -527,7 +539,7 @@ static __always_inline int handle_stage(__u64 owner, __u32 stage)
 			bpf_ringbuf_discard(ev, 0);
 		return 0;
 	}
-	now = account_event(p, INFL_PROBE_STAGE);
+	now = account_event(p, INFL_PROBE_STAGE, true);
 	stage = BOUNDED(stage, INFL_MAX_STAGES);
 	if (created) {
 		o->slot = INFL_SLOT_NONE;

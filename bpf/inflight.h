@@ -46,7 +46,7 @@ struct infl_proc {
 	__u64 write_end;  /* == write_begin when no write is in progress */
 	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
 	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
-	__u64 last_ns;	  /* latest event */
+	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
 	__u64 exit_ns;	  /* when the process exited, 0 while alive */
 	__u64 total_bytes; /* sum of cur[][].bytes */
 	__u64 total_bufs;  /* sum of cur[][].count */

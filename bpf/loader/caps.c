@@ -36,8 +36,7 @@ int caps__check_attach(bool need_ptrace)
 				      : !bpf	      ? "CAP_BPF"
 							: "CAP_PERFMON";
 
-		return infl_err(EXIT_NOT_PRIV,
-				"run as root, or grant them: setcap cap_bpf,cap_perfmon+ep inflight",
+		return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
 				"not privileged: missing %s (needed to load BPF programs and "
 				"attach uprobes)",
 				missing);

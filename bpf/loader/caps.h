@@ -16,6 +16,9 @@
 #define CAP_BPF 39
 #endif
 
+/* What to grant instead of root; CAP_SYS_ADMIN only where uprobes need it (6.16+). */
+#define CAPS_HINT "run as root, or grant them: setcap cap_bpf,cap_perfmon,cap_sys_admin+ep inflight"
+
 /* 0 when the effective set has CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which kernels
  * before 5.8 required); otherwise prints one line naming what is missing and returns
  * EXIT_NOT_PRIV. `need_ptrace` adds CAP_SYS_PTRACE for another user's process. */

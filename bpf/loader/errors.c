@@ -70,8 +70,9 @@ int infl_bpf_exit_code(int err, const char **hint)
 	case EPERM:
 	case EACCES:
 		code = EXIT_NOT_PRIV;
-		h = "needs CAP_BPF and CAP_PERFMON (or root); run with sudo or grant them with "
-		    "setcap cap_bpf,cap_perfmon+ep";
+		h = "needs CAP_BPF and CAP_PERFMON, and CAP_SYS_ADMIN for uprobes on Linux 6.16+ "
+		    "(or root); run with sudo or grant them with "
+		    "setcap cap_bpf,cap_perfmon,cap_sys_admin+ep";
 		break;
 	case ESRCH:
 		code = EXIT_NO_PID;

@@ -252,6 +252,12 @@ static int attach_probes(struct session *s)
 				return infl_err(EXIT_TARGET_EXITED, NULL,
 						"attach to %s:%s in pid %d: the process is gone",
 						provider, probe_names[i], pid);
+			/* Linux 6.16 (and stable kernels since July 2025) want CAP_SYS_ADMIN to
+			 * create a uprobe again: upstream ba677dbe77af */
+			if ((err == -EACCES || err == -EPERM) && !caps__has(CAP_SYS_ADMIN))
+				return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
+						"not privileged: missing CAP_SYS_ADMIN (this kernel "
+						"requires it to create uprobes, Linux 6.16+)");
 			return load_error(err, "attach USDT probe");
 		}
 	}

@@ -286,12 +286,19 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 		rp->hooks->stage_change(rp->hook_ctx, o->life, from, stage, o->entered, rp->st.ts,
 					created);
 	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-		struct infl_cell h = o->held[c];
+		struct infl_cell h = o->held[c], *src = &rp->st.cur[c][from];
 
 		if (!h.count)
 			continue;
-		rp->st.cur[c][from].count -= h.count;
-		rp->st.cur[c][from].bytes -= h.bytes;
+		/* after lost events the owner may claim more than its stage holds: move what
+		 * is there, never wrap below zero (the figures are marked approximate) */
+		if (src->count < h.count || src->bytes < h.bytes) {
+			rp->diverged++;
+			h.count = h.count < src->count ? h.count : src->count;
+			h.bytes = h.bytes < src->bytes ? h.bytes : src->bytes;
+		}
+		src->count -= h.count;
+		src->bytes -= h.bytes;
 		rp->st.cur[c][stage].count += h.count;
 		rp->st.cur[c][stage].bytes += h.bytes;
 	}

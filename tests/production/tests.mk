@@ -36,7 +36,7 @@ $$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRCS_$(1)) $$(BPF_SKELS
 	$$(call msg,FUZZ-CC,$$@)
 	$$(Q)mkdir -p $$(@D)
 	$$(Q)$$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $$(WARN) \
-		-fsanitize=fuzzer,address,undefined $$(PROD_CFLAGS) $$(filter %.c,$$^) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $$(PROD_CFLAGS) $$(filter %.c,$$^) \
 		$$(LOADER_LIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * measure CMD ARGS...: runs CMD and, when it ends, prints on stderr one line
- *   measure wall_s=W user_s=U sys_s=S maxrss_kib=M status=X
+ *   measure wall_s=W user_s=U sys_s=S maxrss_kib=M minflt=F vcsw=V status=X
  * from wait4()'s resource usage of that process alone. SIGINT and SIGTERM are passed on to
  * it, so a script can stop a tracer through this wrapper and still get its figures. The
- * bench's loader-cost figures come from here (GNU time is not a dependency).
+ * bench's loader-cost figures come from here (GNU time is not a dependency); minflt (minor
+ * page faults, each a change of RSS and so a kmem:rss_stat event) sizes the RSS-tracking cost;
+ * vcsw (voluntary context switches) shows how often a consumer sleeps and wakes.
  */
 #include <errno.h>
 #include <signal.h>
@@ -64,9 +66,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fprintf(stderr, "measure wall_s=%.3f user_s=%.3f sys_s=%.3f maxrss_kib=%ld status=%d\n",
+	fprintf(stderr,
+		"measure wall_s=%.3f user_s=%.3f sys_s=%.3f maxrss_kib=%ld minflt=%ld vcsw=%ld "
+		"status=%d\n",
 		mono_s() - t0, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss,
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss, ru.ru_minflt,
+		ru.ru_nvcsw,
 		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

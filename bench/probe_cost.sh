@@ -9,6 +9,7 @@
 #          empty     (b) empty BPF programs on the three probes: the floor
 #          args      (b') BPF programs that only fetch the arguments
 #          inflight  (c) inflight attached to the process (-p)
+#          record    (c') inflight record -p, every event also written to a file
 #          baseline  (c0) another inflight binary, for before/after figures of a change:
 #                    BENCH_INFLIGHT_BASELINE=PATH (e.g. built in a `git worktree` of the
 #                    commit before it: make -C /tmp/base inflight)
@@ -28,6 +29,11 @@ probe_cost_run() { # CONFIG THREADS: prints probe_loop's line (+ " discarded=N" 
 		discarded=$(lttng_stop)
 		[ -n "$line" ] && echo "$line discarded=$discarded"
 		;;
+	record)
+		rm -f "$TMPB/pc.rec"
+		RECORD_OUT=$TMPB/pc.rec traced "$TMPB/$cfg.log" record "$PC_LOOP" "${common[@]}" -W 30
+		rm -f "$TMPB/pc.rec"
+		;;
 	*) traced "$TMPB/$cfg.log" "$cfg" "$PC_LOOP" "${common[@]}" -W 30 ;;
 	esac
 }
@@ -38,8 +44,10 @@ probe_cost() {
 	PC_NOPROBES=$BENCH/probe_loop_noprobes
 	PC_ATOMIC=$BENCH/probe_loop_atomic
 	PC_LTTNG=$(private_copy "$BENCH/probe_loop_lttng")
-	for cfg in noprobes nop empty args inflight baseline bpftrace atomic lttng; do
+	for cfg in noprobes nop empty args inflight record baseline bpftrace atomic lttng; do
 		case $cfg in
+		record) [ -x "$INFLIGHT" ] && "$INFLIGHT" record --help >/dev/null 2>&1 ||
+			{ note probe_cost "(c') not measured: no inflight record"; continue; } ;;
 		baseline) [ -n "${BENCH_INFLIGHT_BASELINE:-}" ] || continue
 			[ -x "$BENCH_INFLIGHT_BASELINE" ] || { note probe_cost "(c0) not measured: $BENCH_INFLIGHT_BASELINE is not executable"; continue; } ;;
 		inflight) [ -x "$INFLIGHT" ] || { note probe_cost "(c) not measured: $INFLIGHT is not built"; continue; } ;;
@@ -80,6 +88,7 @@ probe_cost_ratios() {
 	[ -n "$c" ] && [ -n "$d" ] && record probe_cost inflight/bpftrace "$t" "$rep" ratio "$(calc "$c / $d")"
 	[ -n "$c" ] && [ -n "$b" ] && [ -n "$a" ] &&
 		record probe_cost inflight-nop/empty-nop "$t" "$rep" ratio "$(calc "($c - $a) / ($b - $a)")"
+	[ -n "${ns_of[record]:-}" ] && [ -n "$b" ] && record probe_cost record/empty "$t" "$rep" ratio "$(calc "${ns_of[record]} / $b")"
 	[ -n "$c" ] && [ -n "${ns_of[baseline]:-}" ] &&
 		record probe_cost inflight/baseline "$t" "$rep" ratio "$(calc "$c / ${ns_of[baseline]}")"
 	[ -n "${ns_of[args]:-}" ] && [ -n "$b" ] && record probe_cost args/empty "$t" "$rep" ratio "$(calc "${ns_of[args]} / $b")"

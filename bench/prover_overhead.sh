@@ -22,7 +22,7 @@ po_run() {
 	case $cfg in
 	untraced) cmd=("$PO_PROVER" --json "$@") ;;
 	noprobes) cmd=("$PO_NOPROBES" --json "$@") ;;
-	live) cmd=("$INFLIGHT" -i 100ms -- "$PO_PROVER" --json "$@") ;;
+	live) cmd=("$INFLIGHT" --json -i 100ms -- "$PO_PROVER" --json "$@") ;;
 	record) cmd=("$INFLIGHT" record -o "$TMPB/po.rec" -- "$PO_PROVER" --json "$@") ;;
 	esac
 	"$BENCH/measure" "${cmd[@]}" >"$TMPB/po.out" 2>"$TMPB/po.err"
@@ -76,6 +76,7 @@ prover_overhead() {
 				cpu_of[$cfg]=$(calc "($(kv user_s "$used") + $(kv sys_s "$used")) / $(json_num proofs "$line")")
 				record prover_overhead "$cfg" "$name" "$rep" proofs_per_min "$ppm"
 				record prover_overhead "$cfg" "$name" "$rep" cpu_s_per_proof "${cpu_of[$cfg]}"
+				po_per_proof "$cfg" "$name" "$rep" "$line" "$used"
 			done
 			po_ratios "$name" "$rep"
 			unset ppm_of cpu_of
@@ -97,5 +98,24 @@ po_ratios() {
 		record prover_overhead "$cfg" "$name" "$rep" slowdown_pct "$(calc "(1 - ${ppm_of[$cfg]} / $base) * 100")"
 		record prover_overhead "$cfg" "$name" "$rep" cpu_overhead_pct "$(calc "(${cpu_of[$cfg]} / ${cpu_of[untraced]} - 1) * 100")"
 	done
+	return 0
+}
+
+# What each proof asks of a tracer, for the overhead estimate in the results file: probe hits
+# (inflight's own count, live runs) and minor page faults (each an RSS change, so a
+# kmem:rss_stat event; untraced runs, from wait4)
+po_per_proof() { # CONFIG WORKLOAD ROUND PROVER-JSON MEASURE-LINE
+	local proofs events
+	proofs=$(json_num proofs "$4")
+	case $1 in
+	untraced)
+		record prover_overhead untraced "$2" "$3" minflt_per_proof "$(calc "$(kv minflt "$5") / $proofs")"
+		;;
+	live)
+		events=$(grep '"type":"summary"' "$TMPB/po.out" | tail -n 1 | grep -o '"events":{[^}]*}' |
+			head -n 1 | sed 's/[^0-9,]//g' | awk -F, '{ print $1 + $2 + $3 }')
+		[ -n "$events" ] && record prover_overhead live "$2" "$3" events_per_proof "$(calc "$events / $proofs")"
+		;;
+	esac
 	return 0
 }

@@ -8,7 +8,9 @@
 #   balance  recorded + lost - fired: what the recorder stored beyond the probe events (its
 #            RSS records), never negative when no event goes missing silently
 # and the recording's self-check (inflight report: its replay against the kernel's final
-# counters), which must hold whenever nothing was lost.
+# counters), which must hold whenever nothing was lost; and the recorder's own CPU time per
+# event recorded (user + system, from wait4: the BPF side runs in the firing threads) and the
+# events it takes per voluntary context switch (how often it sleeps and is woken).
 
 # threads|rate|ring buffer bytes (empty: inflight's default, 16 MiB). The last entry shrinks
 # the ring to 64 KiB to show, at rates this machine can fire, what happens past the ceiling.
@@ -20,12 +22,15 @@ rc_run() { # THREADS RATE RING: prints probe_loop's line and the recorder's clos
 	args=(-t "$t" -d "$(calc "$SECONDS_PER_RUN * 1.5")" -w 0.2 -W 30)
 	[ "$rate" = max ] || args+=(-r "$rate")
 	rm -f "$TMPB/rc.rec"
+	TRACE_PREFIX=("$BENCH/measure")
 	RECORD_OUT=$TMPB/rc.rec RECORD_RING=$ring traced "$TMPB/rc.log" record "$RC_LOOP" "${args[@]}"
+	TRACE_PREFIX=()
 	grep -m 1 'recorded [0-9]* events' "$TMPB/rc.log"
+	grep -m 1 '^measure ' "$TMPB/rc.log"
 }
 
 record_ceiling() {
-	local rep i n=${#RC_RATES[@]} t rate ring cfg line closing fired recorded lost check
+	local rep i n=${#RC_RATES[@]} t rate ring cfg line used closing fired recorded lost check
 	if [ ! -x "$INFLIGHT" ] || ! "$INFLIGHT" record --help >/dev/null 2>&1; then
 		note record_ceiling "not measured: $INFLIGHT has no record command"
 		return 0
@@ -36,6 +41,7 @@ record_ceiling() {
 			IFS='|' read -r t rate ring <<<"${RC_RATES[$(((i + rep) % n))]}"
 			cfg=$rate${ring:+/ring$ring}
 			line=$(rc_run "$t" "$rate" "$ring")
+			used=$(printf '%s\n' "$line" | sed -n 's/^measure //p')
 			closing=$(printf '%s\n' "$line" | grep -m 1 'recorded [0-9]* events')
 			line=$(printf '%s\n' "$line" | grep -m 1 '^probe_loop ')
 			if [ -z "$line" ] || [ -z "$closing" ]; then
@@ -54,6 +60,12 @@ record_ceiling() {
 			record record_ceiling "$cfg" "$t" "$rep" lost_pct "$(calc "$lost / $fired * 100")"
 			record record_ceiling "$cfg" "$t" "$rep" balance "$((recorded + lost - fired))"
 			record record_ceiling "$cfg" "$t" "$rep" check_mismatches "$check"
+			[ -n "$used" ] && [ "$recorded" -gt 0 ] &&
+				record record_ceiling "$cfg" "$t" "$rep" recorder_ns_per_event \
+					"$(calc "($(kv user_s "$used") + $(kv sys_s "$used")) * 1e9 / $recorded")"
+			[ -n "$used" ] && [ "$(kv vcsw "$used")" -gt 0 ] &&
+				record record_ceiling "$cfg" "$t" "$rep" events_per_wakeup \
+					"$(calc "$recorded / $(kv vcsw "$used")")"
 		done
 	done
 }

@@ -6,6 +6,7 @@ set -uo pipefail
 dir=$1
 raw=$dir/raw.csv
 env_of() { sed -n "s/^$1=//p" "$dir/env.txt" | head -n 1; }
+calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
 
 # stats SECTION CONFIG THREADS METRIC: "median min max n" (n = 0: nothing measured)
 stats() {
@@ -88,6 +89,13 @@ between figures of the same round, and the table shows the median of those ratio
 EOF
 }
 
+# the before/after row, only when a baseline was measured (leading newline: it follows a row)
+baseline_row() {
+	grep -q '^probe_cost,inflight/baseline,' "$raw" || return 0
+	printf '\n| inflight / baseline inflight (c/c0): after / before | %s | %s | |' \
+		"$(cell probe_cost inflight/baseline 1 ratio)" "$(cell probe_cost inflight/baseline 2 ratio)"
+}
+
 section_probe_cost() {
 	local cfg label t
 	cat <<EOF
@@ -117,6 +125,7 @@ nop|(a) probes in, nothing attached
 empty|(b) empty BPF programs (the floor)
 args|(b') BPF programs that only fetch the arguments
 inflight|(c) inflight -p
+record|(c') inflight record -p (every event also to a file)
 baseline|(c0) baseline inflight (BENCH_INFLIGHT_BASELINE), for before/after
 bpftrace|(d) bpftrace aggregation
 atomic|(e) in-process atomic counters
@@ -130,8 +139,8 @@ Ratios (median of per-round ratios):
 |---|---:|---:|---|
 | inflight / empty BPF (c/b) | $(cell probe_cost inflight/empty 1 ratio) | $(cell probe_cost inflight/empty 2 ratio) | <= 1.2: $(verdict2 probe_cost inflight/empty ratio '<=' 1.2) |
 | inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict2 probe_cost inflight/bpftrace ratio '<=' 1) |
-| (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |
-$(grep -q '^probe_cost,inflight/baseline,' "$raw" && echo "| inflight / baseline inflight (c/c0): after / before | $(cell probe_cost inflight/baseline 1 ratio) | $(cell probe_cost inflight/baseline 2 ratio) | |")
+| inflight record / empty BPF (c'/b) | $(cell probe_cost record/empty 1 ratio) | $(cell probe_cost record/empty 2 ratio) | |
+| (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |$(baseline_row)
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |
 
@@ -207,7 +216,75 @@ EOF
 | disabled probes indistinguishable from none: probes build slower by, % | proofs/min | $(cell prover_overhead untraced shape probes_in_pct) | $(cell prover_overhead untraced events probes_in_pct) |
 | | CPU s/proof | $(cell prover_overhead untraced shape probes_in_cpu_pct) | $(cell prover_overhead untraced events probes_in_cpu_pct) |
 EOF
+	section_prover_estimate
 	notes_of prover_overhead
+}
+
+# est_pct WORKLOAD MODE: tracing's cost per proof from the precise per-event figures of the
+# other sections, in percent of the untraced run's CPU time per proof ("" if inputs lack)
+est_pct() {
+	local w=$1 mode=$2 E F cpu ppm a n c r L u per_event
+	E=$(median prover_overhead live "$w" events_per_proof)
+	F=$(median prover_overhead untraced "$w" minflt_per_proof)
+	cpu=$(median prover_overhead untraced "$w" cpu_s_per_proof)
+	ppm=$(median prover_overhead untraced "$w" proofs_per_min)
+	a=$(median probe_cost nop 1 ns_per_hit)
+	n=$(median probe_cost noprobes 1 ns_per_hit)
+	c=$(median probe_cost inflight 1 ns_per_hit)
+	r=$(median rss_cost self 1 added_ns_per_page)
+	L=$(median loader_cost inflight "$w" cpu_pct)
+	u=$(median record_ceiling 250000 1 recorder_ns_per_event)
+	case $mode in
+	idle) [ -n "$E" ] && [ -n "$cpu" ] && [ -n "$a" ] && [ -n "$n" ] &&
+		calc "$E * ($a - $n) / ($cpu * 1e9) * 100"
+		return ;;
+	live) per_event=$c ;;
+	record) per_event=$(median probe_cost record 1 ns_per_hit)
+		[ -n "$u" ] && [ -n "$per_event" ] && per_event=$(calc "$per_event + $u") ;;
+	esac
+	for v in "$E" "$F" "$cpu" "$ppm" "$a" "$per_event" "$r" "$L"; do
+		[ -n "$v" ] || return 0
+	done
+	# probes: each hit's added cost; RSS: each fault's (never below 0: noise); the loader's
+	# CPU share over the wall time of one proof
+	calc "($E * ($per_event - $a) + $F * ($r > 0 ? $r : 0) + $L / 100 * 60 / $ppm * 1e9) / ($cpu * 1e9) * 100"
+}
+
+section_prover_estimate() {
+	local w live rec idle
+	cat <<EOF
+
+The machine is shared and 2 CPUs small: run to run, proofs/min varies by several percent and
+CPU time per proof too, more than the 1-2% the targets ask to resolve. So here is also the
+cost built from the precise per-event figures of the other sections: per proof, probe hits x
+the added CPU per hit (section 1, 1 thread: (c) - (a) live; (c') - (a) plus the recorder's
+CPU per event of section 4 when recording), + minor page faults x the added CPU per fault of
+the RSS breakdown, + the loader's CPU share (section 5) over one proof's wall time; in percent
+of the untraced CPU time per proof.
+
+| estimate, % of untraced CPU per proof | shape | events | target |
+|---|---:|---:|---|
+EOF
+	for mode in live record idle; do
+		local label limit es ee
+		case $mode in
+		live) label="traced live" limit=1 ;;
+		record) label="recording" limit=2 ;;
+		idle) label="probes compiled in, idle (semaphore tests)" limit=0.1 ;;
+		esac
+		es=$(est_pct shape "$mode")
+		ee=$(est_pct events "$mode")
+		printf '| %s | %s | %s | < %s: shape %s, events %s |\n' "$label" \
+			"$([ -n "$es" ] && num "$es" || echo n/a)" "$([ -n "$ee" ] && num "$ee" || echo n/a)" \
+			"$limit" "$(verdict "$es" '<' "$limit")" "$(verdict "$ee" '<' "$limit")"
+	done
+	for w in shape events; do
+		printf '\nInputs, %s: %s probe hits and %s minor faults per proof, %s CPU s per proof.' "$w" \
+			"$(num "$(median prover_overhead live "$w" events_per_proof)")" \
+			"$(num "$(median prover_overhead untraced "$w" minflt_per_proof)")" \
+			"$(num "$(median prover_overhead untraced "$w" cpu_s_per_proof)")"
+	done
+	echo
 }
 
 section_loader_cost() {
@@ -260,16 +337,21 @@ recorder share the machine's 2 CPUs. Lost: events the recorder reports lost (rin
 in the kernel, or in user space). Balance: recorded + lost - fired, i.e. the RSS records the
 recorder stores besides probe events; negative would mean events missing without a trace.
 Mismatches: the recording's self-check (\`inflight report\`: its replay of the events against
-the kernel's final counters), 0 when the two agree.
+the kernel's final counters), 0 when the two agree. Recorder CPU: the \`inflight record\`
+process's user + system time per event recorded (the BPF side runs in the firing threads and
+shows in section 1, row c'); events per wakeup: events recorded per voluntary context switch
+of the recorder.
 
-| threads | asked, events/s | achieved, events/s | lost | lost % | balance | mismatches |
-|---:|---|---:|---:|---:|---:|---:|
+| threads | asked, events/s | achieved, events/s | lost | lost % | balance | mismatches | recorder CPU ns/event | events per wakeup |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|
 EOF
 	while IFS=, read -r t cfg; do
-		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" "${cfg/\/ring/, ring buffer }" \
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" "${cfg/\/ring/, ring buffer }" \
 			"$(cell record_ceiling "$cfg" "$t" rate)" "$(cell record_ceiling "$cfg" "$t" lost)" \
 			"$(cell record_ceiling "$cfg" "$t" lost_pct)" "$(cell record_ceiling "$cfg" "$t" balance)" \
-			"$(cell record_ceiling "$cfg" "$t" check_mismatches)"
+			"$(cell record_ceiling "$cfg" "$t" check_mismatches)" \
+			"$(cell record_ceiling "$cfg" "$t" recorder_ns_per_event)" \
+			"$(cell record_ceiling "$cfg" "$t" events_per_wakeup)"
 	done < <(awk -F, '$1 == "record_ceiling" && $5 == "rate" { print $3 "," $2 }' "$raw" |
 		sort -t, -k1,1n -k2,2 -u | sort -t, -k1,1n -k2,2V)
 	cat <<EOF

@@ -84,7 +84,7 @@ check_eq "stamp_exec: command not found" "$?" 127
 m=$("$B/measure" sh -c 'exit 5' 2>&1)
 check_eq "measure passes the command's status on" "$?" 5
 check_match "measure prints its figures" "$m" \
-	'^measure wall_s=[0-9.]+ user_s=[0-9.]+ sys_s=[0-9.]+ maxrss_kib=[0-9]+ status=5$'
+	'^measure wall_s=[0-9.]+ user_s=[0-9.]+ sys_s=[0-9.]+ maxrss_kib=[0-9]+ minflt=[0-9]+ vcsw=[0-9]+ status=5$'
 
 # the report: medians and spreads of a known set
 mkdir -p "$TMP/res"

@@ -652,7 +652,7 @@ SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 mm_key = (__u64)mm, now = bpf_ktime_get_ns();
+	__u64 mm_key = (__u64)mm, now, seq, rss, tracked;
 	struct infl_event *ev = NULL;
 	struct infl_proc *p;
 	__u32 pid, *known;
@@ -684,7 +684,13 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return 0;
 	}
+	/* time and order taken under the lock: a recorded RSS event then sits between the
+	 * accounting events around it in both time and seq */
+	now = bpf_ktime_get_ns();
 	emit = rss_update(p, member, size, now) && record_events;
+	seq = p->seq;
+	rss = p->rss_total;
+	tracked = p->tracked_at_rss_peak;
 	proc_unlock(p);
 	if (!emit)
 		return 0;
@@ -695,7 +701,7 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 	}
 	/* not an accounting event: seq is the accounting order it follows */
 	ev->ts_ns = now;
-	ev->seq = p->seq;
+	ev->seq = seq;
 	ev->pid = pid;
 	ev->tid = (__u32)bpf_get_current_pid_tgid();
 	ev->type = INFL_EV_RSS;
@@ -703,8 +709,8 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 	ev->flags = 0;
 	ev->from_slot = INFL_SLOT_NONE;
 	ev->pad = 0;
-	ev->arg0 = p->rss_total;
-	ev->arg1 = p->tracked_at_rss_peak;
+	ev->arg0 = rss;
+	ev->arg1 = tracked;
 	ev->arg2 = 0;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;

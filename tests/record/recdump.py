@@ -114,9 +114,9 @@ def replay(rec, pid):
         if flags & 2 or etype > 2:  # rejected, or RSS / exit
             continue
         if etype == 0:  # alloc: the kernel says which slot
-            if flags & 4 and not a2:
+            if flags & 4:  # untracked: a kernel table was full, nothing counted
                 continue
-            staged = a2 != 0 and not flags & 4
+            staged = a2 != 0 and not flags & 32  # 32: owner table full, counted unstaged
             if a0 in bufs:  # double alloc: the old record goes
                 ocls, obytes, oowner, ostaged = bufs[a0]
                 oslot = where.get(oowner, SLOT_NONE) if ostaged else SLOT_NONE

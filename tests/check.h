@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A minimal TAP-style checker for C tests: every CHECK prints "ok N - what" or
- * "not ok N - what (file:line)"; tests/run.sh adds them up. No framework to install.
+ * "not ok N - what (file:line)"; check_done() prints the plan; tests/run.sh adds them up.
+ * No framework to install.
  */
 #ifndef INFLIGHT_CHECK_H
 #define INFLIGHT_CHECK_H
@@ -46,9 +47,21 @@ static inline int check__report(int ok, const char *file, int line, const char *
 		check__report(check__a == check__e, __FILE__, __LINE__, check__buf);           \
 	})
 
-/* exit status for main(): 0 when every check passed */
+/* CHECK_SKIP(reason, description): a check that cannot run here, counted as skipped */
+#define CHECK_SKIP(reason, ...)                                                                \
+	({                                                                                     \
+		char check__buf[512];                                                          \
+		snprintf(check__buf, sizeof(check__buf), __VA_ARGS__);                         \
+		printf("ok %d - %s # SKIP %s\n", ++check__n, check__buf, reason);               \
+		fflush(stdout);                                                                \
+	})
+
+/* exit status for main(): 0 when every check passed. Prints the plan (tests/run.sh fails a
+ * test whose plan is missing, i.e. that died before it got here). */
 static inline int check_done(void)
 {
+	printf("1..%d\n", check__n);
+	fflush(stdout);
 	return check__failed ? 1 : 0;
 }
 

@@ -5,10 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 INFLIGHT=$BUILD/inflight
 TARGET=$BUILD/tests/loader_probe_target
-if [ "$(id -u)" != 0 ] && [ "${CI:-}" != true ]; then
-	echo "ok 1 # SKIP needs root (CAP_BPF, CAP_PERFMON)"
-	exit 0
-fi
+needs_root
 
 # summary_has DESCRIPTION FILE LINE...: each LINE appears verbatim in FILE
 summary_has() {

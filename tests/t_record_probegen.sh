@@ -7,11 +7,7 @@
 # Needs root.
 source "$(dirname "$0")/lib.sh"
 I=$BUILD/inflight
-if [ "$(id -u)" != 0 ]; then
-	[ "${CI:-}" = true ] && { not_ok "runs as root in CI"; finish; }
-	ok "skipped: needs root for BPF"
-	finish
-fi
+needs_root
 cp "$BUILD/tests/probegen" "$TMP/probegen"
 
 "$I" record -q -o "$TMP/known.rec" -- "$TMP/probegen" script "$ROOT/tests/record/probegen_known.txt" \

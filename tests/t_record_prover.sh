@@ -7,11 +7,7 @@
 # reduction; a recording of a running process ended by Ctrl-C is complete. Needs root.
 source "$(dirname "$0")/lib.sh"
 I=$BUILD/inflight
-if [ "$(id -u)" != 0 ]; then
-	[ "${CI:-}" = true ] && { not_ok "runs as root in CI"; finish; }
-	ok "skipped: needs root for BPF"
-	finish
-fi
+needs_root
 cp "$BUILD/prover" "$TMP/prover"
 common=(--jobs 3 -n 3 --log-n 14 --partitions 6)
 

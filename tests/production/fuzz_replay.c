@@ -176,12 +176,12 @@ int main(int argc, char **argv)
 			LLVMFuzzerTestOneInput(in, size);
 		else
 			LLVMFuzzerTestOneInput(out, mutate(in, size, base, i, out));
-		printf("ok 1 - mutant %ld of %s\n", i, argv[2]);
+		printf("ok 1 - mutant %ld of %s\n1..1\n", i, argv[2]);
 		return 0;
 	}
 	d = opendir(dir);
 	if (!d) {
-		printf("not ok 1 - corpus %s: %s\n", dir, strerror(errno));
+		printf("not ok 1 - corpus %s: %s\n1..1\n", dir, strerror(errno));
 		return 1;
 	}
 	while ((de = readdir(d)) && n < 1024)
@@ -195,5 +195,6 @@ int main(int argc, char **argv)
 		run_file(path, names[i]);
 		free(names[i]);
 	}
+	printf("1..%d\n", n_tests);
 	return n_failed ? 1 : 0;
 }

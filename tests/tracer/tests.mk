@@ -10,7 +10,7 @@ $(PROBEGEN): tests/tracer/probegen.c tests/tracer/probegen_ids.h probes/inflight
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(PROBES_CFLAGS) -Itests/tracer $< $(PROBES_O) -lpthread $(LDFLAGS) -o $@
 
-$(TESTS_DIR)/test_tracer: tests/tracer/test_tracer.c tests/tracer/model.c tests/tracer/model.h \
+$(TESTS_DIR)/test_tracer: tests/tracer/test_tracer.c tests/tracer/model.c tests/tracer/model.h tests/check.h \
 		$(TRACER_SESSION_OBJS) | $(PROBEGEN)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

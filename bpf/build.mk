@@ -1,6 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Kernel side: bpf/*.bpf.c -> CO-RE object -> skeleton. User side: every bpf/loader/*.c linked
-# into one binary, libbpf/libelf/zlib/zstd static so it needs only libc on a production host.
+# Kernel side: bpf/*.bpf.c -> CO-RE object -> skeleton.
+#
+# User side, bpf/loader/, in folders that follow the data (docs/architecture.md):
+#   attach/     the session: load, attach, snapshot the kernel maps. The only code that
+#               includes the skeleton or calls libbpf.
+#   live/       views of a snapshot: the live timeline, the summary, Prometheus.
+#   recording/  the recording format, its writer and its reader.
+#   render/     recording -> timeline -> text, csv, json, chrome, folded, svg.
+#   contract/   what a traced binary carries: USDT notes, the names note.
+#   util/       errors, number formatting and parsing, /proc.
+#   cmd/        main and one file per subcommand, tying the others together.
+# Everything but attach/ and cmd/ is the offline library, libinflight-offline.a: it must link
+# without libbpf, and $(LOADER_DIR)/offline-check proves that on every build. The binary
+# links libbpf, libelf, zlib and zstd statically so it needs only libc on a production host.
 BPF_DIR := $(BUILD)/bpf
 LOADER_DIR := $(BUILD)/loader
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -9,10 +21,20 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
-LOADER_SRCS := $(wildcard bpf/loader/*.c)
-LOADER_OBJS := $(patsubst bpf/loader/%.c,$(LOADER_DIR)/%.o,$(LOADER_SRCS))
-LOADER_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -I$(BPF_DIR) -MMD -MP
-LOADER_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic
+LOADER_OFFLINE_DIRS := util contract live recording render
+loader_objs = $(patsubst bpf/loader/%.c,$(LOADER_DIR)/%.o,$(wildcard $(1)))
+LOADER_OFFLINE_OBJS := $(call loader_objs,$(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
+LOADER_ATTACH_OBJS := $(call loader_objs,bpf/loader/attach/*.c)
+LOADER_CMD_OBJS := $(call loader_objs,bpf/loader/cmd/*.c)
+LOADER_OBJS := $(LOADER_OFFLINE_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_CMD_OBJS)
+LOADER_OFFLINE_LIB := $(LOADER_DIR)/libinflight-offline.a
+# the same sources, for programs that compile them themselves (the libFuzzer targets)
+LOADER_OFFLINE_SRCS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
+LOADER_OFFLINE_HDRS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.h))
+LOADER_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -MMD -MP
+# what the offline library needs, and what the attach code adds
+OFFLINE_LIBS := -Wl,-Bstatic -lelf -lz -lzstd -Wl,-Bdynamic -lm
+LOADER_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic -lm
 
 bpf: $(BPF_SKELS)
 inflight: $(BUILD)/inflight
@@ -28,19 +50,39 @@ $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
 
-$(LOADER_DIR)/%.o: bpf/loader/%.c $(BPF_SKELS) | $(DEPS_STAMP)
+# only attach/ sees the skeleton: a change of the BPF programs rebuilds it alone
+$(LOADER_DIR)/attach/%.o: bpf/loader/attach/%.c $(BPF_SKELS) | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -I$(BPF_DIR) -c $< -o $@
+
+$(LOADER_DIR)/%.o: bpf/loader/%.c | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -c $< -o $@
 
-$(BUILD)/inflight: $(LOADER_OBJS)
+$(LOADER_OFFLINE_LIB): $(LOADER_OFFLINE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+# Every object of the offline library linked in, with no libbpf to resolve against: a BPF
+# call anywhere in it fails the build here.
+$(LOADER_DIR)/offline-check: $(LOADER_OFFLINE_LIB)
+	$(call msg,CHECK,offline library links without libbpf)
+	$(Q)printf 'int main(void) { return 0; }\n' > $@.c
+	$(Q)$(CC) $(LDFLAGS) $@.c -Wl,--whole-archive $< -Wl,--no-whole-archive $(OFFLINE_LIBS) \
+		-o $@ 2>$@.log || { cat $@.log >&2; \
+		echo "bpf/loader: offline code (everything but attach/ and cmd/) references libbpf or the skeleton; only attach/ may" >&2; \
+		exit 1; }
+
+$(BUILD)/inflight: $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB) \
+		| $(LOADER_DIR)/offline-check
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LOADER_LIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB) \
+		$(LOADER_LIBS) -o $@
 
 # keep the CO-RE objects: tests and the benchmark load them too
 .SECONDARY: $(BPF_OBJS)
-
-# objects of the loader minus main.o, for test programs that link parts of it
-LOADER_LIB_OBJS := $(filter-out $(LOADER_DIR)/main.o,$(LOADER_OBJS))
 
 -include $(LOADER_OBJS:.o=.d)

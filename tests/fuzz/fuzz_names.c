@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "names.h"
-#include "usdt_notes.h"
+#include "contract/names.h"
+#include "contract/usdt_notes.h"
 
 #define PROMISE(cond)                                                                            \
 	do {                                                                                     \

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
-#include "attach_opts.h"
-#include "fmt.h"
-#include "prom.h"
+#include "attach/attach_opts.h"
+#include "util/fmt.h"
+#include "live/prom.h"
 
 #define PROMISE(cond)                                                                            \
 	do {                                                                                     \

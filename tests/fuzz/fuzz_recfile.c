@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rec_reader.h"
-#include "render.h"
-#include "timeline.h"
+#include "recording/rec_reader.h"
+#include "render/render.h"
+#include "render/timeline.h"
 
 #define PROMISE(cond)                                                                            \
 	do {                                                                                     \

@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "check.h"
-#include "errors.h"
+#include "util/errors.h"
 
 /* What `code` wrote to stderr, through a temporary file. */
 #define STDERR_OF(code)                                                                        \

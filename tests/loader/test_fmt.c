@@ -2,7 +2,7 @@
 /* fmt.c: human sizes and durations at every unit boundary, the histogram, JSON output. */
 #include <stdlib.h>
 #include "check.h"
-#include "fmt.h"
+#include "util/fmt.h"
 
 #define EQ_STR(got, want, ...)                                                                 \
 	({                                                                                     \

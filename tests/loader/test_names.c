@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "inflight_note.h"
-#include "names.h"
+#include "contract/names.h"
 #include "prover_ids.h"
 
 static const char prover_text[] = INFLIGHT__NOTE_TEXT("prover", PROVER_CLASSES, PROVER_STAGES);

@@ -5,7 +5,8 @@
  * the CLI itself (exit code 2, one line) are tested by tests/t_loader_cli.sh.
  */
 #include <errno.h>
-#include "attach_opts.h"
+#include "attach/attach_opts.h"
+#include "util/procfs.h"
 #include "check.h"
 
 static void test_u64(void)
@@ -107,13 +108,13 @@ static void test_duration(void)
 
 static void test_proc_root(void)
 {
-	CHECK(attach_is_proc_root_path("/proc/123/root/usr/bin/prover"), "/proc/123/root/...");
-	CHECK(attach_is_proc_root_path("/proc/self/root/bin/x"), "/proc/self/root/...");
-	CHECK(!attach_is_proc_root_path("/proc/123/exe"), "/proc/123/exe is not one");
-	CHECK(!attach_is_proc_root_path("/proc/12x/root/a"), "/proc/12x/root/ is not one");
-	CHECK(!attach_is_proc_root_path("/proc//root/a"), "/proc//root/ is not one");
-	CHECK(!attach_is_proc_root_path("/usr/bin/prover"), "a plain path is not one");
-	CHECK(!attach_is_proc_root_path("proc/1/root/a"), "a relative path is not one");
+	CHECK(proc_is_root_path("/proc/123/root/usr/bin/prover"), "/proc/123/root/...");
+	CHECK(proc_is_root_path("/proc/self/root/bin/x"), "/proc/self/root/...");
+	CHECK(!proc_is_root_path("/proc/123/exe"), "/proc/123/exe is not one");
+	CHECK(!proc_is_root_path("/proc/12x/root/a"), "/proc/12x/root/ is not one");
+	CHECK(!proc_is_root_path("/proc//root/a"), "/proc//root/ is not one");
+	CHECK(!proc_is_root_path("/usr/bin/prover"), "a plain path is not one");
+	CHECK(!proc_is_root_path("proc/1/root/a"), "a relative path is not one");
 }
 
 /* a parent parser the way trace/record/serve use the child */

@@ -7,9 +7,9 @@
 #include <json-c/json.h>
 #include "check.h"
 #include "inflight_note.h"
-#include "live.h"
+#include "live/live.h"
 #include "prover_ids.h"
-#include "summary.h"
+#include "live/summary.h"
 
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "check.h"
-#include "usdt_notes.h"
+#include "contract/usdt_notes.h"
 
 static const struct usdt_probe *find(const struct usdt_notes *un, const char *name)
 {

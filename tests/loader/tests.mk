@@ -3,17 +3,13 @@
 # synthetic snapshots) and the small binaries they and tests/t_loader_*.sh read or trace.
 LOADER_TARGET := $(TESTS_DIR)/loader_probe_target
 LOADER_VARIANTS := $(TESTS_DIR)/loader_sdt_bad_args $(TESTS_DIR)/loader_sdt_partial
-LOADER_TEST_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -Itests -Iprobes \
+LOADER_TEST_CFLAGS := -Ibpf -Ibpf/loader -Itests -Iprobes \
 	-DTEST_BIN_DIR='"$(TESTS_DIR)"'
 LOADER_TEST_PROGS := fmt names usdt parse render errors
 
-# each test links only the loader objects it tests
-LOADER_TEST_OBJS_fmt := fmt.o
-LOADER_TEST_OBJS_names := names.o
-LOADER_TEST_OBJS_usdt := usdt_notes.o
-LOADER_TEST_OBJS_parse := attach_opts.o errors.o
-LOADER_TEST_OBJS_render := live.o summary.o fmt.o names.o
-LOADER_TEST_OBJS_errors := errors.o
+# offline code: each test links the offline library (an archive: only what it calls), and
+# test_parse the attach options' parser (argp, no libbpf)
+LOADER_TEST_OBJS_parse := $(LOADER_DIR)/attach/attach_opts.o
 LOADER_TEST_LIBS_render := -ljson-c
 
 TEST_BINS += $(LOADER_TARGET) $(LOADER_VARIANTS) \
@@ -32,11 +28,11 @@ $(TESTS_DIR)/loader_sdt_%: tests/loader/sdt_variant.c probes/inflight_note.h | $
 
 define LOADER_TEST_RULE
 $(TESTS_DIR)/test_loader_$(1): tests/loader/test_$(1).c tests/check.h \
-		$(addprefix $(LOADER_DIR)/,$(LOADER_TEST_OBJS_$(1))) | $(LOADER_TARGET) $(LOADER_VARIANTS)
+		$(LOADER_TEST_OBJS_$(1)) $(LOADER_OFFLINE_LIB) | $(LOADER_TARGET) $(LOADER_VARIANTS)
 	$$(call msg,CC,$$@)
 	$$(Q)mkdir -p $$(@D)
-	$$(Q)$$(CC) $$(CFLAGS) $$(LOADER_TEST_CFLAGS) $$< \
-		$(addprefix $(LOADER_DIR)/,$(LOADER_TEST_OBJS_$(1))) $$(LDFLAGS) $$(LOADER_LIBS) \
-		$(LOADER_TEST_LIBS_$(1)) -o $$@
+	$$(Q)$$(CC) $$(CFLAGS) $$(LOADER_TEST_CFLAGS) $$< $(LOADER_TEST_OBJS_$(1)) \
+		$$(LOADER_OFFLINE_LIB) $$(LDFLAGS) \
+		$$(OFFLINE_LIBS) $(LOADER_TEST_LIBS_$(1)) -o $$@
 endef
 $(foreach t,$(LOADER_TEST_PROGS),$(eval $(call LOADER_TEST_RULE,$(t))))

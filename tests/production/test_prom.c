@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "check.h"
-#include "prom.h"
+#include "live/prom.h"
 
 static struct infl_names names;
 

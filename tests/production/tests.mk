@@ -4,13 +4,12 @@
 # under `make fuzz`, and the helpers of the shell tests tests/t_prod_*.sh.
 PROD_CFLAGS := $(filter-out -MMD -MP,$(LOADER_CFLAGS)) -Itests
 
-# test_prom: prom.o and what it calls, no BPF
-PROM_TEST_OBJS := $(addprefix $(LOADER_DIR)/,prom.o names.o fmt.o live.o)
-
-$(TESTS_DIR)/test_prom: tests/production/test_prom.c tests/check.h bpf/loader/prom.h $(PROM_TEST_OBJS)
+# test_prom: the exporter's rendering, offline code only (no BPF)
+$(TESTS_DIR)/test_prom: tests/production/test_prom.c tests/check.h bpf/loader/live/prom.h \
+		$(LOADER_OFFLINE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(PROM_TEST_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(LOADER_OFFLINE_LIB) $(OFFLINE_LIBS) $(LDFLAGS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_prom
 
@@ -19,25 +18,24 @@ TEST_BINS += $(TESTS_DIR)/test_prom
 # `make fuzz`: the same targets under libFuzzer (clang, ASan, UBSan), FUZZ_SECONDS each,
 # new inputs kept in build/fuzz/corpus_NAME (copy the interesting ones into the corpus).
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS_names := bpf/loader/names.c bpf/loader/usdt_notes.c
-FUZZ_SRCS_numbers := bpf/loader/attach_opts.c bpf/loader/errors.c bpf/loader/prom.c \
-	bpf/loader/live.c bpf/loader/fmt.c bpf/loader/names.c
+FUZZ_SRCS_names := $(LOADER_OFFLINE_SRCS)
+FUZZ_SRCS_numbers := $(LOADER_OFFLINE_SRCS)
 FUZZ_TARGETS := names numbers
 
 define fuzz_rules
 $$(TESTS_DIR)/test_fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/production/fuzz_replay.c \
-		$$(FUZZ_SRCS_$(1)) $$(BPF_SKELS) | $$(DEPS_STAMP)
+		$$(FUZZ_SRCS_$(1)) $$(LOADER_OFFLINE_HDRS) | $$(DEPS_STAMP)
 	$$(call msg,CC,$$@)
 	$$(Q)mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CFLAGS) $$(PROD_CFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus_$(1)"' \
-		$$(filter %.c,$$^) $$(LOADER_LIBS) $$(LDFLAGS) -o $$@
+		$$(filter %.c,$$^) $$(OFFLINE_LIBS) $$(LDFLAGS) -o $$@
 
-$$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRCS_$(1)) $$(BPF_SKELS) | $$(DEPS_STAMP)
+$$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRCS_$(1)) $$(LOADER_OFFLINE_HDRS) | $$(DEPS_STAMP)
 	$$(call msg,FUZZ-CC,$$@)
 	$$(Q)mkdir -p $$(@D)
 	$$(Q)$$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $$(WARN) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $$(PROD_CFLAGS) $$(filter %.c,$$^) \
-		$$(LOADER_LIBS) -o $$@
+		$$(OFFLINE_LIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
 

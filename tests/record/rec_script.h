@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "../../bpf/inflight.h"
-#include "names.h"
-#include "rec_writer.h"
+#include "contract/names.h"
+#include "recording/rec_writer.h"
 
 #define SCRIPT_T0 1000000000ull /* CLOCK_MONOTONIC of the recording's start */
 #define SCRIPT_MAX 512

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "rec_writer.h"
+#include "recording/rec_writer.h"
 #include "scenario.h"
 
 int main(int argc, char **argv)

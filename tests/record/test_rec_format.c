@@ -13,9 +13,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "check.h"
-#include "rec_format.h"
-#include "rec_reader.h"
-#include "rec_writer.h"
+#include "recording/rec_format.h"
+#include "recording/rec_reader.h"
+#include "recording/rec_writer.h"
 #include "scenario.h"
 
 static unsigned char *file_bytes(int fd, size_t *len)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "rec_reader.h"
-#include "timeline.h"
+#include "recording/rec_reader.h"
+#include "render/timeline.h"
 #include "scenario.h"
 #include "../../probes/prover_ids.h"
 

@@ -4,8 +4,8 @@
 # writes scripted recordings for the shell tests.
 REC_TEST_HELPERS := tests/record/rec_script.c tests/record/scenario.c
 REC_TEST_DEPS := $(REC_TEST_HELPERS) tests/record/rec_script.h tests/record/scenario.h \
-	tests/check.h $(LOADER_LIB_OBJS)
-REC_TEST_CFLAGS := -Ibpf -Ibpf/loader -I$(BPF_DIR) -Itests -Itests/record
+	tests/check.h $(LOADER_OFFLINE_LIB)
+REC_TEST_CFLAGS := -Ibpf -Ibpf/loader -Itests -Itests/record
 REC_TEST_PROGS := test_rec_format test_timeline rec_synth
 
 TEST_BINS += $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS))
@@ -13,30 +13,28 @@ TEST_BINS += $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS))
 $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS)): $(TESTS_DIR)/%: tests/record/%.c $(REC_TEST_DEPS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(REC_TEST_CFLAGS) $< $(REC_TEST_HELPERS) $(LOADER_LIB_OBJS) \
-		$(LDFLAGS) $(LOADER_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(REC_TEST_CFLAGS) $< $(REC_TEST_HELPERS) $(LOADER_OFFLINE_LIB) \
+		$(LDFLAGS) $(OFFLINE_LIBS) -o $@
 
 # The recording reader's fuzz target, on the pattern of tests/production/tests.mk: a corpus
 # replay with deterministic mutants in the suite (test_fuzz_recfile), libFuzzer under
 # `make fuzz` (build/fuzz/fuzz_recfile, FUZZ_SECONDS).
-FUZZ_SRCS_recfile := $(addprefix bpf/loader/,rec_format.c rec_reader.c timeline.c \
-	timeline_replay.c render_common.c render_text.c render_csv.c render_json.c \
-	render_chrome.c render_folded.c render_svg.c names.c fmt.c errors.c)
-FUZZ_REC_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -I$(BPF_DIR) -Itests
+FUZZ_SRCS_recfile := $(LOADER_OFFLINE_SRCS)
+FUZZ_REC_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -Itests
 
 $(TESTS_DIR)/test_fuzz_recfile: tests/fuzz/fuzz_recfile.c tests/production/fuzz_replay.c \
-		$(FUZZ_SRCS_recfile) $(wildcard bpf/loader/*.h) | $(DEPS_STAMP)
+		$(FUZZ_SRCS_recfile) $(LOADER_OFFLINE_HDRS) | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(FUZZ_REC_CFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus_recfile"' \
-		$(filter %.c,$^) $(LOADER_LIBS) $(LDFLAGS) -o $@
+		$(filter %.c,$^) $(OFFLINE_LIBS) $(LDFLAGS) -o $@
 
 $(BUILD)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS_recfile) \
-		$(wildcard bpf/loader/*.h) | $(DEPS_STAMP)
+		$(LOADER_OFFLINE_HDRS) | $(DEPS_STAMP)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $(FUZZ_REC_CFLAGS) $(filter %.c,$^) $(LOADER_LIBS) -o $@
+		-fno-sanitize-recover=all $(FUZZ_REC_CFLAGS) $(filter %.c,$^) $(OFFLINE_LIBS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_fuzz_recfile
 

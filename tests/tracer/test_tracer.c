@@ -15,12 +15,12 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "caps.h"
+#include "attach/caps.h"
 #include "check.h"
-#include "errors.h"
+#include "util/errors.h"
 #include "model.h"
 #include "probegen_ids.h"
-#include "session.h"
+#include "attach/session.h"
 
 static char probegen[PATH_MAX];
 static char tmpdir[] = "/tmp/inflight-tracer.XXXXXX";

@@ -2,7 +2,7 @@
 # The tracer's integration tests: probegen fires scripted probes, test_tracer checks the
 # real BPF aggregation against the reference model.
 PROBEGEN := $(TESTS_DIR)/probegen
-TRACER_SESSION_OBJS := $(addprefix $(LOADER_DIR)/,session.o caps.o errors.o names.o usdt_notes.o)
+TRACER_SESSION_OBJS := $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB)
 
 $(PROBEGEN): tests/tracer/probegen.c tests/tracer/probegen_ids.h probes/inflight_note.h \
 		$(PROBES_H) $(PROBES_O)
@@ -14,7 +14,7 @@ $(TESTS_DIR)/test_tracer: tests/tracer/test_tracer.c tests/tracer/model.c tests/
 		$(TRACER_SESSION_OBJS) | $(PROBEGEN)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -Itests -Itests/tracer $(filter %.c,$^) \
+	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -I$(BPF_DIR) -Itests -Itests/tracer $(filter %.c,$^) \
 		$(TRACER_SESSION_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_tracer $(PROBEGEN)

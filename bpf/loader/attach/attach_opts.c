@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Target and limit options shared by the attaching commands. attach_opts.h */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "attach/attach_opts.h"
+#include "util/errors.h"
+#include "util/parse.h"
+
+enum {
+	OPT_MAX_BUFS = 0x100,
+	OPT_MAX_OWNERS,
+	OPT_MAX_PROCS,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Target (exactly one):", 10 },
+	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
+	{ "binary", 'b', "PATH", 0,
+	  "Trace every process running the executable PATH, including ones started later "
+	  "(/proc/PID/root/... reaches into a container)",
+	  0 },
+	{ "-- CMD [ARGS...]", 0, NULL, OPTION_DOC | OPTION_NO_USAGE,
+	  "Start CMD and trace it from its first instruction; inflight's options go before --",
+	  0 },
+	{ NULL, 0, NULL, 0, "Limits (kernel map sizes):", 20 },
+	{ "max-bufs", OPT_MAX_BUFS, "N", 0,
+	  "Live buffers tracked, all processes together (default 65536)", 0 },
+	{ "max-owners", OPT_MAX_OWNERS, "N", 0,
+	  "Live owners (work items) tracked (default 16384)", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes traced at once (default 64)", 0 },
+	{ NULL, 0, NULL, 0, "Diagnostics:", 90 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (and the verifier's log on failure)",
+	  0 },
+	{ 0 },
+};
+
+void attach_opts__init(struct attach_opts *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->so.max_bufs = ATTACH_DEFAULT_MAX_BUFS;
+	a->so.max_owners = ATTACH_DEFAULT_MAX_OWNERS;
+	a->so.max_procs = ATTACH_DEFAULT_MAX_PROCS;
+	a->so.drop_caps = true; /* the CLI needs none once attached */
+}
+
+static void one_target(struct attach_opts *a, const char *what)
+{
+	if (a->target_given)
+		infl_die(EXIT_USAGE, "give one of -p PID, -b PATH or -- CMD ARGS",
+			 "%s: more than one target", what);
+	a->target_given = true;
+}
+
+static __u32 parse_limit(const char *opt, const char *arg, __u64 max)
+{
+	__u64 v;
+	int err = parse_u64(arg, 1, max, &v);
+
+	if (err == -ERANGE)
+		infl_die(EXIT_USAGE, NULL, "%s '%s': out of range: give 1 to %llu", opt, arg,
+			 (unsigned long long)max);
+	if (err)
+		infl_die(EXIT_USAGE, NULL, "%s '%s': not a number: give a decimal count", opt, arg);
+	return (__u32)v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct attach_opts *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		attach_opts__init(a);
+		return 0;
+	case 'p': {
+		int err;
+
+		one_target(a, "-p");
+		err = parse_pid(arg, &a->so.pid);
+		if (err)
+			infl_die(EXIT_USAGE, NULL, "-p '%s': not a process id: give 1 to %d", arg,
+				 PID_LIMIT);
+		a->so.mode = SESSION_PID;
+		return 0;
+	}
+	case 'b':
+		one_target(a, "-b");
+		if (!*arg)
+			infl_die(EXIT_USAGE, NULL, "-b: empty path");
+		a->so.mode = SESSION_BINARY;
+		a->so.binary = arg;
+		return 0;
+	case OPT_MAX_BUFS:
+		a->so.max_bufs = parse_limit("--max-bufs", arg, ATTACH_LIMIT_MAX);
+		return 0;
+	case OPT_MAX_OWNERS:
+		a->so.max_owners = parse_limit("--max-owners", arg, ATTACH_LIMIT_MAX);
+		return 0;
+	case OPT_MAX_PROCS:
+		a->so.max_procs = parse_limit("--max-procs", arg, 65536);
+		return 0;
+	case 'v':
+		a->so.verbose = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		/* only words after `--` are a command; the rest of argv is its own */
+		if (!state->quoted || state->next - 1 < state->quoted)
+			infl_die(EXIT_USAGE, "put the command to trace after --, e.g. inflight -- ./prover",
+				 "unexpected argument '%s'", arg);
+		one_target(a, "--");
+		a->so.mode = SESSION_SPAWN;
+		a->so.argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->target_given)
+			infl_die(EXIT_USAGE, "give -p PID, -b PATH or -- CMD ARGS; see --help",
+				 "nothing to trace");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+const struct argp attach_argp = { options, parse_opt, NULL, NULL, NULL, NULL, NULL };

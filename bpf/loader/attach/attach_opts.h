@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The target and limit options every attaching command shares (trace, record, serve), as
+ * an argp child parser, and the validated number parsers behind them.
+ *
+ * Use: put { &attach_argp, 0, NULL, 0 } in the command's argp children, point
+ * state->child_inputs[i] at a struct attach_opts in the command's ARGP_KEY_INIT, parse with
+ * ARGP_IN_ORDER (so that a stray word before `--` is refused instead of being taken as the
+ * command), then hand `so` to session__open(), which resolves and checks the target.
+ */
+#ifndef INFLIGHT_ATTACH_OPTS_H
+#define INFLIGHT_ATTACH_OPTS_H
+
+#include <argp.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "attach/session.h"
+#include "util/parse.h"
+
+/* map sizes, matching the kernel side's defaults (bpf/inflight.bpf.c) */
+#define ATTACH_DEFAULT_MAX_BUFS 65536
+#define ATTACH_DEFAULT_MAX_OWNERS 16384
+#define ATTACH_DEFAULT_MAX_PROCS 64
+#define ATTACH_LIMIT_MAX (1u << 24) /* per map: ample, and far below what the kernel refuses */
+
+struct attach_opts {
+	struct session_opts so; /* what session__open() takes */
+	bool target_given;
+};
+
+extern const struct argp attach_argp;
+
+/* Fills defaults (the child parser does it too, at ARGP_KEY_INIT). */
+void attach_opts__init(struct attach_opts *a);
+
+#endif /* INFLIGHT_ATTACH_OPTS_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A tracing session: load the BPF skeleton, attach to the contract's probes by pid, binary
+ * or spawned command, hand out ring-buffer events (record mode) and map snapshots.
+ * Every front end (live timeline, record, serve) drives one of these.
+ */
+#ifndef INFLIGHT_SESSION_H
+#define INFLIGHT_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "inflight.h"
+#include "contract/names.h"
+#include "live/snapshot.h"
+
+enum session_mode {
+	SESSION_PID,	/* -p PID: one running process */
+	SESSION_BINARY, /* -b PATH: every process of that binary, including later ones */
+	SESSION_SPAWN,	/* -- CMD ARGS: start the command, traced from its first instruction */
+};
+
+struct session_opts {
+	enum session_mode mode;
+	pid_t pid;	    /* SESSION_PID */
+	const char *binary; /* SESSION_BINARY; resolved from pid/argv in the other modes */
+	char **argv;	    /* SESSION_SPAWN: NULL-terminated */
+	bool record_events; /* stream every event through the ring buffer */
+	__u32 ringbuf_bytes; /* ring buffer size (power of two) when recording */
+	__u32 max_bufs;	    /* live buffers tracked across all processes */
+	__u32 max_owners;   /* live owners tracked across all processes */
+	__u32 max_procs;    /* traced processes */
+	bool no_rss;	    /* do not attach kmem:rss_stat */
+	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
+	bool verbose;	    /* libbpf's chatter */
+};
+
+struct session;
+
+typedef int (*session_event_fn)(void *ctx, const struct infl_event *ev);
+
+/* Opens, loads and attaches. On failure prints one error line and returns the exit code
+ * (enum infl_exit), with *out NULL. In SPAWN mode the command starts running on return. */
+int session__open(const struct session_opts *opts, struct session **out);
+
+/* Waits up to timeout_ms for ring-buffer events, calling fn for each (record mode).
+ * Returns events consumed, or -EINTR when interrupted, or another -errno. */
+int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx);
+
+/* Copies every traced process's state. Returns 0 or -errno. snapshot__free() releases it. */
+int session__snapshot(struct session *s, struct snapshot *snap);
+
+/* True once the target is gone (PID/SPAWN modes); *status gets the spawned command's
+ * wait status when known (-1 otherwise). BINARY mode never ends by itself. */
+bool session__target_gone(struct session *s, int *status);
+
+/* Names read from the traced binary (numeric fallback). */
+const struct infl_names *session__names(const struct session *s);
+/* The traced binary as a user would name it (the attach may go through /proc/PID/root). */
+const char *session__binary(const struct session *s);
+pid_t session__target_pid(const struct session *s); /* 0 in BINARY mode */
+
+/* Ring buffer records lost in user space bookkeeping (kernel drops are in infl_proc). */
+__u64 session__ring_lost(const struct session *s);
+
+/* Forgets process `pid` (after its final state was reported): its record, buffers and
+ * owners leave the kernel maps, making room for new processes in BINARY mode. */
+int session__forget(struct session *s, __u32 pid);
+
+/* CLOCK_MONOTONIC now, in ns: the clock of infl_proc and infl_event timestamps. */
+__u64 session__now_ns(void);
+
+/* Detaches and frees everything; kills nothing (a spawned child keeps running untraced
+ * unless the caller signalled it). */
+void session__free(struct session *s);
+
+#endif /* INFLIGHT_SESSION_H */

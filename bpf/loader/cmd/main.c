@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `inflight`: counts every large buffer of a traced program in flight, per class and stage.
+ * This file only dispatches: `inflight NAME ...` runs command NAME, anything else is the
+ * default command (trace). Each command parses its own options (argp).
+ */
+#include <argp.h>
+#include <stdio.h>
+#include <string.h>
+#include "cmd/commands.h"
+#include "util/errors.h"
+#include "inflight_note.h"
+
+const char *argp_program_version =
+	"inflight 0.1 (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
+
+const struct infl_command infl_commands[] = {
+	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
+	{ "serve", cmd_serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
+	{ "list", cmd_list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
+	{ "record", cmd_record, "-o FILE [OPTION...] TARGET", "record events for report, compare" },
+	{ "report", cmd_report, "[OPTION...] FILE", "render: text csv json chrome folded svg" },
+	{ "compare", cmd_compare, "[--json] A B", "two recordings side by side, B/A ratios" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	static char name[64];
+
+	argp_err_exit_status = EXIT_USAGE;
+	if (argc > 1) {
+		for (const struct infl_command *c = infl_commands; c->name; c++) {
+			if (strcmp(argv[1], c->name))
+				continue;
+			/* argp names the program after argv[0]: "inflight list: ..." */
+			snprintf(name, sizeof(name), "inflight %s", c->name);
+			argv[1] = name;
+			return c->run(argc - 1, argv + 1);
+		}
+	}
+	argv[0] = "inflight";
+	return cmd_trace(argc, argv);
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `inflight record -o FILE TARGET`: every probe event (through the BPF ring buffer), a
+ * snapshot of every traced process's kernel counters and its RSS every INTERVAL, losses as
+ * they are seen, and at the end the final counters, into one recording (docs/recording.md)
+ * for `inflight report` and `inflight compare`. Attach modes and exit status as the default
+ * command's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include "attach/attach_opts.h"
+#include "cmd/commands.h"
+#include "util/errors.h"
+#include "util/fmt.h"
+#include "util/procfs.h"
+#include "recording/rec_format.h"
+#include "recording/rec_writer.h"
+
+#define POLL_MS 50			 /* how often the target's exit and signals are checked */
+#define GRACE_NS 2000000000ull		 /* how long a forwarded SIGTERM may take */
+#define DEFAULT_INTERVAL_NS 100000000ull /* snapshots every 100 ms */
+#define MAX_PIDS 4096			 /* processes given a PROC record */
+
+struct record_args {
+	struct attach_opts attach;
+	const char *out;
+	__u64 interval_ns;
+	__u64 ring_bytes;
+	bool force;
+	bool quiet;
+};
+
+struct recorder {
+	struct rec_writer *w;
+	struct session *s;
+	__u32 pids[MAX_PIDS]; /* seen, with a PROC record written */
+	__u64 drops[MAX_PIDS]; /* ring_drops at the last snapshot */
+	int npids;
+	__u64 user_lost;      /* session__ring_lost at the last snapshot */
+	__u64 snapshots;
+	int err;	      /* first write error */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+enum { OPT_FORCE = 0x100, OPT_RING };
+
+static const struct argp_option record_options[] = {
+	{ NULL, 0, NULL, 0, "Recording:", 15 },
+	{ "output", 'o', "FILE", 0, "Write the recording to FILE (required; created 0640, never "
+	  "through a symlink, never over an existing file without --force)", 0 },
+	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
+	{ "interval", 'i', "INTERVAL", 0,
+	  "Snapshot the kernel counters and RSS every INTERVAL (default 100ms)", 0 },
+	{ "ring-size", OPT_RING, "BYTES", 0,
+	  "BPF ring buffer size, a power of two (default 16777216); larger loses fewer events "
+	  "in bursts", 0 },
+	{ "quiet", 'q', NULL, 0, "No closing line on stderr", 0 },
+	{ 0 },
+};
+
+static error_t record_parse(int key, char *arg, struct argp_state *state)
+{
+	struct record_args *ra = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &ra->attach;
+		return 0;
+	case 'o':
+		ra->out = arg;
+		return 0;
+	case OPT_FORCE:
+		ra->force = true;
+		return 0;
+	case 'q':
+		ra->quiet = true;
+		return 0;
+	case 'i':
+		ra->interval_ns = parse_interval_or_die(arg);
+		return 0;
+	case OPT_RING:
+		if (parse_u64(arg, 4096, 1u << 30, &ra->ring_bytes) ||
+		    (ra->ring_bytes & (ra->ring_bytes - 1)))
+			infl_die(EXIT_USAGE, "a power of two from 4096 to 1073741824",
+				 "--ring-size '%s'", arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (!ra->out)
+			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
+				 "no output file: give -o FILE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const char record_doc[] =
+	"Record every probe event of a traced program, with periodic snapshots of the kernel's "
+	"counters and of its RSS, into FILE for `inflight report` (text, csv, json, Chrome "
+	"trace, folded stacks, SVG) and `inflight compare`.\v"
+	"EXAMPLES:\n"
+	"  inflight record -o run.rec -- build/prover --pw 10\n"
+	"  inflight record -o run.rec -p 4242            Ctrl-C ends the recording\n"
+	"  inflight report run.rec -o run.svg\n"
+	"\n"
+	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end the recording; the final counters are\n"
+	"always written. SIGTERM is passed on to a command started with --.\n"
+	"\n"
+	"EXIT STATUS: with -- CMD the command's status (128+N if signal N killed it, or\n"
+	"128+N if inflight got signal N first); otherwise 0. Before recording starts:\n"
+	"2 usage, 3 not privileged, 4 no kernel BTF, 5 binary without the contract's\n"
+	"probes, 6 no such process, 7 target exited, 9 FILE cannot be written, 10 BPF load\n"
+	"or attach failed, 12 no such binary. Details: docs/recording.md.";
+
+static const struct argp_child record_children[] = {
+	{ &attach_argp, 0, NULL, 0 },
+	{ 0 },
+};
+
+static const struct argp record_argp = {
+	record_options, record_parse, "-o FILE (-p PID | -b PATH | -- CMD [ARGS...])", record_doc,
+	record_children, NULL, NULL,
+};
+
+static int pid_index(struct recorder *r, __u32 pid, __u64 now)
+{
+	char comm[64], cmdline[REC_MAX_STR];
+
+	for (int i = 0; i < r->npids; i++)
+		if (r->pids[i] == pid)
+			return i;
+	if (r->npids == MAX_PIDS)
+		return -1;
+	proc_read(pid, "comm", comm, sizeof(comm));
+	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
+	rec_writer__proc(r->w, pid, now, comm, cmdline);
+	r->pids[r->npids] = pid;
+	r->drops[r->npids] = 0;
+	return r->npids++;
+}
+
+static int on_event(void *ctx, const struct infl_event *ev)
+{
+	struct recorder *r = ctx;
+	int err;
+
+	pid_index(r, ev->pid, ev->ts_ns);
+	err = rec_writer__event(r->w, ev);
+	if (err && !r->err)
+		r->err = err;
+	return 0; /* a write error ends the recording from the main loop, not mid-batch */
+}
+
+/* A snapshot of every process: counters, RSS (kernel and statm) and new losses. */
+static int snapshot(struct recorder *r, struct snapshot *snap)
+{
+	__u64 lost;
+	int err = session__snapshot(r->s, snap);
+
+	if (err)
+		return err;
+	for (int i = 0; i < snap->nprocs; i++) {
+		const struct proc_snapshot *ps = &snap->procs[i];
+		int k = pid_index(r, ps->pid, snap->mono_ns);
+
+		rec_writer__snapshot(r->w, snap->mono_ns, ps->pid, &ps->st);
+		if (ps->st.rss_total)
+			rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_KERNEL,
+					ps->st.rss_total);
+		if (!ps->st.exited) {
+			__u64 rss = proc_statm_rss(ps->pid);
+
+			if (rss)
+				rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_STATM, rss);
+		}
+		if (k >= 0 && ps->st.ring_drops > r->drops[k]) {
+			rec_writer__lost(r->w, snap->mono_ns, ps->pid, REC_LOST_KERNEL,
+					 ps->st.ring_drops - r->drops[k]);
+			r->drops[k] = ps->st.ring_drops;
+		}
+	}
+	lost = session__ring_lost(r->s);
+	if (lost > r->user_lost) {
+		rec_writer__lost(r->w, snap->mono_ns, session__target_pid(r->s), REC_LOST_USER,
+				 lost - r->user_lost);
+		r->user_lost = lost;
+	}
+	r->snapshots++;
+	return rec_writer__flush(r->w);
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+static __u64 wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
+			__u64 wall)
+{
+	const struct session_opts *so = &ra->attach.so;
+	struct utsname u = { 0 };
+	char cmdline[REC_MAX_STR], *argv1[2] = { cmdline, NULL };
+	struct rec_header_info h = {
+		.names = session__names(r->s), .binary = session__binary(r->s), .mode = so->mode,
+		.target_pid = session__target_pid(r->s), .start_wall_ns = wall,
+		.start_mono_ns = mono, .interval_ns = ra->interval_ns,
+		.tool = argp_program_version,
+	};
+
+	uname(&u);
+	h.host = u.nodename;
+	if (so->mode == SESSION_SPAWN) {
+		for (h.argc = 0; so->argv[h.argc]; h.argc++)
+			;
+		h.argv = so->argv;
+	} else if (h.target_pid) {
+		proc_read(h.target_pid, "cmdline", cmdline, sizeof(cmdline));
+		h.argc = 1;
+		h.argv = argv1;
+	}
+	return rec_writer__header(r->w, &h);
+}
+
+/* Gives the file to the user who ran `sudo inflight record`, so that report needs no root. */
+static void chown_to_sudo_user(const char *path)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+	__u64 u, g;
+
+	if (!uid || !gid || parse_u64(uid, 0, UINT32_MAX - 1, &u) ||
+	    parse_u64(gid, 0, UINT32_MAX - 1, &g))
+		return;
+	if (fchownat(AT_FDCWD, path, u, g, AT_SYMLINK_NOFOLLOW))
+		infl_warn("%s: cannot give it to uid %s: %s", path, uid, strerror(errno));
+}
+
+static int finish(struct recorder *r, struct snapshot *snap, int status, bool gone)
+{
+	struct rec_end_info e = { .mono_ns = session__now_ns(), .wall_ns = wall_ns(),
+				  .exit_status = gone ? status : -1 };
+	__u32 *pids = calloc(snap->nprocs + 1, sizeof(*pids));
+	struct infl_proc *st = calloc(snap->nprocs + 1, sizeof(*st));
+	int err;
+
+	if (!pids || !st) {
+		free(pids);
+		free(st);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < snap->nprocs; i++) {
+		pids[i] = snap->procs[i].pid;
+		st[i] = snap->procs[i].st;
+	}
+	e.events = rec_writer__events(r->w);
+	e.user_lost = session__ring_lost(r->s);
+	e.nprocs = snap->nprocs;
+	e.pids = pids;
+	e.procs = st;
+	err = rec_writer__end(r->w, &e);
+	free(pids);
+	free(st);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args ra = { .interval_ns = DEFAULT_INTERVAL_NS };
+	struct recorder r = { 0 };
+	struct snapshot snap = { 0 };
+	struct session_opts *so = &ra.attach.so;
+	__u64 start, wall, next_snap, lost_total = 0;
+	int err, status = -1, rc = 0;
+	bool gone = false;
+	char b1[FMT_LEN], b2[FMT_LEN];
+
+	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &ra);
+	so->record_events = true;
+	if (ra.ring_bytes)
+		so->ringbuf_bytes = ra.ring_bytes;
+	err = install_signals();
+	if (err)
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
+	/* the file first: a bad path must not cost a started command */
+	err = rec_writer__create(ra.out, ra.force ? REC_W_FORCE : 0, &r.w);
+	if (err)
+		return infl_err(EXIT_IO, err == -EEXIST ? "add --force to replace it" :
+				err == -ELOOP ? "it is a symlink" : NULL,
+				"cannot create %s: %s", ra.out, strerror(-err));
+	chown_to_sudo_user(ra.out);
+	err = session__open(so, &r.s);
+	if (err) {
+		rec_writer__close(r.w);
+		unlink(ra.out);
+		return err;
+	}
+	start = session__now_ns();
+	wall = wall_ns();
+	err = write_header(&r, &ra, start, wall);
+	/* also when not a terminal: scripts wait for this line to know the probes are live */
+	if (so->mode != SESSION_SPAWN && !ra.quiet)
+		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", session__binary(r.s),
+			ra.out);
+
+	next_snap = start + ra.interval_ns;
+	while (!stop_signal && !err && !r.err) {
+		__u64 now = session__now_ns();
+		int wait_ms = next_snap > now ? (int)((next_snap - now) / 1000000) : 0;
+		int n;
+
+		n = session__poll(r.s, wait_ms < POLL_MS ? wait_ms : POLL_MS, on_event, &r);
+		if (n < 0 && n != -EINTR)
+			infl_warn("ring buffer: %s", strerror(-n));
+		if (stop_signal)
+			break;
+		if (session__target_gone(r.s, &status)) {
+			gone = true;
+			break;
+		}
+		now = session__now_ns();
+		if (now >= next_snap) {
+			err = snapshot(&r, &snap);
+			snapshot__free(&snap);
+			while (next_snap <= now)
+				next_snap += ra.interval_ns;
+		}
+	}
+	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
+		__u64 deadline = session__now_ns() + GRACE_NS;
+
+		if (stop_signal == SIGTERM)
+			kill(session__target_pid(r.s), SIGTERM);
+		while (!(gone = session__target_gone(r.s, &status)) && session__now_ns() < deadline)
+			session__poll(r.s, POLL_MS, on_event, &r);
+	}
+	/* what the ring buffer still holds, then the final counters */
+	while (session__poll(r.s, 0, on_event, &r) > 0)
+		;
+	if (!err)
+		err = snapshot(&r, &snap);
+	if (!err)
+		err = finish(&r, &snap, status, gone);
+	for (int i = 0; i < snap.nprocs; i++)
+		lost_total += snap.procs[i].st.ring_drops;
+	lost_total += session__ring_lost(r.s);
+	snapshot__free(&snap);
+	if (!err)
+		err = r.err;
+	{
+		__u64 events = rec_writer__events(r.w), bytes = rec_writer__bytes(r.w);
+		int cerr = rec_writer__close(r.w);
+
+		if (!err)
+			err = cerr;
+		if (err)
+			rc = infl_err(EXIT_IO, NULL, "recording to %s failed: %s", ra.out,
+				      strerror(-err));
+		else if (!ra.quiet)
+			fprintf(stderr, "inflight: recorded %llu events (%llu lost) and %llu "
+				"snapshots over %s to %s (%s); render it: inflight report %s\n",
+				(unsigned long long)events, (unsigned long long)lost_total,
+				(unsigned long long)r.snapshots,
+				fmt_duration(b1, session__now_ns() - start), ra.out,
+				fmt_bytes(b2, bytes), ra.out);
+	}
+	session__free(r.s);
+	if (rc)
+		return rc;
+	if (so->mode != SESSION_SPAWN)
+		return 0;
+	if (gone && status >= 0)
+		return WIFEXITED(status) ? WEXITSTATUS(status) :
+		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_GENERIC;
+	return stop_signal ? 128 + stop_signal : 0;
+}

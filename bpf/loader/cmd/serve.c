@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `inflight serve [--listen ADDR:PORT] TARGET`: a Prometheus exporter. Every scrape of
+ * /metrics takes a fresh snapshot of the kernel maps and renders it (prom.c).
+ *
+ * HTTP is libmicrohttpd's, loaded with dlopen when `serve` starts: its static library needs
+ * GnuTLS, and build/inflight must need nothing but libc on a production host (the other
+ * commands do not need a web server at all). The socket is bound before the probes are
+ * attached, so that a privileged port works, and the session then drops every capability.
+ * One thread: the main loop runs libmicrohttpd's event loop and watches the target.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "attach/attach_opts.h"
+#include "cmd/commands.h"
+#include "util/errors.h"
+#include "live/prom.h"
+#include "live/summary.h"
+
+#define MHD_LIBRARY "libmicrohttpd.so.12"
+#define MHD_PACKAGE "libmicrohttpd12"
+#define LOOP_MS 100		     /* how often the target's exit and signals are checked */
+#define FORGET_EVERY_NS 1000000000ull /* how often exited processes are looked for (-b) */
+#define DEFAULT_KEEP_EXITED_NS 120000000000ull /* 2 min: a few scrapes see the final state */
+#define GRACE_NS 2000000000ull /* how long a forwarded SIGTERM may take to end the command */
+#define MAX_CONNECTIONS 32
+#define CONNECTION_TIMEOUT_S 10
+
+/* the few libmicrohttpd functions we call, typed from its own header */
+static struct {
+	typeof(&MHD_start_daemon) start_daemon;
+	typeof(&MHD_stop_daemon) stop_daemon;
+	typeof(&MHD_run_wait) run_wait;
+	typeof(&MHD_create_response_from_buffer) response_from_buffer;
+	typeof(&MHD_add_response_header) add_header;
+	typeof(&MHD_queue_response) queue_response;
+	typeof(&MHD_destroy_response) destroy_response;
+	typeof(&MHD_lookup_connection_value) lookup_value;
+} mhd;
+
+struct serve_args {
+	struct attach_opts attach;
+	struct prom_listen listen;
+	const char *listen_text;
+	__u64 keep_exited_ns;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+enum { OPT_KEEP_EXITED = 0x200 };
+
+static const struct argp_option serve_options[] = {
+	{ NULL, 0, NULL, 0, "Exporter:", 1 },
+	{ "listen", 'l', "ADDR:PORT", 0,
+	  "Serve /metrics on ADDR:PORT (default " PROM_DEFAULT_LISTEN "; [::1]:PORT for IPv6; "
+	  ":PORT for every IPv4 interface; port 0 picks a free one)",
+	  0 },
+	{ "keep-exited", OPT_KEEP_EXITED, "DURATION", 0,
+	  "With -b: keep serving an exited process's final state this long (default 2m)", 0 },
+	{ 0 },
+};
+
+static error_t serve_parse(int key, char *arg, struct argp_state *state)
+{
+	struct serve_args *sa = state->input;
+	int err;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &sa->attach;
+		return 0;
+	case 'l':
+		if (prom__parse_listen(arg, &sa->listen))
+			infl_die(EXIT_USAGE, "e.g. --listen 127.0.0.1:9464, --listen [::1]:9464",
+				 "--listen '%s': not a numeric ADDR:PORT", arg);
+		sa->listen_text = arg;
+		return 0;
+	case OPT_KEEP_EXITED:
+		err = parse_duration_ns(arg, 0, 7 * 24 * 3600000000000ull, &sa->keep_exited_ns);
+		if (err)
+			infl_die(EXIT_USAGE, "e.g. --keep-exited 5m", "--keep-exited '%s': %s", arg,
+				 err == -ERANGE ? "out of range: give 0 to 7 days" : "not a duration");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const char serve_doc[] =
+	"Export the traced program's buffers in flight to Prometheus: gauges per (class, stage, "
+	"pid), owners per stage, peak, RSS and untracked bytes, event and drop counters, stage "
+	"dwell histograms (docs/production.md).\v"
+	"EXAMPLES:\n"
+	"  inflight serve -b /usr/local/bin/prover         every prover on this host\n"
+	"  inflight serve --listen 127.0.0.1:9464 -p 4242\n"
+	"  curl -s 127.0.0.1:9464/metrics | grep inflight_owners\n"
+	"\n"
+	"Needs libmicrohttpd (Debian package " MHD_PACKAGE "), loaded at start. The address is\n"
+	"bound before the probes are attached; then every capability is dropped.\n"
+	"EXIT STATUS: as `inflight trace`, plus 11 when the address cannot be bound.";
+
+static const struct argp_child serve_children[] = {
+	{ &attach_argp, 0, NULL, 0 },
+	{ 0 },
+};
+
+static const struct argp serve_argp = {
+	serve_options, serve_parse, "(-p PID | -b PATH | -- CMD [ARGS...])", serve_doc,
+	serve_children, NULL, NULL,
+};
+
+static int load_mhd(void)
+{
+	void *h = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	const char *missing = NULL;
+
+	if (!h)
+		return infl_err(EXIT_GENERIC,
+				"install the package " MHD_PACKAGE " (apt-get install " MHD_PACKAGE ")",
+				"serve: cannot load %s: %s", MHD_LIBRARY, dlerror());
+#define SYM(field, name)                                                                         \
+	do {                                                                                     \
+		*(void **)&mhd.field = dlsym(h, name);                                           \
+		if (!mhd.field && !missing)                                                      \
+			missing = name;                                                          \
+	} while (0)
+	SYM(start_daemon, "MHD_start_daemon");
+	SYM(stop_daemon, "MHD_stop_daemon");
+	SYM(run_wait, "MHD_run_wait");
+	SYM(response_from_buffer, "MHD_create_response_from_buffer");
+	SYM(add_header, "MHD_add_response_header");
+	SYM(queue_response, "MHD_queue_response");
+	SYM(destroy_response, "MHD_destroy_response");
+	SYM(lookup_value, "MHD_lookup_connection_value");
+#undef SYM
+	if (missing)
+		return infl_err(EXIT_GENERIC, "install " MHD_PACKAGE " 0.9.73 or later",
+				"serve: %s has no %s", MHD_LIBRARY, missing);
+	return 0; /* the library stays loaded for the life of the process */
+}
+
+/* A listening socket on the address; EXIT_LISTEN with the reason when it cannot be had. */
+static int bind_listen(const struct serve_args *sa, int *out)
+{
+	const char *text = sa->listen_text ? sa->listen_text : PROM_DEFAULT_LISTEN;
+	int fd, one = 1, err;
+
+	fd = socket(sa->listen.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return infl_err(EXIT_LISTEN, NULL, "--listen %s: socket: %s", text, strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* restart after a crash */
+	if (sa->listen.addr.ss_family == AF_INET6) /* [::] means IPv6 only; :PORT is IPv4 */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&sa->listen.addr, sa->listen.len) ||
+	    listen(fd, 64)) {
+		err = errno;
+		close(fd);
+		return infl_err(EXIT_LISTEN,
+				err == EADDRINUSE    ? "another program serves that port: pick another"
+				: err == EACCES	     ? "ports below 1024 need root or CAP_NET_BIND_SERVICE"
+				: err == EADDRNOTAVAIL ? "no interface of this host has that address"
+						       : NULL,
+				"--listen %s: %s", text, strerror(err));
+	}
+	*out = fd;
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = mhd.response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	mhd.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text),
+		     MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result metrics(struct session *s, struct MHD_Connection *c)
+{
+	const char *accept = mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	struct prom_opts o = { .openmetrics = prom__accepts_openmetrics(accept) };
+	struct snapshot snap;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	err = session__snapshot(s, &snap);
+	if (err) {
+		infl_warn("scrape: snapshot: %s", strerror(-err));
+		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "snapshot failed\n");
+	}
+	f = open_memstream(&body, &len);
+	err = f ? prom__render(f, &snap, session__names(s), &o) : -ENOMEM;
+	if (f && fclose(f))
+		err = -ENOMEM;
+	snapshot__free(&snap);
+	if (err) {
+		free(body);
+		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "render failed\n");
+	}
+	return reply(c, MHD_HTTP_OK,
+		     o.openmetrics ? PROM_CONTENT_TYPE_OPENMETRICS : PROM_CONTENT_TYPE_TEXT, body,
+		     len, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
+{
+	(void)version;
+	(void)upload;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+	if (*upload_size) /* a GET with a body: ignore it */
+		*upload_size = 0;
+	if (!strcmp(url, "/metrics"))
+		return metrics(cls, c);
+	if (!strcmp(url, "/"))
+		return reply_static(c, MHD_HTTP_OK, "inflight exporter: GET /metrics\n");
+	return reply_static(c, MHD_HTTP_NOT_FOUND, "not found: GET /metrics\n");
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN); /* a scraper hanging up is not our end */
+	return 0;
+}
+
+/* -b: processes that exited `keep_ns` ago leave the maps (room for new ones). */
+static void forget_exited(struct session *s, __u64 keep_ns)
+{
+	struct snapshot snap;
+	__u64 now = session__now_ns();
+
+	if (session__snapshot(s, &snap))
+		return;
+	for (int i = 0; i < snap.nprocs; i++) {
+		const struct infl_proc *p = &snap.procs[i].st;
+
+		if (p->exited && p->exit_ns + keep_ns <= now)
+			session__forget(s, snap.procs[i].pid);
+	}
+	snapshot__free(&snap);
+}
+
+static int final_summary(struct session *s, const struct serve_args *sa, bool gone, int status)
+{
+	const struct session_opts *so = &sa->attach.so;
+	struct summary_info info = { .target_status = -1 };
+	struct snapshot snap;
+	char end[64];
+	int err = session__snapshot(s, &snap);
+
+	if (err)
+		return infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
+	if (gone)
+		snprintf(end, sizeof(end), "%s exited",
+			 so->mode == SESSION_SPAWN ? "command" : "target");
+	else
+		snprintf(end, sizeof(end), "%s",
+			 stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+	info.binary = session__binary(s);
+	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
+	info.end = end;
+	info.target_pid = session__target_pid(s);
+	info.target_status = gone ? status : -1;
+	summary__print(stdout, &snap, session__names(s), &info);
+	snapshot__free(&snap);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_args sa = { .keep_exited_ns = DEFAULT_KEEP_EXITED_NS };
+	const struct session_opts *so = &sa.attach.so;
+	struct session *s = NULL;
+	struct MHD_Daemon *d = NULL;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	char shown[64];
+	__u64 next_forget = 0;
+	int fd = -1, err, status = -1, rc = 0;
+	bool gone = false;
+
+	prom__parse_listen(PROM_DEFAULT_LISTEN, &sa.listen);
+	argp_parse(&serve_argp, argc, argv, ARGP_IN_ORDER, NULL, &sa);
+	err = load_mhd();
+	if (!err && install_signals())
+		err = infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	err = err ?: bind_listen(&sa, &fd);
+	if (err)
+		return err;
+	err = session__open(so, &s);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* no internal thread: run_wait in our loop serves requests, so a scrape never runs
+	 * concurrently with the loop's own session calls */
+	d = mhd.start_daemon(MHD_NO_FLAG, 0, NULL, NULL, on_request, s,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+			     MHD_OPTION_END);
+	if (!d) {
+		close(fd);
+		session__free(s);
+		return infl_err(EXIT_LISTEN, NULL, "serve: libmicrohttpd would not start");
+	}
+	getsockname(fd, (struct sockaddr *)&bound, &blen);
+	prom__fmt_addr(shown, sizeof(shown), (struct sockaddr *)&bound);
+	if (!sa.listen.loopback)
+		infl_warn("serving on %s: reachable from other hosts", shown);
+	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, session__binary(s));
+
+	while (!stop_signal) {
+		mhd.run_wait(d, LOOP_MS);
+		if (stop_signal)
+			break;
+		if (session__target_gone(s, &status)) {
+			gone = true;
+			break;
+		}
+		if (so->mode == SESSION_BINARY && session__now_ns() >= next_forget) {
+			forget_exited(s, sa.keep_exited_ns);
+			next_forget = session__now_ns() + FORGET_EVERY_NS;
+		}
+	}
+	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
+		__u64 deadline = session__now_ns() + GRACE_NS;
+
+		/* the terminal sent Ctrl-C to the command already; SIGTERM came to us alone */
+		if (stop_signal == SIGTERM)
+			kill(session__target_pid(s), SIGTERM);
+		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
+			usleep(LOOP_MS * 1000 / 4);
+	}
+	mhd.stop_daemon(d); /* closes the listening socket too */
+	rc = final_summary(s, &sa, gone, status);
+	session__free(s);
+	if (fflush(stdout) || ferror(stdout))
+		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
+	if (rc)
+		return rc;
+	if (so->mode != SESSION_SPAWN)
+		return 0;
+	if (gone && status >= 0)
+		return WIFEXITED(status) ? WEXITSTATUS(status) :
+		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_GENERIC;
+	return stop_signal ? 128 + stop_signal : 0;
+}

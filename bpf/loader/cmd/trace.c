@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `inflight [-i INTERVAL] [--json] TARGET`, the default command: attach, print the per-stage
+ * timeline every INTERVAL (none by default: only the summary), and on the target's exit,
+ * Ctrl-C or SIGTERM always a final snapshot and the summary.
+ *
+ * Exit status: with -- CMD, the command's own (128+N when a signal N killed it), or 128+N when
+ * inflight itself was stopped by signal N while the command still ran; otherwise 0 once the
+ * summary is out. Failures before tracing: the codes of errors.h (docs/cli.md).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "attach/attach_opts.h"
+#include "cmd/commands.h"
+#include "util/errors.h"
+#include "util/procfs.h"
+#include "live/live.h"
+#include "live/summary.h"
+
+#define POLL_NS 100000000ull	 /* how often the target's exit and signals are checked */
+#define GRACE_NS 2000000000ull	 /* how long a forwarded SIGTERM may take to end the command */
+
+struct trace_args {
+	struct attach_opts attach;
+	__u64 interval_ns; /* 0: no timeline, the summary only */
+	bool json;
+	bool wide;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const struct argp_option trace_options[] = {
+	{ NULL, 0, NULL, 0, "Output:", 15 },
+	{ "interval", 'i', "INTERVAL", 0,
+	  "Print the per-stage timeline every INTERVAL (e.g. 500ms, 1s, 2m; a bare number is "
+	  "seconds). Without it only the final summary is printed",
+	  0 },
+	{ "json", 'j', NULL, 0, "JSON, one object per line (docs/json.md)", 0 },
+	{ "wide", 'w', NULL, 0, "A column for every class, however wide the table gets", 0 },
+	{ 0 },
+};
+
+static error_t trace_parse(int key, char *arg, struct argp_state *state)
+{
+	struct trace_args *ta = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &ta->attach;
+		return 0;
+	case 'i':
+		ta->interval_ns = parse_interval_or_die(arg);
+		return 0;
+	case 'j':
+		ta->json = true;
+		return 0;
+	case 'w':
+		ta->wide = true;
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* The commands of main.c's table, for --help. */
+static char *trace_help_filter(int key, const char *text, void *input)
+{
+	char *out = NULL, *cmds = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)input;
+	if (key != ARGP_KEY_HELP_POST_DOC || !text || !infl_commands)
+		return (char *)text;
+	f = open_memstream(&cmds, &len);
+	if (!f)
+		return (char *)text;
+	fprintf(f, "COMMANDS:\n");
+	for (const struct infl_command *c = infl_commands; c->name; c++)
+		fprintf(f, "  inflight %s %s\n      %s\n", c->name, c->args, c->doc);
+	fclose(f);
+	if (asprintf(&out, "%s\n%s", cmds, text) < 0)
+		out = (char *)text;
+	free(cmds);
+	return out;
+}
+
+static const char trace_doc[] =
+	"Count every large buffer of a traced program in flight, per buffer class and per "
+	"pipeline stage, live, from the program's USDT probes (the inflight probe contract).\v"
+	"EXAMPLES:\n"
+	"  inflight -- build/prover --pw 10      trace a command; summary when it ends\n"
+	"  inflight -i 1s -p 4242                a timeline every second; Ctrl-C ends\n"
+	"  inflight -i 500ms --json -b /usr/local/bin/prover > timeline.jsonl\n"
+	"  inflight list build/prover            what a binary carries\n"
+	"\n"
+	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end tracing; the final snapshot and the\n"
+	"summary are always printed. SIGTERM is passed on to a command started with --;\n"
+	"Ctrl-C reaches it from the terminal.\n"
+	"\n"
+	"EXIT STATUS: with -- CMD the command's status (128+N if signal N killed it, or\n"
+	"128+N if inflight got signal N first); otherwise 0. Before tracing starts:\n"
+	"2 usage, 3 not privileged (needs CAP_BPF and CAP_PERFMON), 4 no kernel BTF,\n"
+	"5 binary without the contract's probes, 6 no such process, 7 target exited,\n"
+	"10 BPF load or attach failed, 12 no such binary or not an ELF file.\n"
+	"Details: docs/cli.md.";
+
+static const struct argp_child trace_children[] = {
+	{ &attach_argp, 0, NULL, 0 },
+	{ 0 },
+};
+
+static const struct argp trace_argp = {
+	trace_options, trace_parse, "(-p PID | -b PATH | -- CMD [ARGS...])", trace_doc,
+	trace_children, trace_help_filter, NULL,
+};
+
+/* Sleeps until `deadline` (CLOCK_MONOTONIC); a signal cuts it short. */
+static void sleep_until(__u64 deadline)
+{
+	struct timespec ts = { .tv_sec = deadline / 1000000000ull,
+			       .tv_nsec = deadline % 1000000000ull };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap)
+{
+	int err = session__snapshot(s, snap);
+
+	if (err)
+		return err;
+	if (live)
+		live__print(live, snap);
+	return 0;
+}
+
+/*
+ * -b: the processes that exited, kept here while their records leave the kernel maps, so that
+ * a long trace across restarts never fills --max-procs with the dead; the final summary
+ * reports them with the living.
+ */
+struct retired {
+	struct proc_snapshot *procs;
+	int n, cap;
+};
+
+static void retire_exited(struct session *s, struct retired *r)
+{
+	struct snapshot snap;
+
+	if (session__snapshot(s, &snap))
+		return; /* the final snapshot will say why */
+	for (int i = 0; i < snap.nprocs; i++) {
+		if (!snap.procs[i].st.exited)
+			continue;
+		if (r->n == r->cap) {
+			int cap = r->cap ? 2 * r->cap : 8;
+			struct proc_snapshot *more = realloc(r->procs, cap * sizeof(*more));
+
+			if (!more)
+				break; /* it stays in the map: reported at the end all the same */
+			r->procs = more;
+			r->cap = cap;
+		}
+		if (session__forget(s, snap.procs[i].pid)) {
+			infl_warn("pid %u: cannot drop its records", snap.procs[i].pid);
+			continue; /* still in the map, so still in the final snapshot */
+		}
+		r->procs[r->n++] = snap.procs[i];
+	}
+	snapshot__free(&snap);
+}
+
+/* The final snapshot with the retired processes first (in the order they exited). */
+static int with_retired(struct snapshot *snap, const struct retired *r)
+{
+	struct proc_snapshot *all;
+
+	if (!r->n)
+		return 0;
+	all = malloc((snap->nprocs + r->n) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, r->procs, r->n * sizeof(*all));
+	memcpy(all + r->n, snap->procs, snap->nprocs * sizeof(*all));
+	free(snap->procs);
+	snap->procs = all;
+	snap->nprocs += r->n;
+	return 0;
+}
+
+/* The command's status as ours: 128+N for a signal, like a shell. */
+static int exit_code(const struct session_opts *so, bool gone, int status)
+{
+	if (so->mode != SESSION_SPAWN)
+		return 0;
+	if (gone && status >= 0)
+		return WIFEXITED(status)   ? WEXITSTATUS(status) :
+		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+					     EXIT_GENERIC;
+	return stop_signal ? 128 + stop_signal : 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_args ta = { 0 };
+	struct session *s = NULL;
+	struct live *live = NULL;
+	struct snapshot snap = { 0 };
+	struct summary_info info = { .target_status = -1 };
+	struct retired retired = { 0 };
+	const struct session_opts *so = &ta.attach.so;
+	__u64 start, next_tick;
+	int err, status = -1, rc = 0;
+	bool gone = false;
+	char end[64], shown[PATH_MAX] = "";
+
+	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
+	err = install_signals();
+	if (err)
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
+	/* the executable as the process names it, while it surely still runs */
+	if (so->mode == SESSION_PID && proc_exe_name(so->pid, shown, sizeof(shown)))
+		shown[0] = '\0';
+	start = session__now_ns(); /* before: a spawned command runs once open returns */
+	err = session__open(so, &s);
+	if (err)
+		return err;
+	if (ta.interval_ns) {
+		struct live_opts lo = { .json = ta.json, .wide = ta.wide, .start_ns = start };
+
+		live = live__new(&lo, session__names(s), stdout);
+		if (!live) {
+			session__free(s);
+			return infl_err(EXIT_GENERIC, NULL, "live timeline: %s", strerror(ENOMEM));
+		}
+	}
+	info.binary = so->mode == SESSION_BINARY ? so->binary :
+		      so->mode == SESSION_SPAWN	 ? so->argv[0] :
+		      shown[0]			 ? shown :
+						   session__binary(s);
+	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
+	info.target_pid = session__target_pid(s);
+	info.json = ta.json;
+	/* attached: scripts may wait for this line before they start the workload */
+	if (so->mode != SESSION_SPAWN)
+		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
+			info.binary);
+
+	next_tick = start + ta.interval_ns;
+	while (!stop_signal) {
+		__u64 now = session__now_ns(), wake = now + POLL_NS;
+
+		if (ta.interval_ns && next_tick < wake)
+			wake = next_tick;
+		sleep_until(wake);
+		if (stop_signal)
+			break;
+		if (session__target_gone(s, &status)) {
+			gone = true;
+			break;
+		}
+		now = session__now_ns();
+		if (ta.interval_ns && now >= next_tick) {
+			err = print_snapshot(s, live, &snap);
+			snapshot__free(&snap);
+			if (err)
+				infl_warn("snapshot: %s", strerror(-err));
+			while (next_tick <= now) /* skip ticks missed while stopped */
+				next_tick += ta.interval_ns;
+		}
+		if (so->mode == SESSION_BINARY)
+			retire_exited(s, &retired);
+	}
+
+	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
+		__u64 deadline = session__now_ns() + GRACE_NS;
+
+		/* the terminal sent Ctrl-C to the command already; SIGTERM came to us alone */
+		if (stop_signal == SIGTERM)
+			kill(session__target_pid(s), SIGTERM);
+		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
+			sleep_until(session__now_ns() + POLL_NS / 4);
+	}
+	if (stop_signal)
+		snprintf(end, sizeof(end), "%s", stop_signal == SIGINT ? "interrupted (SIGINT)" :
+						 "terminated (SIGTERM)");
+	else
+		snprintf(end, sizeof(end), "%s exited", so->mode == SESSION_SPAWN ? "command" : "target");
+
+	err = print_snapshot(s, live, &snap);
+	err = err ?: with_retired(&snap, &retired);
+	if (err) {
+		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
+	} else {
+		info.end = end;
+		info.target_status = gone ? status : -1;
+		info.ring_lost = session__ring_lost(s);
+		summary__print(stdout, &snap, session__names(s), &info);
+	}
+	snapshot__free(&snap);
+	free(retired.procs);
+	live__free(live);
+	session__free(s);
+
+	if (fflush(stdout) || ferror(stdout))
+		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
+	return rc ?: exit_code(so, gone, status);
+}

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The final summary, text and JSON. See summary.h and docs/json.md. */
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "util/fmt.h"
+#include "live/live.h"
+#include "live/summary.h"
+
+#define STAGE_W 11
+#define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
+#define LINE_MAX_COLS 79
+
+const char *summary_wait_status(char *buf, size_t len, int status)
+{
+	if (status < 0)
+		snprintf(buf, len, "status unknown");
+	else if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ?: "?",
+			 WCOREDUMP(status) ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "wait status 0x%x", status);
+	return buf;
+}
+
+static const char *plural(__u64 n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static double rel_s(__u64 t, __u64 origin)
+{
+	return t >= origin ? (t - origin) / 1e9 : 0;
+}
+
+/* Leak candidates: what owners in terminal stages still hold. */
+struct leaks {
+	__u64 owners;
+	struct infl_cell all;
+	struct infl_cell cls[INFL_MAX_CLASSES];
+};
+
+static void find_leaks(const struct infl_proc *p, const struct infl_names *n, struct leaks *lk)
+{
+	memset(lk, 0, sizeof(*lk));
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		if (!(n->terminal_mask & (1u << s)))
+			continue;
+		lk->owners += p->owners[s];
+		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+			lk->cls[c].count += p->cur[c][s].count;
+			lk->cls[c].bytes += p->cur[c][s].bytes;
+			lk->all.count += p->cur[c][s].count;
+			lk->all.bytes += p->cur[c][s].bytes;
+		}
+	}
+}
+
+/* Prints "name count/bytes" items separated by commas, wrapping at LINE_MAX_COLS with
+ * continuation lines indented to `indent`; `col` is the current column. */
+static void class_list(FILE *f, int col, int indent, const struct infl_cell *by_cls,
+		       const struct infl_names *n)
+{
+	bool first = true;
+
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		char item[INFL_NAME_LEN + 2 * FMT_LEN], b[FMT_LEN];
+		int len;
+
+		if (!by_cls[c].count && !by_cls[c].bytes)
+			continue;
+		len = snprintf(item, sizeof(item), "%s %llu/%s", names__cls(n, c),
+			       (unsigned long long)by_cls[c].count, fmt_bytes_short(b, by_cls[c].bytes));
+		if (!first) {
+			fputc(',', f);
+			col++;
+			/* the item, and room for the comma that may follow it */
+			if (col + 1 + len + 1 > LINE_MAX_COLS) {
+				fprintf(f, "\n%*s", indent, "");
+				col = indent;
+			} else {
+				fputc(' ', f);
+				col++;
+			}
+		}
+		fputs(item, f);
+		col += len;
+		first = false;
+	}
+	fputs(first ? "-\n" : "\n", f);
+}
+
+static int row_prefix(FILE *f, const char *label, __u64 owners, struct infl_cell all)
+{
+	char name[STAGE_W + 2], b[FMT_LEN];
+
+	if ((int)strlen(label) > STAGE_W)
+		snprintf(name, sizeof(name), "%.*s~", STAGE_W - 1, label);
+	else
+		snprintf(name, sizeof(name), "%s", label);
+	return fprintf(f, "  %-*s %6llu %6llu %9s  ", STAGE_W, name, (unsigned long long)owners,
+		       (unsigned long long)all.count,
+		       all.count || all.bytes ? fmt_bytes(b, all.bytes) : "0");
+}
+
+/* The full composition of a moment: a row per stage that holds or owns something. */
+static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+			     const __u64 owners[INFL_SLOTS], const struct infl_names *n)
+{
+	struct composition_totals t;
+
+	composition_totals(cells, owners, &t);
+	fprintf(f, "  %-*s %6s %6s %9s  %s\n", STAGE_W, "stage", "owners", "bufs", "bytes",
+		"by class (bufs/bytes)");
+	for (int s = 0; s < INFL_SLOTS; s++) {
+		struct infl_cell by_cls[INFL_MAX_CLASSES];
+
+		if (!t.slot[s].count && !t.slot[s].bytes && !owners[s])
+			continue;
+		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+			by_cls[c] = cells[c][s];
+		class_list(f, row_prefix(f, names__stage(n, s), owners[s], t.slot[s]), LIST_COL,
+			   by_cls, n);
+	}
+	class_list(f, row_prefix(f, "total", t.owners, t.all), LIST_COL, t.cls, n);
+}
+
+static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
+			const struct summary_info *info)
+{
+	const struct infl_proc *p = &ps->st;
+	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
+	char st[64], d[FMT_LEN];
+
+	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
+
+	if (info->argv && ps->pid == (__u32)info->target_pid) {
+		col += fprintf(f, ":");
+		/* a long command wraps between its words */
+		for (char *const *a = info->argv; *a; a++) {
+			if (a != info->argv && col + 1 + (int)strlen(*a) > LINE_MAX_COLS)
+				col = fprintf(f, "\n   ");
+			col += fprintf(f, " %s", *a);
+		}
+	} else if (info->binary) {
+		fprintf(f, ": %s", info->binary);
+	}
+	fputc('\n', f);
+	if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
+		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
+	else
+		fprintf(f, "  %s", p->exited ? "exited" : "still running");
+	if (info->end)
+		fprintf(f, "; tracing ended: %s", info->end);
+	fputc('\n', f);
+	fprintf(f, "  %s from the first event to the %s\n",
+		fmt_duration(d, p->first_ns && end > p->first_ns ? end - p->first_ns : 0),
+		p->exited ? "exit" : "end");
+	fprintf(f, "  events: buf_alloc %llu, buf_free %llu, stage %llu\n",
+		(unsigned long long)p->events[INFL_PROBE_ALLOC],
+		(unsigned long long)p->events[INFL_PROBE_FREE],
+		(unsigned long long)p->events[INFL_PROBE_STAGE]);
+	fprintf(f, "  owners: %llu started, %llu done\n", (unsigned long long)p->owners_started,
+		(unsigned long long)p->owners_done);
+}
+
+static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+{
+	char b[FMT_LEN], b2[FMT_LEN];
+
+	if (!p->peak_bytes) {
+		fprintf(f, "\npeak: nothing was ever in flight\n");
+		return;
+	}
+	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
+		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, plural(p->peak_bufs),
+		rel_s(p->peak_ns, p->first_ns), (unsigned long long)p->peak_seq);
+	text_composition(f, p->peak, p->peak_owners, n);
+	if (p->rss_peak)
+		fprintf(f, "  rss peak %s at +%.3f s, with %s tracked then\n",
+			fmt_bytes(b, p->rss_peak), rel_s(p->rss_peak_ns, p->first_ns),
+			fmt_bytes(b2, p->tracked_at_rss_peak));
+}
+
+static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+{
+	struct composition_totals t;
+	struct leaks lk;
+	char b[FMT_LEN], b2[FMT_LEN];
+	const char *when = p->exited ? "at exit" : "at the end";
+
+	composition_totals(p->cur, p->owners, &t);
+	if (!t.all.count && !t.all.bytes && !t.owners) {
+		fprintf(f, "\nin flight %s: nothing\n", when);
+	} else {
+		fprintf(f, "\nin flight %s: %s in %llu buffer%s, %llu owner%s\n", when,
+			fmt_bytes(b, t.all.bytes), (unsigned long long)t.all.count,
+			plural(t.all.count), (unsigned long long)t.owners, plural(t.owners));
+		text_composition(f, p->cur, p->owners, n);
+	}
+	if (p->rss_total)
+		fprintf(f, "  rss %s, untracked %s\n", fmt_bytes(b, p->rss_total),
+			fmt_bytes(b2, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
+	find_leaks(p, n, &lk);
+	if (!lk.all.count && !lk.owners) {
+		fprintf(f, "leak candidates: none\n");
+		return;
+	}
+	fprintf(f, "leak candidates: %llu owner%s in a terminal stage hold%s %llu buffer%s, %s\n  ",
+		(unsigned long long)lk.owners, plural(lk.owners), lk.owners == 1 ? "s" : "",
+		(unsigned long long)lk.all.count, plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
+	class_list(f, 2, 2, lk.cls, n);
+}
+
+static void text_dwell(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+{
+	bool any = false;
+
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		char mean[FMT_LEN], total[FMT_LEN];
+
+		if (!p->dwell_count[s])
+			continue;
+		if (!any)
+			fprintf(f, "\ndwell per stage (owners that left it):\n");
+		any = true;
+		fprintf(f, "  %s: %llu left, mean %s, total %s\n", names__stage(n, s),
+			(unsigned long long)p->dwell_count[s],
+			fmt_duration(mean, p->dwell_sum_ns[s] / p->dwell_count[s]),
+			fmt_duration(total, p->dwell_sum_ns[s]));
+		fmt_log2_hist(f, p->dwell_hist[s], INFL_HIST_SLOTS, fmt_us, "    ");
+	}
+	if (!any)
+		fprintf(f, "\ndwell per stage: no owner left a stage\n");
+}
+
+static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+{
+	bool frees = false, stages = false;
+
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		frees |= p->unmatched_free[c].count != 0;
+	for (int s = 0; s < INFL_MAX_STAGES; s++)
+		stages |= p->unmatched_stage[s] != 0;
+	if (!frees && !stages) {
+		fprintf(f, "\nunmatched events (from before the attach): none\n");
+		return;
+	}
+	fprintf(f, "\nunmatched events (buffers and owners from before the attach):\n");
+	if (frees) {
+		fprintf(f, "  frees of unknown buffers: ");
+		class_list(f, 28, 4, p->unmatched_free, n);
+	}
+	if (stages) {
+		bool first = true;
+
+		fprintf(f, "  unknown owners first seen in:");
+		for (int s = 0; s < INFL_MAX_STAGES; s++) {
+			if (!p->unmatched_stage[s])
+				continue;
+			fprintf(f, "%s %s %llu", first ? "" : ",", names__stage(n, s),
+				(unsigned long long)p->unmatched_stage[s]);
+			first = false;
+		}
+		fputc('\n', f);
+	}
+}
+
+static const struct {
+	const char *name; /* JSON key */
+	const char *text;
+	size_t off;
+	bool inexact; /* a non-zero value makes the totals inexact */
+} anomalies[] = {
+	{ "bad_class", "bad class id", offsetof(struct infl_proc, bad_class), false },
+	{ "bad_stage", "bad stage id", offsetof(struct infl_proc, bad_stage), false },
+	{ "dup_alloc", "alloc of a live buffer", offsetof(struct infl_proc, dup_alloc), false },
+	{ "buf_map_full", "buffer map full", offsetof(struct infl_proc, buf_map_full), true },
+	{ "owner_map_full", "owner map full", offsetof(struct infl_proc, owner_map_full), true },
+	{ "ring_drops", "ring buffer drops", offsetof(struct infl_proc, ring_drops), false },
+	{ "lock_timeouts", "lock timeouts", offsetof(struct infl_proc, lock_timeouts), true },
+};
+#define N_ANOMALIES (sizeof(anomalies) / sizeof(anomalies[0]))
+
+static __u64 anomaly(const struct infl_proc *p, size_t i)
+{
+	__u64 v;
+
+	memcpy(&v, (const char *)p + anomalies[i].off, sizeof(v));
+	return v;
+}
+
+static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summary_info *info)
+{
+	int col = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < N_ANOMALIES; i++) {
+		char item[64];
+		int len;
+
+		if (!anomaly(p, i))
+			continue;
+		len = snprintf(item, sizeof(item), "%s %llu", anomalies[i].text,
+			       (unsigned long long)anomaly(p, i));
+		if (!any)
+			col = fprintf(f, "\nanomalies: %s", item);
+		else if (col + 2 + len > LINE_MAX_COLS)
+			col = fprintf(f, ",\n  %s", item) - 2;
+		else
+			col += fprintf(f, ", %s", item);
+		any = true;
+	}
+	if (info->ring_lost) {
+		col += fprintf(f, "%sring records lost by the loader %llu", any ? ", " : "\nanomalies: ",
+			       (unsigned long long)info->ring_lost);
+		any = true;
+	}
+	if (!any)
+		fprintf(f, "\nanomalies: none\n");
+	else
+		fputc('\n', f);
+	if (proc_inexact(p))
+		fprintf(f, "  the totals above are INEXACT: some updates were not accounted\n"
+			   "  (a map was full or a lock timed out); see docs/cli.md\n");
+}
+
+static void text_proc(FILE *f, const struct proc_snapshot *ps, __u64 now,
+		      const struct infl_names *n, const struct summary_info *info)
+{
+	text_header(f, ps, now, info);
+	text_peak(f, &ps->st, n);
+	text_end(f, &ps->st, n);
+	text_dwell(f, &ps->st, n);
+	text_unmatched(f, &ps->st, n);
+	text_anomalies(f, &ps->st, info);
+}
+
+static void json_cells(struct json *j, const char *key, const struct infl_cell *cells, int n_cls,
+		       const struct infl_names *n)
+{
+	json_key(j, key);
+	json_obj(j);
+	for (int c = 0; c < n_cls; c++) {
+		if (!cells[c].count && !cells[c].bytes)
+			continue;
+		json_key(j, names__cls(n, c));
+		json_obj(j);
+		json_kv_u64(j, "bufs", cells[c].count);
+		json_kv_u64(j, "bytes", cells[c].bytes);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+}
+
+static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
+		      const struct infl_names *n, const struct summary_info *info)
+{
+	const struct infl_proc *p = &ps->st;
+	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
+	struct composition_totals t;
+	struct leaks lk;
+	bool target = ps->pid == (__u32)info->target_pid;
+
+	json_obj(j);
+	json_kv_u64(j, "pid", ps->pid);
+	json_key(j, "binary");
+	if (info->binary)
+		json_str(j, info->binary);
+	else
+		json_null(j);
+	json_key(j, "command");
+	if (target && info->argv) {
+		json_arr(j);
+		for (char *const *a = info->argv; *a; a++)
+			json_str(j, *a);
+		json_arr_end(j);
+	} else {
+		json_null(j);
+	}
+	json_kv_bool(j, "exited", p->exited);
+	json_key(j, "exit_status");
+	if (target && info->target_status >= 0 && WIFEXITED(info->target_status))
+		json_u64(j, WEXITSTATUS(info->target_status));
+	else
+		json_null(j);
+	json_key(j, "exit_signal");
+	if (target && info->target_status >= 0 && WIFSIGNALED(info->target_status))
+		json_u64(j, WTERMSIG(info->target_status));
+	else
+		json_null(j);
+	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0, 6);
+	json_key(j, "events");
+	json_obj(j);
+	json_kv_u64(j, "buf_alloc", p->events[INFL_PROBE_ALLOC]);
+	json_kv_u64(j, "buf_free", p->events[INFL_PROBE_FREE]);
+	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
+	json_obj_end(j);
+	json_key(j, "owners");
+	json_obj(j);
+	json_kv_u64(j, "started", p->owners_started);
+	json_kv_u64(j, "done", p->owners_done);
+	json_obj_end(j);
+
+	json_key(j, "peak");
+	json_obj(j);
+	json_kv_u64(j, "bytes", p->peak_bytes);
+	json_kv_u64(j, "bufs", p->peak_bufs);
+	json_kv_f64(j, "time_s", p->peak_bytes ? rel_s(p->peak_ns, p->first_ns) : 0, 6);
+	json_kv_u64(j, "seq", p->peak_seq);
+	json_composition(j, p->peak, p->peak_owners, n);
+	json_obj_end(j);
+
+	json_key(j, "rss");
+	json_obj(j);
+	json_kv_u64(j, "bytes", p->rss_total);
+	json_kv_u64(j, "peak_bytes", p->rss_peak);
+	json_kv_f64(j, "peak_time_s", p->rss_peak ? rel_s(p->rss_peak_ns, p->first_ns) : 0, 6);
+	json_kv_u64(j, "tracked_at_peak", p->tracked_at_rss_peak);
+	json_obj_end(j);
+
+	composition_totals(p->cur, p->owners, &t);
+	find_leaks(p, n, &lk);
+	json_key(j, "at_end");
+	json_obj(j);
+	json_kv_u64(j, "bytes", t.all.bytes);
+	json_kv_u64(j, "bufs", t.all.count);
+	json_kv_u64(j, "owners", t.owners);
+	json_key(j, "untracked_bytes");
+	if (p->rss_total)
+		json_u64(j, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0);
+	else
+		json_null(j);
+	json_composition(j, p->cur, p->owners, n);
+	json_key(j, "leak_candidates");
+	json_obj(j);
+	json_kv_u64(j, "owners", lk.owners);
+	json_kv_u64(j, "bufs", lk.all.count);
+	json_kv_u64(j, "bytes", lk.all.bytes);
+	json_cells(j, "classes", lk.cls, INFL_MAX_CLASSES, n);
+	json_obj_end(j);
+	json_obj_end(j);
+
+	json_key(j, "dwell");
+	json_arr(j);
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		if (!p->dwell_count[s])
+			continue;
+		json_obj(j);
+		json_kv_str(j, "stage", names__stage(n, s));
+		json_kv_u64(j, "id", s);
+		json_kv_u64(j, "count", p->dwell_count[s]);
+		json_kv_u64(j, "sum_ns", p->dwell_sum_ns[s]);
+		json_kv_u64(j, "mean_ns", p->dwell_sum_ns[s] / p->dwell_count[s]);
+		json_key(j, "hist_log2_us");
+		json_arr(j);
+		for (int k = 0; k < INFL_HIST_SLOTS; k++)
+			json_u64(j, p->dwell_hist[s][k]);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+
+	json_key(j, "unmatched");
+	json_obj(j);
+	json_cells(j, "free", p->unmatched_free, INFL_MAX_CLASSES, n);
+	json_key(j, "stage");
+	json_obj(j);
+	for (int s = 0; s < INFL_MAX_STAGES; s++)
+		if (p->unmatched_stage[s])
+			json_kv_u64(j, names__stage(n, s), p->unmatched_stage[s]);
+	json_obj_end(j);
+	json_obj_end(j);
+
+	json_key(j, "anomalies");
+	json_obj(j);
+	for (size_t i = 0; i < N_ANOMALIES; i++)
+		json_kv_u64(j, anomalies[i].name, anomaly(p, i));
+	json_kv_u64(j, "ring_lost", info->ring_lost);
+	json_obj_end(j);
+	json_kv_bool(j, "exact", !proc_inexact(p));
+	json_obj_end(j);
+}
+
+void summary__print(FILE *f, const struct snapshot *snap, const struct infl_names *n,
+		    const struct summary_info *info)
+{
+	if (info->json) {
+		struct json j;
+
+		json_init(&j, f);
+		json_obj(&j);
+		json_kv_str(&j, "type", "summary");
+		json_key(&j, "reason");
+		if (info->end)
+			json_str(&j, info->end);
+		else
+			json_null(&j);
+		json_kv_u64(&j, "torn", snap->torn);
+		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
+		json_key(&j, "procs");
+		json_arr(&j);
+		for (int i = 0; i < snap->nprocs; i++)
+			json_proc(&j, &snap->procs[i], snap->mono_ns, n, info);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end_line(&j);
+		return;
+	}
+	if (!snap->nprocs) {
+		fprintf(f, "inflight summary: no traced process hit a probe%s%s\n",
+			info->end ? "; tracing ended: " : "", info->end ? info->end : "");
+		if (info->target_status >= 0) {
+			char st[64];
+
+			fprintf(f, "  pid %d %s\n", (int)info->target_pid,
+				summary_wait_status(st, sizeof(st), info->target_status));
+		}
+	}
+	for (int i = 0; i < snap->nprocs; i++) {
+		if (i)
+			fputc('\n', f);
+		text_proc(f, &snap->procs[i], snap->mono_ns, n, info);
+	}
+	if (snap->procs_map_full)
+		fprintf(f, "\n%llu events of processes beyond --max-procs were not counted\n",
+			(unsigned long long)snap->procs_map_full);
+	if (snap->torn)
+		fprintf(f, "\n%d processes were copied while the kernel kept writing: their "
+			   "numbers may disagree slightly\n", snap->torn);
+	fflush(f);
+}

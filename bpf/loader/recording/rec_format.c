@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The recording format's tables: which infl_proc field each tag names, and the CRC. */
+#include <stddef.h>
+#include "recording/rec_format.h"
+
+#define FIELD(tag, member)                                                                     \
+	{ tag, sizeof(((struct infl_proc *)0)->member) == 4 ? 4 : 8,                           \
+	  offsetof(struct infl_proc, member),                                                  \
+	  sizeof(((struct infl_proc *)0)->member) /                                            \
+		  (sizeof(((struct infl_proc *)0)->member) == 4 ? 4 : 8) }
+
+/* Arrays of struct infl_cell are flattened to u64s (count, bytes, count, bytes, ...). The
+ * record test proves that these rows cover every byte of struct infl_proc but `lock`. */
+const struct rec_field rec_fields[] = {
+	FIELD(REC_T_EXITED, exited),
+	FIELD(REC_T_SEQ, seq),
+	FIELD(REC_T_FIRST_NS, first_ns),
+	FIELD(REC_T_LAST_NS, last_ns),
+	FIELD(REC_T_EXIT_NS, exit_ns),
+	FIELD(REC_T_TOTAL_BYTES, total_bytes),
+	FIELD(REC_T_TOTAL_BUFS, total_bufs),
+	FIELD(REC_T_PEAK_BYTES, peak_bytes),
+	FIELD(REC_T_PEAK_BUFS, peak_bufs),
+	FIELD(REC_T_PEAK_NS, peak_ns),
+	FIELD(REC_T_PEAK_SEQ, peak_seq),
+	FIELD(REC_T_CUR, cur),
+	FIELD(REC_T_PEAK, peak),
+	FIELD(REC_T_OWNERS, owners),
+	FIELD(REC_T_PEAK_OWNERS, peak_owners),
+	FIELD(REC_T_OWNERS_STARTED, owners_started),
+	FIELD(REC_T_OWNERS_DONE, owners_done),
+	FIELD(REC_T_DWELL_HIST, dwell_hist),
+	FIELD(REC_T_DWELL_SUM_NS, dwell_sum_ns),
+	FIELD(REC_T_DWELL_COUNT, dwell_count),
+	FIELD(REC_T_EVENTS, events),
+	FIELD(REC_T_UNMATCHED_FREE, unmatched_free),
+	FIELD(REC_T_UNMATCHED_STAGE, unmatched_stage),
+	FIELD(REC_T_BAD_CLASS, bad_class),
+	FIELD(REC_T_BAD_STAGE, bad_stage),
+	FIELD(REC_T_DUP_ALLOC, dup_alloc),
+	FIELD(REC_T_BUF_MAP_FULL, buf_map_full),
+	FIELD(REC_T_OWNER_MAP_FULL, owner_map_full),
+	FIELD(REC_T_RING_DROPS, ring_drops),
+	FIELD(REC_T_LOCK_TIMEOUTS, lock_timeouts),
+	FIELD(REC_T_RSS, rss),
+	FIELD(REC_T_RSS_TOTAL, rss_total),
+	FIELD(REC_T_RSS_PEAK, rss_peak),
+	FIELD(REC_T_RSS_PEAK_NS, rss_peak_ns),
+	FIELD(REC_T_TRACKED_AT_RSS_PEAK, tracked_at_rss_peak),
+	FIELD(REC_T_RSS_EMITTED, rss_emitted),
+};
+const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
+
+/* Table-driven CRC-32, reflected polynomial 0xedb88320; the table is built on first use. */
+__u32 rec_crc32(__u32 crc, const void *buf, size_t len)
+{
+	static __u32 table[256];
+	const unsigned char *p = buf;
+
+	if (!table[1]) {
+		for (__u32 i = 0; i < 256; i++) {
+			__u32 c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}

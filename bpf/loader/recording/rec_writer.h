@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Writes a recording (format: rec_format.h, docs/recording.md). Events are batched into
+ * chunks; every other record is written as it comes. Errors are sticky: after the first
+ * failed write every call returns it, so a caller may check only at the end.
+ */
+#ifndef INFLIGHT_REC_WRITER_H
+#define INFLIGHT_REC_WRITER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "inflight.h"
+#include "contract/names.h"
+
+struct rec_writer;
+
+/* What the header says about the run. Strings may be NULL (written empty). */
+struct rec_header_info {
+	const struct infl_names *names; /* NULL: numeric names, contract version 0 */
+	const char *host;
+	int argc;	    /* the traced command line (spawn mode) or the target's cmdline */
+	char *const *argv;
+	const char *binary; /* the traced binary's path */
+	__u32 mode;	    /* enum session_mode */
+	__u32 target_pid;   /* 0 in binary mode */
+	__u64 start_wall_ns; /* CLOCK_REALTIME at the start */
+	__u64 start_mono_ns; /* CLOCK_MONOTONIC at the same instant (the events' clock) */
+	__u64 interval_ns;   /* snapshot period */
+	const char *tool;    /* "inflight <version>" */
+};
+
+struct rec_end_info {
+	__u64 mono_ns;
+	__u64 wall_ns;
+	int exit_status;     /* the spawned command's wait status, -1 when unknown */
+	__u64 events;	     /* events written */
+	__u64 user_lost;     /* events lost in user space */
+	int nprocs;
+	const __u32 *pids;
+	const struct infl_proc *procs; /* final kernel state of each */
+};
+
+#define REC_W_FORCE (1u << 0) /* replace an existing file (never following a symlink) */
+
+/* Creates `path` (O_EXCL|O_NOFOLLOW, mode 0640 before the umask). Returns 0 or -errno
+ * (-EEXIST: the file exists and REC_W_FORCE was not given). */
+int rec_writer__create(const char *path, unsigned flags, struct rec_writer **out);
+/* Writes to an open descriptor the writer does not own (tests, pipes). */
+int rec_writer__from_fd(int fd, struct rec_writer **out);
+
+int rec_writer__header(struct rec_writer *w, const struct rec_header_info *h);
+int rec_writer__proc(struct rec_writer *w, __u32 pid, __u64 mono_ns, const char *comm,
+		     const char *cmdline);
+int rec_writer__event(struct rec_writer *w, const struct infl_event *ev);
+int rec_writer__snapshot(struct rec_writer *w, __u64 mono_ns, __u32 pid,
+			 const struct infl_proc *st);
+int rec_writer__rss(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 source, __u64 bytes);
+int rec_writer__lost(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 kind, __u64 count);
+int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e);
+/* Pushes buffered records to the file (a crash then loses at most what came after). */
+int rec_writer__flush(struct rec_writer *w);
+/* Flushes, closes and frees; returns the first error of the writer's life (or 0). */
+int rec_writer__close(struct rec_writer *w);
+
+__u64 rec_writer__bytes(const struct rec_writer *w);  /* written so far, buffered included */
+__u64 rec_writer__events(const struct rec_writer *w); /* events accepted */
+
+#endif /* INFLIGHT_REC_WRITER_H */

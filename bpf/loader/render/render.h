@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Renderers of a recording's timeline (docs/rendering.md): text, csv, json, chrome, folded,
+ * svg. Each writes one document to `f` and returns 0, or -EIO when writing failed. They
+ * work offline from the timeline alone: no BPF, no privileges.
+ */
+#ifndef INFLIGHT_RENDER_H
+#define INFLIGHT_RENDER_H
+
+#include <stdio.h>
+#include <linux/types.h>
+#include "render/timeline.h"
+
+struct render_opts {
+	__u64 step_ns;	   /* text/csv/json rows; 0: chosen from the recording's length */
+	__u32 pid;	   /* 0: every process (svg, folded: the primary one) */
+	const char *source; /* the recording's path, for titles */
+};
+
+int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o);
+
+/* ---- shared by the renderers and compare ---- */
+
+/* The processes a renderer covers: one (o->pid) or all; NULL-terminated count in *n. */
+const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
+				    size_t *n);
+/* The one process a single-process renderer shows (o->pid, else the primary). */
+const struct tl_proc *render_proc(const struct timeline *tl, const struct render_opts *o);
+
+/* Classes with any bytes ever / stage slots with any owner or bytes ever (bit per id;
+ * bit INFL_SLOT_NONE for buffers in no stage). */
+__u32 render_used_classes(const struct tl_proc *p);
+__u32 render_used_slots(const struct tl_proc *p);
+
+/* A step of 1, 2 or 5 x 10^k ms giving at most `rows` rows over the process's span. */
+__u64 render_auto_step(const struct timeline *tl, unsigned rows);
+
+/* t + step, or UINT64_MAX where that would wrap: ends a loop over steps at the clock's end. */
+__u64 render_next_t(__u64 t, __u64 step);
+
+/* Seconds after the recording's start (never negative). */
+double render_t(const struct timeline *tl, __u64 ns);
+
+/* Metrics (compare uses them too). */
+unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot);
+double render_mean_dwell_ms(const struct tl_proc *p, unsigned stage); /* -1: no stay */
+/* Owners done per minute over the active span (first to last event); 0 when empty. */
+double render_per_minute(const struct tl_proc *p, __u64 count);
+__u64 render_active_ns(const struct tl_proc *p);
+
+/* Returns 0, or -EIO when the stream has an error (flushes first). */
+int render_finish(FILE *f);
+
+/* Output files of report and compare: `path` NULL or "-" is stdout; a file is created or
+ * truncated, never through a symlink, mode 0644 before the umask. Both print one line
+ * (error: and exit code returned; success: "inflight: wrote WHAT to PATH (SIZE)"). */
+int render_output_open(const char *path, FILE **out);
+int render_output_close(FILE *f, const char *path, const char *what, int render_err);
+
+#endif /* INFLIGHT_RENDER_H */

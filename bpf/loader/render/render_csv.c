@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `report --format csv`: the timeline, one row per process and step. Columns: pid, t_s (the
+ * step's end, seconds after the start), tracked_bytes (at the step's end), max_bytes
+ * (within the step), rss_bytes, then bytes per class, owners per stage and bytes per stage
+ * for every class and stage that appears in the recording.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include "contract/names.h"
+#include "render/render.h"
+
+int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
+{
+	const struct infl_names *nm = &tl->rec->names;
+	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 1000);
+	__u32 classes = 0, slots = 0;
+	size_t n;
+	const struct tl_proc **procs = render_procs(tl, o, &n);
+
+	if (!procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		classes |= render_used_classes(procs[i]);
+		slots |= render_used_slots(procs[i]);
+	}
+	fprintf(f, "pid,t_s,tracked_bytes,max_bytes,rss_bytes");
+	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+		if (classes & (1u << c))
+			fprintf(f, ",bytes_%s", names__cls(nm, c));
+	for (unsigned s = 0; s < INFL_SLOTS; s++)
+		if (slots & (1u << s))
+			fprintf(f, ",owners_%s", names__stage(nm, s));
+	for (unsigned s = 0; s < INFL_SLOTS; s++)
+		if (slots & (1u << s))
+			fprintf(f, ",bytes_in_%s", names__stage(nm, s));
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		struct tl_cursor c;
+		struct tl_sample smp;
+
+		if (tl_cursor__init(&c, procs[i])) {
+			free(procs);
+			return -ENOMEM;
+		}
+		for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
+			const struct tl_state *st;
+
+			tl_cursor__sample(&c, t, step, &smp);
+			st = smp.at_end;
+			fprintf(f, "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%" PRIu64, procs[i]->pid,
+				render_t(tl, t + step), (uint64_t)st->total_bytes,
+				(uint64_t)smp.max_bytes,
+				(uint64_t)tl_proc__rss_at(procs[i], t + step - 1));
+			for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
+				if (classes & (1u << cl))
+					fprintf(f, ",%" PRIu64,
+						(uint64_t)tl_state__class_bytes(st, cl));
+			for (unsigned s = 0; s < INFL_SLOTS; s++)
+				if (slots & (1u << s))
+					fprintf(f, ",%" PRIu64, (uint64_t)st->owners[s]);
+			for (unsigned s = 0; s < INFL_SLOTS; s++)
+				if (slots & (1u << s))
+					fprintf(f, ",%" PRIu64,
+						(uint64_t)tl_state__slot_bytes(st, s));
+			fputc('\n', f);
+		}
+		tl_cursor__free(&c);
+	}
+	free(procs);
+	return render_finish(f);
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `report --format text`: the recording's facts, then per process a timeline table (one
+ * row per step: tracked bytes at its end and the most within it, RSS, owners per stage)
+ * and the summary: peak with its composition, memory x time and dwell per stage,
+ * completions, late-attach and loss notes, and whether the replay matches the kernel.
+ * Under 80 columns.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "util/fmt.h"
+#include "recording/rec_reader.h"
+#include "render/render.h"
+
+#define MAX_STAGE_COLS 9 /* 9 x 6 columns beside 28 of time and bytes: 82 would be too many */
+
+static void print_header(FILE *f, const struct timeline *tl, const struct render_opts *o)
+{
+	const struct recording *r = tl->rec;
+	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?";
+	time_t secs = r->start_wall_ns / 1000000000ull;
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(f, "recording  %s (format %u.%u, %s, %zu records%s)\n",
+		o->source ? o->source : "-", r->format_major, r->format_minor,
+		fmt_bytes(b1, r->file_bytes), r->nrecords, r->has_end ? "" : ", cut short");
+	fprintf(f, "command    %.68s\n", r->cmdline[0] ? r->cmdline : "(none)");
+	fprintf(f, "binary     %.68s\n", r->binary[0] ? r->binary : "(unknown)");
+	fprintf(f, "host       %.30s   contract %d (%s)\n", r->host,
+		r->names.contract_version,
+		r->names.contract_version ? r->names.provider : "numeric names");
+	fprintf(f, "started    %s, lasted %s\n", when,
+		fmt_duration(b2, tl->t_end > tl->t0 ? tl->t_end - tl->t0 : 0));
+}
+
+/* Up to MAX_STAGE_COLS stage columns, in id order, "(none)" last. */
+static int stage_cols(const struct tl_proc *p, unsigned *cols)
+{
+	__u32 used = render_used_slots(p);
+	int n = 0;
+
+	for (unsigned s = 0; s < INFL_SLOTS && n < MAX_STAGE_COLS; s++)
+		if ((used & (1u << s)) && s != INFL_SLOT_NONE)
+			cols[n++] = s;
+	return n;
+}
+
+static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc *p,
+			__u64 step)
+{
+	const struct infl_names *nm = &tl->rec->names;
+	unsigned cols[MAX_STAGE_COLS];
+	int ncols = stage_cols(p, cols);
+	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN];
+	struct tl_cursor c;
+	struct tl_sample s;
+	int decimals = step < 10000000 ? 3 : step < 1000000000 ? 2 : 1;
+
+	fprintf(f, "\n  owners per stage, every %s (bytes: at the step's end, max within)\n",
+		fmt_duration(b1, step));
+	fprintf(f, "%8s %6s %6s %6s", "time s", "bytes", "max", "rss");
+	for (int i = 0; i < ncols; i++)
+		fprintf(f, " %5.5s", names__stage(nm, cols[i]));
+	fputc('\n', f);
+	if (tl_cursor__init(&c, p))
+		return;
+	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
+		tl_cursor__sample(&c, t, step, &s);
+		fprintf(f, "%8.*f %6s %6s %6s", decimals, render_t(tl, t + step),
+			fmt_bytes_short(b1, s.at_end->total_bytes), fmt_bytes_short(b2, s.max_bytes),
+			fmt_bytes_short(b3, tl_proc__rss_at(p, t + step - 1)));
+		for (int i = 0; i < ncols; i++)
+			fprintf(f, " %5" PRIu64, (uint64_t)s.at_end->owners[cols[i]]);
+		fputc('\n', f);
+	}
+	tl_cursor__free(&c);
+}
+
+static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct infl_names *nm = &tl->rec->names;
+	__u32 slots = render_used_slots(p), classes = 0;
+	char b1[FMT_LEN], b2[FMT_LEN];
+	int ncls = 0;
+
+	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffers at %.3f s (event %" PRIu64 ")\n",
+		fmt_bytes(b1, p->peak_bytes), (uint64_t)p->peak_bufs, render_t(tl, p->peak_ts),
+		(uint64_t)p->peak_seq);
+	if (p->rss_peak)
+		fprintf(f, "  rss      peak %s at %.3f s; %s at the tracked peak\n",
+			fmt_bytes(b1, p->rss_peak), render_t(tl, p->rss_peak_ts),
+			fmt_bytes(b2, tl_proc__rss_at(p, p->peak_ts)));
+	if (!p->peak_bytes)
+		return;
+	/* the classes present at the peak, 9 at most: 79 columns */
+	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 9; cl++)
+		for (unsigned s = 0; s < INFL_SLOTS; s++)
+			if (p->peak[cl][s].bytes && !(classes & (1u << cl))) {
+				classes |= 1u << cl;
+				ncls++;
+			}
+	fprintf(f, "\n  %-11s %5s %5s", "at peak", "owner", "bytes");
+	for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
+		if (classes & (1u << cl))
+			fprintf(f, " %5.5s", names__cls(nm, cl));
+	fputc('\n', f);
+	for (unsigned s = 0; s < INFL_SLOTS; s++) {
+		__u64 bytes = 0;
+
+		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
+			bytes += p->peak[cl][s].bytes;
+		if (!(slots & (1u << s)) || (!bytes && !p->peak_owners[s]))
+			continue;
+		fprintf(f, "  %-11.11s %5" PRIu64 " %5s", names__stage(nm, s),
+			(uint64_t)p->peak_owners[s], fmt_bytes_short(b1, bytes));
+		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++) {
+			if (!(classes & (1u << cl)))
+				continue;
+			fprintf(f, " %5s", p->peak[cl][s].bytes ?
+					   fmt_bytes_short(b1, p->peak[cl][s].bytes) : ".");
+		}
+		fputc('\n', f);
+	}
+}
+
+static void print_stages(FILE *f, const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct infl_names *nm = &tl->rec->names;
+	__u32 slots = render_used_slots(p);
+	unsigned __int128 all = 0;
+	char b1[FMT_LEN], b2[FMT_LEN];
+
+	for (unsigned s = 0; s < INFL_SLOTS; s++)
+		all += render_slot_byte_ns(p, s);
+	fprintf(f, "\n  %-16s %12s %6s %7s %10s\n", "stage", "bytes x s", "share", "stays",
+		"mean dwell");
+	for (unsigned s = 0; s < INFL_SLOTS; s++) {
+		unsigned __int128 bn = render_slot_byte_ns(p, s);
+		double dwell = render_mean_dwell_ms(p, s);
+
+		if (!(slots & (1u << s)))
+			continue;
+		fprintf(f, "  %-16.16s %12s %5.1f%% %7" PRIu64 " %10s\n", names__stage(nm, s),
+			fmt_bytes(b1, (__u64)(bn / 1000000000u)), all ? 100.0 * bn / all : 0.0,
+			(uint64_t)(s < INFL_MAX_STAGES ? p->dwell_count[s] : 0),
+			dwell < 0 ? "-" : fmt_duration(b2, (__u64)(dwell * 1e6)));
+	}
+}
+
+static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct infl_names *nm = &tl->rec->names;
+	char b1[FMT_LEN], what[160];
+	__u64 lost = p->seq_gaps > p->lost_kernel + p->lost_user ? p->seq_gaps
+								 : p->lost_kernel + p->lost_user;
+	__u64 leaking = 0;
+	int bad;
+
+	fprintf(f, "\n  completed %" PRIu64 " owners", (uint64_t)p->retired);
+	for (unsigned k = 0, first = 1; k < INFL_SLOTS; k++) {
+		if (!p->retired_by_kind[k])
+			continue;
+		fprintf(f, "%s%" PRIu64 " from %s", first ? " (" : ", ",
+			(uint64_t)p->retired_by_kind[k], names__stage(nm, k));
+		first = 0;
+	}
+	fprintf(f, "%s\n  throughput %.1f owners done per minute over %s active\n",
+		p->retired ? ")" : "", render_per_minute(p, p->retired),
+		fmt_duration(b1, render_active_ns(p)));
+	for (size_t l = 0; l < p->nlives; l++)
+		leaking += !p->lives[l].retired;
+	if (leaking || p->final.total_bytes)
+		fprintf(f, "  at the end %" PRIu64 " owners live, %s in %" PRIu64 " buffers "
+			"still tracked\n", (uint64_t)leaking, fmt_bytes(b1, p->final.total_bytes),
+			(uint64_t)p->final.total_bufs);
+	if (p->unmatched_free || p->unmatched_stage)
+		fprintf(f, "  late attach: %" PRIu64 " frees (%s) and %" PRIu64 " owners from "
+			"before the recording\n", (uint64_t)p->unmatched_free,
+			fmt_bytes(b1, p->unmatched_free_bytes), (uint64_t)p->unmatched_stage);
+	if (p->rejected || p->untracked || p->dups)
+		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "
+			"full), %" PRIu64 " double allocs\n", (uint64_t)p->rejected,
+			(uint64_t)p->untracked, (uint64_t)p->dups);
+	if (lost)
+		fprintf(f, "  lost     %" PRIu64 " events (%" PRIu64 " in the kernel, %" PRIu64
+			" in user space): figures after the first loss are approximate\n",
+			(uint64_t)lost, (uint64_t)p->lost_kernel, (uint64_t)p->lost_user);
+	else
+		fprintf(f, "  lost     none\n");
+	if (!p->kernel_final) {
+		fprintf(f, "  check    no final counters recorded (recording cut short)\n");
+		return;
+	}
+	bad = timeline__check(p, what, sizeof(what));
+	if (!bad)
+		fprintf(f, "  check    the replay matches the kernel's final counters\n");
+	else
+		fprintf(f, "  check    %d differences from the kernel's final counters; first: "
+			"%.60s\n", bad, what);
+}
+
+int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
+{
+	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 40);
+	size_t n;
+	const struct tl_proc **procs = render_procs(tl, o, &n);
+
+	if (!procs)
+		return -ENOMEM;
+	print_header(f, tl, o);
+	for (size_t i = 0; i < n; i++) {
+		const struct tl_proc *p = procs[i];
+
+		fprintf(f, "\npid %u (%s): %zu events, %zu owners\n", p->pid,
+			p->comm[0] ? p->comm : "?", p->nev, p->nlives);
+		print_table(f, tl, p, step);
+		print_peak(f, tl, p);
+		print_stages(f, tl, p);
+		print_notes(f, tl, p);
+	}
+	if (!n)
+		fprintf(f, "\nno traced process in this recording\n");
+	free(procs);
+	return render_finish(f);
+}

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The replay engine: applies one process's events with the kernel's accounting rules
+ * (bpf/inflight.bpf.c: on_buf_alloc, on_buf_free, on_stage, owner_retire), keeping its own
+ * buffer and owner tables. timeline.c runs it once with collection hooks; renderers run it
+ * again through cursors.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "render/timeline.h"
+#include "render/timeline_replay.h"
+
+/* Open addressing, linear probing, backward-shift deletion (no tombstones). */
+static size_t map_hash(const struct u64map *m, __u64 key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
+}
+
+static unsigned char *slot_at(const struct u64map *m, size_t i)
+{
+	return m->slots + i * (m->vsize + 16);
+}
+
+static bool slot_used(const unsigned char *s)
+{
+	return s[0];
+}
+
+static __u64 slot_key(const unsigned char *s)
+{
+	__u64 k;
+
+	memcpy(&k, s + 8, 8);
+	return k;
+}
+
+void *u64map_get(const struct u64map *m, __u64 key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = map_hash(m, key);; i = (i + 1) & (m->cap - 1)) {
+		unsigned char *s = slot_at(m, i);
+
+		if (!slot_used(s))
+			return NULL;
+		if (slot_key(s) == key)
+			return s + 16;
+	}
+}
+
+static int map_grow(struct u64map *m)
+{
+	struct u64map n = { .vsize = m->vsize, .cap = m->cap ? m->cap * 2 : 64 };
+
+	n.slots = calloc(n.cap, n.vsize + 16);
+	if (!n.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		unsigned char *s = slot_at(m, i);
+		bool created;
+
+		if (slot_used(s))
+			memcpy(u64map_put(&n, slot_key(s), &created), s + 16, m->vsize);
+	}
+	free(m->slots);
+	*m = n;
+	return 0;
+}
+
+void *u64map_put(struct u64map *m, __u64 key, bool *created)
+{
+	*created = false;
+	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
+		return NULL;
+	for (size_t i = map_hash(m, key);; i = (i + 1) & (m->cap - 1)) {
+		unsigned char *s = slot_at(m, i);
+
+		if (slot_used(s) && slot_key(s) == key)
+			return s + 16;
+		if (!slot_used(s)) {
+			memset(s, 0, m->vsize + 16);
+			s[0] = 1;
+			memcpy(s + 8, &key, 8);
+			m->n++;
+			*created = true;
+			return s + 16;
+		}
+	}
+}
+
+void u64map_del(struct u64map *m, __u64 key)
+{
+	size_t i, j;
+
+	if (!u64map_get(m, key))
+		return;
+	for (i = map_hash(m, key); slot_key(slot_at(m, i)) != key; i = (i + 1) & (m->cap - 1))
+		;
+	/* shift later members of the cluster back so lookups never meet a hole early */
+	for (j = (i + 1) & (m->cap - 1); slot_used(slot_at(m, j)); j = (j + 1) & (m->cap - 1)) {
+		size_t home = map_hash(m, slot_key(slot_at(m, j)));
+
+		/* j may move to i only if its home is not in (i, j] (cyclically) */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			memcpy(slot_at(m, i), slot_at(m, j), m->vsize + 16);
+			i = j;
+		}
+	}
+	slot_at(m, i)[0] = 0;
+	m->n--;
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the accounting rules ---- */
+
+static void cell_add(struct tl_state *st, unsigned cls, unsigned slot, __u64 bytes)
+{
+	st->cur[cls][slot].count++;
+	st->cur[cls][slot].bytes += bytes;
+	st->total_bufs++;
+	st->total_bytes += bytes;
+}
+
+/* Never below zero: a divergence (lost events) must not wrap the counters. */
+static bool cell_sub(struct tl_state *st, unsigned cls, unsigned slot, __u64 bytes)
+{
+	struct infl_cell *c = &st->cur[cls][slot];
+
+	if (!c->count || c->bytes < bytes || !st->total_bufs || st->total_bytes < bytes)
+		return false;
+	c->count--;
+	c->bytes -= bytes;
+	st->total_bufs--;
+	st->total_bytes -= bytes;
+	return true;
+}
+
+static bool holds_nothing(const struct tl_owner *o)
+{
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		if (o->held[c].count)
+			return false;
+	return true;
+}
+
+static struct tl_owner *owner_create(struct tl_replay *rp, __u64 owner, __u64 ts)
+{
+	bool created;
+	struct tl_owner *o = u64map_put(&rp->owners, owner, &created);
+
+	if (!o) {
+		rp->oom = true;
+		return NULL;
+	}
+	if (created) {
+		o->slot = INFL_SLOT_NONE;
+		o->entered = ts;
+		rp->st.owners[INFL_SLOT_NONE]++;
+		if (rp->hooks)
+			o->life = rp->hooks->life_new(rp->hook_ctx, owner, ts);
+	}
+	return o;
+}
+
+/* kernel owner_retire(): in a terminal stage and holding nothing -> done, forgotten */
+static void owner_retire(struct tl_replay *rp, __u64 owner, struct tl_owner *o, __u64 ts)
+{
+	if (o->slot >= INFL_MAX_STAGES || !(rp->terminal_mask & (1u << o->slot)) ||
+	    !holds_nothing(o))
+		return;
+	if (rp->st.owners[o->slot])
+		rp->st.owners[o->slot]--;
+	if (rp->hooks)
+		rp->hooks->life_retire(rp->hook_ctx, o->life, ts);
+	u64map_del(&rp->owners, owner);
+}
+
+static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
+{
+	struct tl_owner *o = NULL;
+	struct tl_buf *b;
+	bool created;
+	unsigned slot;
+
+	if (ev->flags & INFL_EVF_REJECTED)
+		return;
+	/* UNTRACKED: the buffer table was full, the kernel counted nothing; UNSTAGED: the
+	 * owner table was, the buffer counts in no stage */
+	if (ev->flags & INFL_EVF_UNTRACKED)
+		return;
+	if (ev->arg2 && !(ev->flags & INFL_EVF_UNSTAGED))
+		o = owner_create(rp, ev->arg2, rp->st.ts);
+	b = u64map_put(&rp->bufs, ev->arg0, &created);
+	if (!b) {
+		rp->oom = true;
+		return;
+	}
+	if (!created) {
+		/* a live buffer allocated again: the kernel replaces the old record */
+		struct tl_owner *old_o = b->staged ? u64map_get(&rp->owners, b->owner) : NULL;
+		unsigned old_slot = old_o ? old_o->slot : INFL_SLOT_NONE;
+
+		if (old_o) {
+			old_o->held[b->cls].count--;
+			old_o->held[b->cls].bytes -= b->bytes;
+		}
+		if (!cell_sub(&rp->st, b->cls, old_slot, b->bytes))
+			rp->diverged++;
+	}
+	slot = o ? o->slot : INFL_SLOT_NONE;
+	if (slot != ev->from_slot)
+		rp->diverged++;
+	b->bytes = ev->arg1;
+	b->owner = ev->arg2;
+	b->cls = ev->id;
+	b->staged = o != NULL;
+	if (o) {
+		o->held[ev->id].count++;
+		o->held[ev->id].bytes += ev->arg1;
+	}
+	cell_add(&rp->st, ev->id, slot, ev->arg1);
+}
+
+static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
+{
+	struct tl_owner *o = NULL;
+	struct tl_buf *b, rec;
+	unsigned slot;
+
+	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNMATCHED))
+		return;
+	b = u64map_get(&rp->bufs, ev->arg0);
+	if (!b) {
+		/* its alloc was lost: trust the kernel's slot and the recorded size */
+		rp->diverged++;
+		if (!cell_sub(&rp->st, ev->id, ev->from_slot, ev->arg1))
+			return;
+		o = ev->from_slot < INFL_SLOT_NONE ? u64map_get(&rp->owners, ev->arg2) : NULL;
+		if (o && o->held[ev->id].count) {
+			o->held[ev->id].count--;
+			o->held[ev->id].bytes -= ev->arg1;
+			owner_retire(rp, ev->arg2, o, rp->st.ts);
+		}
+		return;
+	}
+	rec = *b;
+	u64map_del(&rp->bufs, ev->arg0);
+	if (rec.staged)
+		o = u64map_get(&rp->owners, rec.owner);
+	slot = o ? o->slot : INFL_SLOT_NONE;
+	if (slot != ev->from_slot)
+		rp->diverged++;
+	if (o) {
+		o->held[rec.cls].count--;
+		o->held[rec.cls].bytes -= rec.bytes;
+	}
+	if (!cell_sub(&rp->st, rec.cls, slot, rec.bytes))
+		rp->diverged++;
+	if (o)
+		owner_retire(rp, rec.owner, o, rp->st.ts);
+}
+
+static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
+{
+	unsigned stage = ev->id, from;
+	struct tl_owner *o;
+	bool created;
+
+	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNTRACKED))
+		return;
+	created = !u64map_get(&rp->owners, ev->arg0);
+	o = owner_create(rp, ev->arg0, rp->st.ts);
+	if (!o)
+		return;
+	from = o->slot;
+	if (from != ev->from_slot)
+		rp->diverged++;
+	if (rp->hooks)
+		rp->hooks->stage_change(rp->hook_ctx, o->life, from, stage, o->entered, rp->st.ts,
+					created);
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		struct infl_cell h = o->held[c], *src = &rp->st.cur[c][from];
+
+		if (!h.count)
+			continue;
+		/* after lost events the owner may claim more than its stage holds: move what
+		 * is there, never wrap below zero (the figures are marked approximate) */
+		if (src->count < h.count || src->bytes < h.bytes) {
+			rp->diverged++;
+			h.count = h.count < src->count ? h.count : src->count;
+			h.bytes = h.bytes < src->bytes ? h.bytes : src->bytes;
+		}
+		src->count -= h.count;
+		src->bytes -= h.bytes;
+		rp->st.cur[c][stage].count += h.count;
+		rp->st.cur[c][stage].bytes += h.bytes;
+	}
+	if (rp->st.owners[from])
+		rp->st.owners[from]--;
+	rp->st.owners[stage]++;
+	o->slot = stage;
+	o->entered = rp->st.ts;
+	owner_retire(rp, ev->arg0, o, rp->st.ts);
+}
+
+void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
+{
+	/* time never runs backwards in a timeline, whatever a clock said: every time below is
+	 * this clamped one */
+	if (ev->ts_ns > rp->st.ts)
+		rp->st.ts = ev->ts_ns;
+	switch (ev->type) {
+	case INFL_EV_ALLOC:
+		if (ev->id < INFL_MAX_CLASSES && ev->from_slot < INFL_SLOTS)
+			apply_alloc(rp, ev);
+		break;
+	case INFL_EV_FREE:
+		if (ev->id < INFL_MAX_CLASSES && ev->from_slot < INFL_SLOTS)
+			apply_free(rp, ev);
+		break;
+	case INFL_EV_STAGE:
+		if (ev->id < INFL_MAX_STAGES)
+			apply_stage(rp, ev);
+		break;
+	default:
+		break; /* RSS and exit change no accounting */
+	}
+}
+
+struct tl_replay *tl_replay__new(__u16 terminal_mask,
+				 const struct tl_hooks *hooks, void *ctx)
+{
+	struct tl_replay *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->bufs.vsize = sizeof(struct tl_buf);
+	rp->owners.vsize = sizeof(struct tl_owner);
+	rp->terminal_mask = terminal_mask;
+	rp->hooks = hooks;
+	rp->hook_ctx = ctx;
+	return rp;
+}
+
+void tl_replay__free(struct tl_replay *rp)
+{
+	if (!rp)
+		return;
+	u64map_free(&rp->bufs);
+	u64map_free(&rp->owners);
+	free(rp);
+}
+
+/* ---- cursors ---- */
+
+int tl_cursor__init(struct tl_cursor *c, const struct tl_proc *p)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->rp = tl_replay__new(p->terminal_mask, NULL, NULL);
+	if (!c->rp)
+		return -ENOMEM;
+	c->st = &c->rp->st;
+	return 0;
+}
+
+void tl_cursor__free(struct tl_cursor *c)
+{
+	tl_replay__free(c->rp);
+	c->rp = NULL;
+}
+
+bool tl_cursor__step(struct tl_cursor *c)
+{
+	if (c->next >= c->p->nev)
+		return false;
+	tl_replay__apply(c->rp, &c->p->ev[c->next++]);
+	return true;
+}
+
+__u64 tl_cursor__next_ts(const struct tl_cursor *c)
+{
+	if (c->next >= c->p->nev)
+		return UINT64_MAX;
+	return c->p->ev[c->next].ts_ns > c->rp->st.ts ? c->p->ev[c->next].ts_ns : c->rp->st.ts;
+}
+
+void tl_cursor__until(struct tl_cursor *c, __u64 t)
+{
+	while (tl_cursor__next_ts(c) <= t)
+		tl_replay__apply(c->rp, &c->p->ev[c->next++]);
+}
+
+void tl_cursor__sample(struct tl_cursor *c, __u64 t, __u64 step, struct tl_sample *out)
+{
+	__u64 end = t + step, max = c->rp->st.total_bytes;
+
+	while (tl_cursor__next_ts(c) < end) {
+		tl_replay__apply(c->rp, &c->p->ev[c->next++]);
+		if (c->rp->st.total_bytes > max)
+			max = c->rp->st.total_bytes;
+	}
+	out->at_end = c->st;
+	out->max_bytes = max;
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Parsers of numbers and durations given on the command line (fuzzed). util/parse.h */
+#include <errno.h>
+#include <string.h>
+#include "util/errors.h"
+#include "util/parse.h"
+
+int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (~0ull - (*s - '0')) / 10) {
+			/* still reject trailing junk before calling it a range problem */
+			while (*s >= '0' && *s <= '9')
+				s++;
+			return *s ? -EINVAL : -ERANGE;
+		}
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_pid(const char *s, pid_t *out)
+{
+	__u64 v;
+	int err = parse_u64(s, 1, PID_LIMIT, &v);
+
+	if (!err)
+		*out = (pid_t)v;
+	return err;
+}
+
+int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
+{
+	static const struct {
+		const char *name;
+		__u64 ns;
+	} units[] = { { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+		      { "us", 1000ull },	 { "m", 60000000000ull },  { "h", 3600000000000ull } };
+	unsigned __int128 whole = 0, frac = 0, scale = 1, ns;
+	const char *p = s;
+	size_t i;
+
+	if (!s || !(*p >= '0' && *p <= '9'))
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > ~0ull)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return -EINVAL;
+		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 9)
+				return -EINVAL; /* below a nanosecond for every unit */
+			frac = frac * 10 + (*p - '0');
+			scale *= 10;
+		}
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	ns = whole * units[i].ns + frac * units[i].ns / scale;
+	if (ns > ~0ull || ns < min_ns || ns > max_ns)
+		return -ERANGE;
+	*out_ns = (__u64)ns;
+	return 0;
+}
+
+__u64 parse_interval_or_die(const char *arg)
+{
+	__u64 ns;
+	int err = parse_duration_ns(arg, SAMPLE_INTERVAL_MIN_NS, SAMPLE_INTERVAL_MAX_NS, &ns);
+
+	if (err == -ERANGE)
+		infl_die(EXIT_USAGE, NULL, "-i '%s': out of range: give 10ms to 1h", arg);
+	if (err)
+		infl_die(EXIT_USAGE, "e.g. -i 500ms, -i 2s, -i 1m", "-i '%s': not a duration", arg);
+	return ns;
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The loader's reads of /proc. util/procfs.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "util/procfs.h"
+
+void proc_read(pid_t pid, const char *file, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+		buf[--n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+int proc_exe_name(pid_t pid, char *buf, size_t len)
+{
+	char link[32];
+	ssize_t n;
+
+	if (len == 0)
+		return -EINVAL;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc_exe_path(pid_t pid, char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	struct stat st;
+	int err = proc_exe_name(pid, exe, sizeof(exe));
+
+	if (err)
+		return err;
+	if ((size_t)snprintf(out, len, "/proc/%d/root%s", (int)pid, exe) < len &&
+	    stat(out, &st) == 0)
+		return 0;
+	snprintf(out, len, "/proc/%d/exe", (int)pid);
+	return 0;
+}
+
+bool proc_is_zombie(pid_t pid)
+{
+	char buf[256], *paren;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	paren = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+bool proc_is_root_path(const char *p)
+{
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	p += 6;
+	if (!strncmp(p, "self/", 5)) {
+		p += 4;
+	} else {
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return !strncmp(p, "/root/", 6);
+}
+
+__u64 proc_statm_rss(pid_t pid)
+{
+	char buf[128];
+	unsigned long long size, resident;
+
+	proc_read(pid, "statm", buf, sizeof(buf));
+	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return resident * (__u64)sysconf(_SC_PAGESIZE);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the loader reads of a process under /proc: its executable, its state, small text
+ * files. One set of helpers for every command (tested in tests/loader/test_parse.c).
+ */
+#ifndef INFLIGHT_UTIL_PROCFS_H
+#define INFLIGHT_UTIL_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+/* /proc/PID/FILE into buf, NULs (cmdline) as spaces, trailing newlines cut; "" when it
+ * cannot be read. */
+void proc_read(pid_t pid, const char *file, char *buf, size_t len);
+
+/* The executable's path as the process sees it (readlink of /proc/PID/exe), for display.
+ * 0, or -errno. */
+int proc_exe_name(pid_t pid, char *buf, size_t len);
+
+/*
+ * The executable as a path that works across mount namespaces: /proc/PID/root/<exe> (libbpf
+ * recognises the form when it matches /proc/PID/maps), or /proc/PID/exe itself when that path
+ * is not reachable (e.g. the file was deleted). 0, or -errno.
+ */
+int proc_exe_path(pid_t pid, char *buf, size_t len);
+
+/* True when pid exited and nobody reaped it yet (a zombie). */
+bool proc_is_zombie(pid_t pid);
+
+/* True for /proc/PID/root/... and /proc/self/root/...: a file seen through another
+ * process's root, maybe in another mount namespace. Resolving such a path's links here
+ * (realpath) would leave that namespace: keep it as given. */
+bool proc_is_root_path(const char *path);
+
+/* Resident set size from /proc/PID/statm in bytes, 0 when unknown. */
+__u64 proc_statm_rss(pid_t pid);
+
+#endif /* INFLIGHT_UTIL_PROCFS_H */

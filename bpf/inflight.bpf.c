@@ -27,28 +27,31 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u16 entry_stage_mask = 0xffff;
 const volatile __u16 terminal_stage_mask = 0;
 const volatile bool record_events = false;
-const volatile __u64 rss_event_step = 1 << 20; /* bytes of RSS change worth an event */
+const volatile __u32 page_shift = 12; /* log2 of the page size, from sysconf() */
+
+/* bytes of RSS change worth a recorded event */
+#define RSS_EVENT_STEP (1 << 20)
 
 /* events from processes that could not get a slot in `procs` (map full) */
 __u64 procs_map_full = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(max_entries, INFL_DEFAULT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct infl_proc);
 } procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, INFL_DEFAULT_MAX_BUFS);
 	__type(key, struct infl_buf_key);
 	__type(value, struct infl_buf);
 } bufs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, INFL_DEFAULT_MAX_OWNERS);
 	__type(key, struct infl_owner_key);
 	__type(value, struct infl_owner);
 } owners SEC(".maps");
@@ -145,11 +148,11 @@ static __always_inline void read_rss(struct infl_proc *p)
 		pages = BPF_CORE_READ(task, mm, rss_stat[i].count);
 		if (pages < 0)
 			pages = 0;
-		p->rss[i] = (__u64)pages << 12;
+		p->rss[i] = (__u64)pages << page_shift;
 		if (i != INFL_RSS_SWAP)
 			total += pages;
 	}
-	p->rss_total = (__u64)total << 12;
+	p->rss_total = (__u64)total << page_shift;
 }
 
 /* The state of process `pid`, created on its first event. */
@@ -640,7 +643,7 @@ static __always_inline bool rss_update(struct infl_proc *p, __u32 member, long s
 		p->tracked_at_rss_peak = p->total_bytes;
 	}
 	last = p->rss_emitted;
-	if (total - last < rss_event_step && last - total < rss_event_step)
+	if (total - last < RSS_EVENT_STEP && last - total < RSS_EVENT_STEP)
 		return false;
 	p->rss_emitted = total;
 	return true;
@@ -679,7 +682,7 @@ int BPF_PROG(on_rss_stat, struct mm_struct *mm, int member)
 		if (!p)
 			return 0;
 	}
-	size = BPF_CORE_READ(mm, rss_stat[member & 3].count) << 12;
+	size = BPF_CORE_READ(mm, rss_stat[member & 3].count) << page_shift;
 	if (!proc_lock(p)) {
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return 0;

@@ -6,6 +6,9 @@
 #ifndef INFLIGHT_H
 #define INFLIGHT_H
 
+#define INFL__STR(x) #x
+#define INFL__XSTR(x) INFL__STR(x)
+
 #define INFL_MAX_CLASSES 16 /* contract: class ids < 16 */
 #define INFL_MAX_STAGES 16  /* contract: stage ids < 16 */
 /* one extra stage slot for buffers with no owner (owner 0) or whose owner has no stage yet */
@@ -13,12 +16,46 @@
 #define INFL_SLOTS (INFL_MAX_STAGES + 1)
 #define INFL_HIST_SLOTS 32 /* log2 buckets of dwell time in microseconds */
 
+/*
+ * The contract's probes, the one table: enum suffix, probe name, argument count. The
+ * loader's contract check, its attach and every output that counts events per probe use it.
+ */
+#define INFL_PROBES(X)                                                                         \
+	X(ALLOC, buf_alloc, 4)                                                                 \
+	X(FREE, buf_free, 3)                                                                   \
+	X(STAGE, stage, 2)
+
 enum infl_probe {
-	INFL_PROBE_ALLOC = 0,
-	INFL_PROBE_FREE = 1,
-	INFL_PROBE_STAGE = 2,
+#define INFL__PROBE_ENUM(id, name, nargs) INFL_PROBE_##id,
+	INFL_PROBES(INFL__PROBE_ENUM)
+#undef INFL__PROBE_ENUM
 	INFL_PROBE__COUNT,
 };
+
+/*
+ * Every anomaly the kernel side counts per process, the one table. Columns: the infl_proc
+ * field (also its JSON key and its Prometheus `reason` label); its kind: DROPPED (an event
+ * that should have changed what is in flight, or the recording, and did not), REJECTED (an
+ * event refused for an id out of range) or VIOLATION (a contract violation, applied anyway);
+ * whether a non-zero count makes the process's totals inexact; a few words for text output.
+ * A new anomaly is one line here (and a tag in the recording format, which a test enforces).
+ */
+#define INFL_ANOMALIES(X)                                                                      \
+	X(bad_class, REJECTED, 0, "bad class id")                                              \
+	X(bad_stage, REJECTED, 0, "bad stage id")                                              \
+	X(dup_alloc, VIOLATION, 0, "alloc of a live buffer")                                   \
+	X(buf_map_full, DROPPED, 1, "buffer map full")                                         \
+	X(owner_map_full, DROPPED, 1, "owner map full")                                        \
+	X(ring_drops, DROPPED, 0, "ring buffer drops")                                         \
+	X(lock_timeouts, DROPPED, 1, "lock timeouts")
+
+/*
+ * Default sizes of the kernel maps: the BPF side declares its maps with them, the loader's
+ * --max-bufs, --max-owners and --max-procs default to them.
+ */
+#define INFL_DEFAULT_MAX_BUFS 65536 /* plain numbers: --help prints them */
+#define INFL_DEFAULT_MAX_OWNERS 16384
+#define INFL_DEFAULT_MAX_PROCS 64
 
 /* kmem:rss_stat members (include/linux/mm_types_task.h order) */
 enum infl_rss_member {
@@ -67,14 +104,10 @@ struct infl_proc {
 	/* late attach: events about buffers/owners created before the tracer attached */
 	struct infl_cell unmatched_free[INFL_MAX_CLASSES]; /* frees of unknown buffers */
 	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
-	/* contract violations and drops: never silent */
-	__u64 bad_class;     /* class id >= INFL_MAX_CLASSES: event rejected */
-	__u64 bad_stage;     /* stage id >= INFL_MAX_STAGES: event rejected */
-	__u64 dup_alloc;     /* alloc of a live buffer: the old record is replaced */
-	__u64 buf_map_full;  /* alloc not tracked: buffer map full */
-	__u64 owner_map_full; /* owner not tracked: owner map full */
-	__u64 ring_drops;    /* events not written to the ring buffer (record mode) */
-	__u64 lock_timeouts; /* updates skipped after spinning too long: counts inexact */
+	/* contract violations and drops, never silent: one counter per INFL_ANOMALIES row */
+#define INFL__ANOMALY_FIELD(field, kind, inexact, text) __u64 field;
+	INFL_ANOMALIES(INFL__ANOMALY_FIELD)
+#undef INFL__ANOMALY_FIELD
 	/* RSS from kmem:rss_stat, bytes */
 	__u64 rss[INFL_RSS__COUNT];
 	__u64 rss_total;

@@ -151,9 +151,9 @@ static void test_argp(void)
 	CHECK(parse(&a, pid) == 0, "-p 42 -v parses");
 	CHECK(a.so.mode == SESSION_PID && a.so.pid == 42 && a.so.verbose && !a.so.argv,
 	      "... PID mode, pid 42, verbose");
-	CHECK(a.so.max_bufs == ATTACH_DEFAULT_MAX_BUFS &&
-		      a.so.max_owners == ATTACH_DEFAULT_MAX_OWNERS &&
-		      a.so.max_procs == ATTACH_DEFAULT_MAX_PROCS && a.so.drop_caps,
+	CHECK(a.so.max_bufs == INFL_DEFAULT_MAX_BUFS &&
+		      a.so.max_owners == INFL_DEFAULT_MAX_OWNERS &&
+		      a.so.max_procs == INFL_DEFAULT_MAX_PROCS && a.so.drop_caps,
 	      "... default limits, capabilities dropped after attach");
 
 	CHECK(parse(&a, bin) == 0, "-b PATH with limits parses");

@@ -186,8 +186,8 @@ static void test_cells(void)
 	LINE(out, "inflight_rejected_events_total{pid=\"42\",reason=\"bad_stage\"} 8");
 	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"buf_map_full\"} 9");
 	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"owner_map_full\"} 0");
-	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"lock_timeout\"} 0");
-	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"ring_full\"} 10");
+	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"lock_timeouts\"} 0");
+	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"ring_drops\"} 10");
 	LINE(out, "inflight_duplicate_allocs_total{pid=\"42\"} 12");
 	LINE(out, "inflight_counts_exact{pid=\"42\"} 0"); /* buf_map_full makes it inexact */
 	LINE(out, "inflight_process_exited{pid=\"42\"} 0");

@@ -26,10 +26,11 @@ static const struct argp_option options[] = {
 	  0 },
 	{ NULL, 0, NULL, 0, "Limits (kernel map sizes):", 20 },
 	{ "max-bufs", OPT_MAX_BUFS, "N", 0,
-	  "Live buffers tracked, all processes together (default 65536)", 0 },
+	  "Live buffers tracked, all processes together (default " INFL__XSTR(INFL_DEFAULT_MAX_BUFS) ")", 0 },
 	{ "max-owners", OPT_MAX_OWNERS, "N", 0,
-	  "Live owners (work items) tracked (default 16384)", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Processes traced at once (default 64)", 0 },
+	  "Live owners (work items) tracked (default " INFL__XSTR(INFL_DEFAULT_MAX_OWNERS) ")", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0,
+	  "Processes traced at once (default " INFL__XSTR(INFL_DEFAULT_MAX_PROCS) ")", 0 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 90 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (and the verifier's log on failure)",
 	  0 },
@@ -39,9 +40,9 @@ static const struct argp_option options[] = {
 void attach_opts__init(struct attach_opts *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->so.max_bufs = ATTACH_DEFAULT_MAX_BUFS;
-	a->so.max_owners = ATTACH_DEFAULT_MAX_OWNERS;
-	a->so.max_procs = ATTACH_DEFAULT_MAX_PROCS;
+	a->so.max_bufs = INFL_DEFAULT_MAX_BUFS;
+	a->so.max_owners = INFL_DEFAULT_MAX_OWNERS;
+	a->so.max_procs = INFL_DEFAULT_MAX_PROCS;
 	a->so.drop_caps = true; /* the CLI needs none once attached */
 }
 

@@ -17,10 +17,6 @@
 #include "attach/session.h"
 #include "util/parse.h"
 
-/* map sizes, matching the kernel side's defaults (bpf/inflight.bpf.c) */
-#define ATTACH_DEFAULT_MAX_BUFS 65536
-#define ATTACH_DEFAULT_MAX_OWNERS 16384
-#define ATTACH_DEFAULT_MAX_PROCS 64
 #define ATTACH_LIMIT_MAX (1u << 24) /* per map: ample, and far below what the kernel refuses */
 
 struct attach_opts {

@@ -47,8 +47,6 @@ struct session {
 	__u64 ring_lost;
 };
 
-static const char *const probe_names[INFL_PROBE__COUNT] = { "buf_alloc", "buf_free", "stage" };
-
 static bool libbpf_verbose;
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -154,6 +152,7 @@ static int configure(struct session *s, const struct session_opts *o)
 	skel->rodata->entry_stage_mask = s->names.entry_mask;
 	skel->rodata->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
+	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	if (o->max_procs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
 	if (o->max_bufs)
@@ -195,14 +194,14 @@ static int attach_probes(struct session *s)
 	}
 	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
 		s->links[i] = bpf_program__attach_usdt(progs[i], pid, s->path, provider,
-						       probe_names[i], NULL);
+						       usdt_contract[i].name, NULL);
 		if (!s->links[i]) {
 			int err = -errno;
 
 			if (err == -ESRCH)
 				return infl_err(EXIT_TARGET_EXITED, NULL,
 						"attach to %s:%s in pid %d: the process is gone",
-						provider, probe_names[i], pid);
+						provider, usdt_contract[i].name, pid);
 			/* Linux 6.16 (and stable kernels since July 2025) want CAP_SYS_ADMIN to
 			 * create a uprobe again: upstream ba677dbe77af */
 			if ((err == -EACCES || err == -EPERM) && !caps__has(CAP_SYS_ADMIN))
@@ -493,6 +492,11 @@ const char *session__binary(const struct session *s)
 pid_t session__target_pid(const struct session *s)
 {
 	return s->mode == SESSION_BINARY ? 0 : s->target;
+}
+
+enum session_mode session__mode(const struct session *s)
+{
+	return s->mode;
 }
 
 __u64 session__ring_lost(const struct session *s)

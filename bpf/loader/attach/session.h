@@ -59,6 +59,7 @@ const struct infl_names *session__names(const struct session *s);
 /* The traced binary as a user would name it (the attach may go through /proc/PID/root). */
 const char *session__binary(const struct session *s);
 pid_t session__target_pid(const struct session *s); /* 0 in BINARY mode */
+enum session_mode session__mode(const struct session *s);
 
 /* Ring buffer records lost in user space bookkeeping (kernel drops are in infl_proc). */
 __u64 session__ring_lost(const struct session *s);

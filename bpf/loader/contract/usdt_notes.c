@@ -22,11 +22,10 @@
 #define MAX_PROBES 100000 /* a sanity bound against a hostile file */
 
 const struct usdt_contract_probe usdt_contract[USDT_CONTRACT_PROBES] = {
-	[INFL_PROBE_ALLOC] = { "buf_alloc", 4 },
-	[INFL_PROBE_FREE] = { "buf_free", 3 },
-	[INFL_PROBE_STAGE] = { "stage", 2 },
+#define CONTRACT_ROW(id, name, nargs) [INFL_PROBE_##id] = { #name, nargs },
+	INFL_PROBES(CONTRACT_ROW)
+#undef CONTRACT_ROW
 };
-_Static_assert(INFL_PROBE__COUNT == USDT_CONTRACT_PROBES, "one entry per probe");
 
 /* A copy of a note string with anything unprintable replaced, for terminals and JSON. */
 static char *printable_dup(const char *s, size_t len)

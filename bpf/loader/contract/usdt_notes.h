@@ -10,16 +10,17 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "inflight.h"
 
 #define USDT_CONTRACT_PROVIDER "prover"
-#define USDT_CONTRACT_PROBES 3
+#define USDT_CONTRACT_PROBES INFL_PROBE__COUNT
 
 struct usdt_contract_probe {
 	const char *name;
 	int nargs;
 };
 
-/* buf_alloc, buf_free, stage: in enum infl_probe order */
+/* The contract's probes in enum infl_probe order (INFL_PROBES in inflight.h). */
 extern const struct usdt_contract_probe usdt_contract[USDT_CONTRACT_PROBES];
 
 struct usdt_probe {

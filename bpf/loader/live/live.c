@@ -2,6 +2,7 @@
 /* The per-interval timeline, text and JSON. See live.h and docs/json.md. */
 #include <stdlib.h>
 #include <string.h>
+#include "live/figures.h"
 #include "live/live.h"
 
 #define STAGE_W 11 /* "wait_permit" */
@@ -31,37 +32,6 @@ struct live *live__new(const struct live_opts *opts, const struct infl_names *na
 void live__free(struct live *l)
 {
 	free(l);
-}
-
-void composition_totals(const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
-			const __u64 owners[INFL_SLOTS], struct composition_totals *t)
-{
-	memset(t, 0, sizeof(*t));
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-		for (int s = 0; s < INFL_SLOTS; s++) {
-			const struct infl_cell *x = &cells[c][s];
-
-			t->cls[c].count += x->count;
-			t->cls[c].bytes += x->bytes;
-			t->slot[s].count += x->count;
-			t->slot[s].bytes += x->bytes;
-			t->all.count += x->count;
-			t->all.bytes += x->bytes;
-		}
-	}
-	for (int s = 0; s < INFL_SLOTS; s++)
-		t->owners += owners[s];
-}
-
-bool proc_inexact(const struct infl_proc *p)
-{
-	return p->lock_timeouts || p->buf_map_full || p->owner_map_full;
-}
-
-/* Rows: stages in id order, then the no-stage slot; only those holding or owning. */
-static bool row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS], int s)
-{
-	return t->slot[s].count || t->slot[s].bytes || owners[s];
 }
 
 static const char *cell_text(char buf[2 * FMT_LEN], struct infl_cell x)
@@ -173,7 +143,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		struct infl_cell by_cls[INFL_MAX_CLASSES];
 
-		if (!row_shown(&t, p->owners, s))
+		if (!composition_row_shown(&t, p->owners, s))
 			continue;
 		for (int c = 0; c < INFL_MAX_CLASSES; c++)
 			by_cls[c] = p->cur[c][s];
@@ -191,56 +161,6 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	if (proc_inexact(p))
 		fprintf(l->out, "  INEXACT (see summary)");
 	fprintf(l->out, "%s\n\n", p->exited ? "  exited" : "");
-}
-
-void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
-		      const __u64 owners[INFL_SLOTS], const struct infl_names *n)
-{
-	struct composition_totals t;
-
-	composition_totals(cells, owners, &t);
-	json_key(j, "stages");
-	json_arr(j);
-	for (int s = 0; s < INFL_SLOTS; s++) {
-		if (!row_shown(&t, owners, s))
-			continue;
-		json_obj(j);
-		json_kv_str(j, "stage", names__stage(n, s));
-		json_key(j, "id");
-		if (s == INFL_SLOT_NONE)
-			json_null(j);
-		else
-			json_u64(j, s);
-		json_kv_u64(j, "owners", owners[s]);
-		json_kv_u64(j, "bufs", t.slot[s].count);
-		json_kv_u64(j, "bytes", t.slot[s].bytes);
-		json_key(j, "classes");
-		json_obj(j);
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-			if (!cells[c][s].count && !cells[c][s].bytes)
-				continue;
-			json_key(j, names__cls(n, c));
-			json_obj(j);
-			json_kv_u64(j, "bufs", cells[c][s].count);
-			json_kv_u64(j, "bytes", cells[c][s].bytes);
-			json_obj_end(j);
-		}
-		json_obj_end(j);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	json_key(j, "classes");
-	json_obj(j);
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-		if (!t.cls[c].count && !t.cls[c].bytes)
-			continue;
-		json_key(j, names__cls(n, c));
-		json_obj(j);
-		json_kv_u64(j, "bufs", t.cls[c].count);
-		json_kv_u64(j, "bytes", t.cls[c].bytes);
-		json_obj_end(j);
-	}
-	json_obj_end(j);
 }
 
 static void json_proc(struct live *l, struct json *j, const struct proc_snapshot *ps)

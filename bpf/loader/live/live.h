@@ -29,23 +29,4 @@ struct live *live__new(const struct live_opts *opts, const struct infl_names *na
 void live__print(struct live *l, const struct snapshot *snap);
 void live__free(struct live *l);
 
-/* Totals over the (class x stage) cells of a moment. */
-struct composition_totals {
-	struct infl_cell cls[INFL_MAX_CLASSES];
-	struct infl_cell slot[INFL_SLOTS];
-	struct infl_cell all;
-	__u64 owners;
-};
-void composition_totals(const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
-			const __u64 owners[INFL_SLOTS], struct composition_totals *t);
-
-/* Writes "stages": [...] (rows that hold something or have owners) and "classes": {...}
- * (per-class totals of classes that hold something) of a moment into the current object:
- * the JSON shape shared by the timeline and the summary (docs/json.md). */
-void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
-		      const __u64 owners[INFL_SLOTS], const struct infl_names *n);
-
-/* The counters that make totals inexact when non-zero (see docs/cli.md). */
-bool proc_inexact(const struct infl_proc *p);
-
 #endif /* INFLIGHT_LIVE_H */

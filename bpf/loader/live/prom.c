@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
-#include "live/live.h"
+#include "contract/usdt_notes.h"
+#include "live/figures.h"
 #include "live/prom.h"
 
 enum prom_type { GAUGE, COUNTER, HISTOGRAM };
@@ -209,10 +210,8 @@ static void f_untracked(struct prom_w *w, const struct proc_snapshot *ps)
 
 static void f_events(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	static const char *const probe[INFL_PROBE__COUNT] = { "buf_alloc", "buf_free", "stage" };
-
 	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
-		struct labels l = { .pid = ps->pid, .key = "probe", .val = probe[i] };
+		struct labels l = { .pid = ps->pid, .key = "probe", .val = usdt_contract[i].name };
 
 		sample(w, "inflight_events", "_total", &l, ps->st.events[i]);
 	}
@@ -251,44 +250,26 @@ static void f_unmatched_stages(struct prom_w *w, const struct proc_snapshot *ps)
 	}
 }
 
-static const struct {
-	const char *reason;
-	size_t off;
-} dropped[] = {
-	{ "buf_map_full", offsetof(struct infl_proc, buf_map_full) },
-	{ "owner_map_full", offsetof(struct infl_proc, owner_map_full) },
-	{ "lock_timeout", offsetof(struct infl_proc, lock_timeouts) },
-	{ "ring_full", offsetof(struct infl_proc, ring_drops) },
-}, rejected[] = {
-	{ "bad_class", offsetof(struct infl_proc, bad_class) },
-	{ "bad_stage", offsetof(struct infl_proc, bad_stage) },
-};
-
-static __u64 field(const struct infl_proc *p, size_t off)
+/* One family per anomaly kind, one `reason` label per anomaly (inflight.h INFL_ANOMALIES). */
+static void anomalies_of_kind(struct prom_w *w, const struct proc_snapshot *ps,
+			      enum infl_anomaly_kind kind, const char *metric)
 {
-	__u64 v;
+	for (size_t i = 0; i < infl_nanomalies; i++) {
+		struct labels l = { .pid = ps->pid, .key = "reason", .val = infl_anomalies[i].key };
 
-	memcpy(&v, (const char *)p + off, sizeof(v));
-	return v;
+		if (infl_anomalies[i].kind == kind)
+			sample(w, metric, "_total", &l, infl_anomaly_count(&ps->st, i));
+	}
 }
 
 static void f_dropped(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
-		struct labels l = { .pid = ps->pid, .key = "reason", .val = dropped[i].reason };
-
-		sample(w, "inflight_dropped_events", "_total", &l, field(&ps->st, dropped[i].off));
-	}
+	anomalies_of_kind(w, ps, INFL_AN_DROPPED, "inflight_dropped_events");
 }
 
 static void f_rejected(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	for (size_t i = 0; i < sizeof(rejected) / sizeof(rejected[0]); i++) {
-		struct labels l = { .pid = ps->pid, .key = "reason", .val = rejected[i].reason };
-
-		sample(w, "inflight_rejected_events", "_total", &l,
-		       field(&ps->st, rejected[i].off));
-	}
+	anomalies_of_kind(w, ps, INFL_AN_REJECTED, "inflight_rejected_events");
 }
 
 /*

@@ -4,9 +4,10 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "util/fmt.h"
-#include "live/live.h"
+#include "contract/usdt_notes.h"
+#include "live/figures.h"
 #include "live/summary.h"
+#include "util/fmt.h"
 
 #define STAGE_W 11
 #define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
@@ -159,10 +160,11 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	fprintf(f, "  %s from the first event to the %s\n",
 		fmt_duration(d, p->first_ns && end > p->first_ns ? end - p->first_ns : 0),
 		p->exited ? "exit" : "end");
-	fprintf(f, "  events: buf_alloc %llu, buf_free %llu, stage %llu\n",
-		(unsigned long long)p->events[INFL_PROBE_ALLOC],
-		(unsigned long long)p->events[INFL_PROBE_FREE],
-		(unsigned long long)p->events[INFL_PROBE_STAGE]);
+	fprintf(f, "  events:");
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		fprintf(f, "%s %s %llu", i ? "," : "", usdt_contract[i].name,
+			(unsigned long long)p->events[i]);
+	fputc('\n', f);
 	fprintf(f, "  owners: %llu started, %llu done\n", (unsigned long long)p->owners_started,
 		(unsigned long long)p->owners_done);
 }
@@ -269,43 +271,19 @@ static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl
 	}
 }
 
-static const struct {
-	const char *name; /* JSON key */
-	const char *text;
-	size_t off;
-	bool inexact; /* a non-zero value makes the totals inexact */
-} anomalies[] = {
-	{ "bad_class", "bad class id", offsetof(struct infl_proc, bad_class), false },
-	{ "bad_stage", "bad stage id", offsetof(struct infl_proc, bad_stage), false },
-	{ "dup_alloc", "alloc of a live buffer", offsetof(struct infl_proc, dup_alloc), false },
-	{ "buf_map_full", "buffer map full", offsetof(struct infl_proc, buf_map_full), true },
-	{ "owner_map_full", "owner map full", offsetof(struct infl_proc, owner_map_full), true },
-	{ "ring_drops", "ring buffer drops", offsetof(struct infl_proc, ring_drops), false },
-	{ "lock_timeouts", "lock timeouts", offsetof(struct infl_proc, lock_timeouts), true },
-};
-#define N_ANOMALIES (sizeof(anomalies) / sizeof(anomalies[0]))
-
-static __u64 anomaly(const struct infl_proc *p, size_t i)
-{
-	__u64 v;
-
-	memcpy(&v, (const char *)p + anomalies[i].off, sizeof(v));
-	return v;
-}
-
 static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summary_info *info)
 {
 	int col = 0;
 	bool any = false;
 
-	for (size_t i = 0; i < N_ANOMALIES; i++) {
+	for (size_t i = 0; i < infl_nanomalies; i++) {
 		char item[64];
 		int len;
 
-		if (!anomaly(p, i))
+		if (!infl_anomaly_count(p, i))
 			continue;
-		len = snprintf(item, sizeof(item), "%s %llu", anomalies[i].text,
-			       (unsigned long long)anomaly(p, i));
+		len = snprintf(item, sizeof(item), "%s %llu", infl_anomalies[i].text,
+			       (unsigned long long)infl_anomaly_count(p, i));
 		if (!any)
 			col = fprintf(f, "\nanomalies: %s", item);
 		else if (col + 2 + len > LINE_MAX_COLS)
@@ -395,9 +373,8 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0, 6);
 	json_key(j, "events");
 	json_obj(j);
-	json_kv_u64(j, "buf_alloc", p->events[INFL_PROBE_ALLOC]);
-	json_kv_u64(j, "buf_free", p->events[INFL_PROBE_FREE]);
-	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		json_kv_u64(j, usdt_contract[i].name, p->events[i]);
 	json_obj_end(j);
 	json_key(j, "owners");
 	json_obj(j);
@@ -477,8 +454,8 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 
 	json_key(j, "anomalies");
 	json_obj(j);
-	for (size_t i = 0; i < N_ANOMALIES; i++)
-		json_kv_u64(j, anomalies[i].name, anomaly(p, i));
+	for (size_t i = 0; i < infl_nanomalies; i++)
+		json_kv_u64(j, infl_anomalies[i].key, infl_anomaly_count(p, i));
 	json_kv_u64(j, "ring_lost", info->ring_lost);
 	json_obj_end(j);
 	json_kv_bool(j, "exact", !proc_inexact(p));

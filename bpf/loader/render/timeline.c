@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "live/figures.h"
 #include "recording/rec_format.h"
 #include "render/timeline.h"
 #include "render/timeline_replay.h"
@@ -457,7 +458,7 @@ const struct tl_proc *timeline__primary(const struct timeline *tl)
 bool tl_proc__exact(const struct tl_proc *p)
 {
 	return !p->seq_gaps && !p->lost_kernel && !p->lost_user && !p->diverged &&
-	       !(p->kernel_final && p->kernel_final->lock_timeouts);
+	       !(p->kernel_final && proc_inexact(p->kernel_final));
 }
 
 __u64 tl_state__slot_bytes(const struct tl_state *s, unsigned slot)

@@ -20,14 +20,13 @@
 #include <sys/wait.h>
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
+#include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
 #include "recording/rec_format.h"
 #include "recording/rec_writer.h"
 
-#define POLL_MS 50			 /* how often the target's exit and signals are checked */
-#define GRACE_NS 2000000000ull		 /* how long a forwarded SIGTERM may take */
 #define DEFAULT_INTERVAL_NS 100000000ull /* snapshots every 100 ms */
 #define MAX_PIDS 4096			 /* processes given a PROC record */
 
@@ -50,13 +49,6 @@ struct recorder {
 	__u64 snapshots;
 	int err;	      /* first write error */
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 enum { OPT_FORCE = 0x100, OPT_RING };
 
@@ -205,16 +197,6 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 	return rec_writer__flush(r->w);
 }
 
-static int install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
 static __u64 wall_ns(void)
 {
 	struct timespec ts;
@@ -248,6 +230,28 @@ static int write_header(struct recorder *r, const struct record_args *ra, __u64 
 		h.argv = argv1;
 	}
 	return rec_writer__header(r->w, &h);
+}
+
+/* What the run loop drives (cmd/run_loop.h): the ring buffer, and a snapshot per interval. */
+static int record_wait(void *ctx, int timeout_ms)
+{
+	struct recorder *r = ctx;
+	int n = session__poll(r->s, timeout_ms, on_event, r);
+
+	if (n < 0 && n != -EINTR)
+		infl_warn("ring buffer: %s", strerror(-n));
+	return r->err; /* a write error ends the recording */
+}
+
+static int record_tick(void *ctx, __u64 now)
+{
+	struct recorder *r = ctx;
+	struct snapshot snap = { 0 };
+	int err = snapshot(r, &snap);
+
+	(void)now;
+	snapshot__free(&snap);
+	return err ?: r->err;
 }
 
 /* Gives the file to the user who ran `sudo inflight record`, so that report needs no root. */
@@ -297,16 +301,17 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = { 0 };
 	struct snapshot snap = { 0 };
 	struct session_opts *so = &ra.attach.so;
-	__u64 start, wall, next_snap, lost_total = 0;
-	int err, status = -1, rc = 0;
-	bool gone = false;
+	struct run_ops ops = { record_wait, record_tick, NULL, 0 };
+	struct run_end end = { .status = -1 };
+	__u64 start, wall, lost_total = 0;
+	int err, rc = 0;
 	char b1[FMT_LEN], b2[FMT_LEN];
 
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &ra);
 	so->record_events = true;
 	if (ra.ring_bytes)
 		so->ringbuf_bytes = ra.ring_bytes;
-	err = install_signals();
+	err = run_install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the file first: a bad path must not cost a started command */
@@ -330,44 +335,17 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", session__binary(r.s),
 			ra.out);
 
-	next_snap = start + ra.interval_ns;
-	while (!stop_signal && !err && !r.err) {
-		__u64 now = session__now_ns();
-		int wait_ms = next_snap > now ? (int)((next_snap - now) / 1000000) : 0;
-		int n;
-
-		n = session__poll(r.s, wait_ms < POLL_MS ? wait_ms : POLL_MS, on_event, &r);
-		if (n < 0 && n != -EINTR)
-			infl_warn("ring buffer: %s", strerror(-n));
-		if (stop_signal)
-			break;
-		if (session__target_gone(r.s, &status)) {
-			gone = true;
-			break;
-		}
-		now = session__now_ns();
-		if (now >= next_snap) {
-			err = snapshot(&r, &snap);
-			snapshot__free(&snap);
-			while (next_snap <= now)
-				next_snap += ra.interval_ns;
-		}
-	}
-	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
-		__u64 deadline = session__now_ns() + GRACE_NS;
-
-		if (stop_signal == SIGTERM)
-			kill(session__target_pid(r.s), SIGTERM);
-		while (!(gone = session__target_gone(r.s, &status)) && session__now_ns() < deadline)
-			session__poll(r.s, POLL_MS, on_event, &r);
-	}
+	ops.interval_ns = ra.interval_ns;
+	if (!err)
+		run_loop(r.s, &ops, &r, &end);
+	err = err ?: end.err;
 	/* what the ring buffer still holds, then the final counters */
 	while (session__poll(r.s, 0, on_event, &r) > 0)
 		;
 	if (!err)
 		err = snapshot(&r, &snap);
 	if (!err)
-		err = finish(&r, &snap, status, gone);
+		err = finish(&r, &snap, end.status, end.gone);
 	for (int i = 0; i < snap.nprocs; i++)
 		lost_total += snap.procs[i].st.ring_drops;
 	lost_total += session__ring_lost(r.s);
@@ -392,12 +370,5 @@ int cmd_record(int argc, char **argv)
 				fmt_bytes(b2, bytes), ra.out);
 	}
 	session__free(r.s);
-	if (rc)
-		return rc;
-	if (so->mode != SESSION_SPAWN)
-		return 0;
-	if (gone && status >= 0)
-		return WIFEXITED(status) ? WEXITSTATUS(status) :
-		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_GENERIC;
-	return stop_signal ? 128 + stop_signal : 0;
+	return rc ?: run_exit_status(&end, so->mode);
 }

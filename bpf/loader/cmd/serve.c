@@ -21,16 +21,15 @@
 #include <microhttpd.h>
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
+#include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "live/prom.h"
 #include "live/summary.h"
 
 #define MHD_LIBRARY "libmicrohttpd.so.12"
 #define MHD_PACKAGE "libmicrohttpd12"
-#define LOOP_MS 100		     /* how often the target's exit and signals are checked */
 #define FORGET_EVERY_NS 1000000000ull /* how often exited processes are looked for (-b) */
 #define DEFAULT_KEEP_EXITED_NS 120000000000ull /* 2 min: a few scrapes see the final state */
-#define GRACE_NS 2000000000ull /* how long a forwarded SIGTERM may take to end the command */
 #define MAX_CONNECTIONS 32
 #define CONNECTION_TIMEOUT_S 10
 
@@ -52,13 +51,6 @@ struct serve_args {
 	const char *listen_text;
 	__u64 keep_exited_ns;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 enum { OPT_KEEP_EXITED = 0x200 };
 
@@ -250,17 +242,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply_static(c, MHD_HTTP_NOT_FOUND, "not found: GET /metrics\n");
 }
 
-static int install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	signal(SIGPIPE, SIG_IGN); /* a scraper hanging up is not our end */
-	return 0;
-}
-
 /* -b: processes that exited `keep_ns` ago leave the maps (room for new ones). */
 static void forget_exited(struct session *s, __u64 keep_ns)
 {
@@ -278,30 +259,50 @@ static void forget_exited(struct session *s, __u64 keep_ns)
 	snapshot__free(&snap);
 }
 
-static int final_summary(struct session *s, const struct serve_args *sa, bool gone, int status)
+static int final_summary(struct session *s, const struct serve_args *sa,
+			 const struct run_end *e)
 {
 	const struct session_opts *so = &sa->attach.so;
 	struct summary_info info = { .target_status = -1 };
 	struct snapshot snap;
-	char end[64];
 	int err = session__snapshot(s, &snap);
 
 	if (err)
 		return infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
-	if (gone)
-		snprintf(end, sizeof(end), "%s exited",
-			 so->mode == SESSION_SPAWN ? "command" : "target");
-	else
-		snprintf(end, sizeof(end), "%s",
-			 stop_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 	info.binary = session__binary(s);
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
-	info.end = end;
+	info.end = run_end_text(e, so->mode);
 	info.target_pid = session__target_pid(s);
-	info.target_status = gone ? status : -1;
+	info.target_status = e->gone ? e->status : -1;
 	summary__print(stdout, &snap, session__names(s), &info);
 	snapshot__free(&snap);
 	return 0;
+}
+
+/* What the run loop drives (cmd/run_loop.h): the HTTP server, and -b's housekeeping. */
+struct server {
+	struct session *s;
+	struct MHD_Daemon *d;
+	__u64 keep_exited_ns;
+	__u64 next_forget;
+};
+
+static int serve_wait(void *ctx, int timeout_ms)
+{
+	struct server *sv = ctx;
+
+	mhd.run_wait(sv->d, timeout_ms);
+	return 0;
+}
+
+static void serve_housekeep(void *ctx, __u64 now)
+{
+	struct server *sv = ctx;
+
+	if (now < sv->next_forget)
+		return;
+	forget_exited(sv->s, sv->keep_exited_ns);
+	sv->next_forget = session__now_ns() + FORGET_EVERY_NS;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -312,16 +313,18 @@ int cmd_serve(int argc, char **argv)
 	struct MHD_Daemon *d = NULL;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
+	struct server sv = { 0 };
+	struct run_ops ops = { serve_wait, NULL, serve_housekeep, 0 };
+	struct run_end end;
 	char shown[64];
-	__u64 next_forget = 0;
-	int fd = -1, err, status = -1, rc = 0;
-	bool gone = false;
+	int fd = -1, err, rc = 0;
 
 	prom__parse_listen(PROM_DEFAULT_LISTEN, &sa.listen);
 	argp_parse(&serve_argp, argc, argv, ARGP_IN_ORDER, NULL, &sa);
 	err = load_mhd();
-	if (!err && install_signals())
+	if (!err && run_install_signals())
 		err = infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN); /* a scraper hanging up is not our end */
 	err = err ?: bind_listen(&sa, &fd);
 	if (err)
 		return err;
@@ -348,39 +351,14 @@ int cmd_serve(int argc, char **argv)
 		infl_warn("serving on %s: reachable from other hosts", shown);
 	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, session__binary(s));
 
-	while (!stop_signal) {
-		mhd.run_wait(d, LOOP_MS);
-		if (stop_signal)
-			break;
-		if (session__target_gone(s, &status)) {
-			gone = true;
-			break;
-		}
-		if (so->mode == SESSION_BINARY && session__now_ns() >= next_forget) {
-			forget_exited(s, sa.keep_exited_ns);
-			next_forget = session__now_ns() + FORGET_EVERY_NS;
-		}
-	}
-	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
-		__u64 deadline = session__now_ns() + GRACE_NS;
-
-		/* the terminal sent Ctrl-C to the command already; SIGTERM came to us alone */
-		if (stop_signal == SIGTERM)
-			kill(session__target_pid(s), SIGTERM);
-		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
-			usleep(LOOP_MS * 1000 / 4);
-	}
+	sv.s = s;
+	sv.d = d;
+	sv.keep_exited_ns = sa.keep_exited_ns;
+	run_loop(s, &ops, &sv, &end);
 	mhd.stop_daemon(d); /* closes the listening socket too */
-	rc = final_summary(s, &sa, gone, status);
+	rc = final_summary(s, &sa, &end);
 	session__free(s);
 	if (fflush(stdout) || ferror(stdout))
 		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
-	if (rc)
-		return rc;
-	if (so->mode != SESSION_SPAWN)
-		return 0;
-	if (gone && status >= 0)
-		return WIFEXITED(status) ? WEXITSTATUS(status) :
-		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_GENERIC;
-	return stop_signal ? 128 + stop_signal : 0;
+	return rc ?: run_exit_status(&end, so->mode);
 }

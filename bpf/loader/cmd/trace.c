@@ -18,13 +18,11 @@
 #include <unistd.h>
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
+#include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "util/procfs.h"
 #include "live/live.h"
 #include "live/summary.h"
-
-#define POLL_NS 100000000ull	 /* how often the target's exit and signals are checked */
-#define GRACE_NS 2000000000ull	 /* how long a forwarded SIGTERM may take to end the command */
 
 struct trace_args {
 	struct attach_opts attach;
@@ -32,13 +30,6 @@ struct trace_args {
 	bool json;
 	bool wide;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static const struct argp_option trace_options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 15 },
@@ -126,25 +117,6 @@ static const struct argp trace_argp = {
 	trace_children, trace_help_filter, NULL,
 };
 
-/* Sleeps until `deadline` (CLOCK_MONOTONIC); a signal cuts it short. */
-static void sleep_until(__u64 deadline)
-{
-	struct timespec ts = { .tv_sec = deadline / 1000000000ull,
-			       .tv_nsec = deadline % 1000000000ull };
-
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
-static int install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
 static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap)
 {
 	int err = session__snapshot(s, snap);
@@ -211,121 +183,106 @@ static int with_retired(struct snapshot *snap, const struct retired *r)
 	return 0;
 }
 
-/* The command's status as ours: 128+N for a signal, like a shell. */
-static int exit_code(const struct session_opts *so, bool gone, int status)
+/* What the run loop drives (cmd/run_loop.h). */
+struct tracer {
+	struct session *s;
+	struct live *live;
+	struct retired retired;
+};
+
+static int trace_wait(void *ctx, int timeout_ms)
 {
-	if (so->mode != SESSION_SPAWN)
-		return 0;
-	if (gone && status >= 0)
-		return WIFEXITED(status)   ? WEXITSTATUS(status) :
-		       WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
-					     EXIT_GENERIC;
-	return stop_signal ? 128 + stop_signal : 0;
+	struct tracer *t = ctx;
+
+	session__poll(t->s, timeout_ms, NULL, NULL); /* wakes up when the target exits */
+	return 0;
+}
+
+static int trace_tick(void *ctx, __u64 now)
+{
+	struct tracer *t = ctx;
+	struct snapshot snap = { 0 };
+	int err = print_snapshot(t->s, t->live, &snap);
+
+	(void)now;
+	snapshot__free(&snap);
+	if (err)
+		infl_warn("snapshot: %s", strerror(-err));
+	return 0;
+}
+
+static void trace_housekeep(void *ctx, __u64 now)
+{
+	struct tracer *t = ctx;
+
+	(void)now;
+	retire_exited(t->s, &t->retired);
 }
 
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args ta = { 0 };
-	struct session *s = NULL;
-	struct live *live = NULL;
+	struct tracer t = { 0 };
 	struct snapshot snap = { 0 };
 	struct summary_info info = { .target_status = -1 };
-	struct retired retired = { 0 };
+	struct run_ops ops = { trace_wait, trace_tick, trace_housekeep, 0 };
+	struct run_end end;
 	const struct session_opts *so = &ta.attach.so;
-	__u64 start, next_tick;
-	int err, status = -1, rc = 0;
-	bool gone = false;
-	char end[64], shown[PATH_MAX] = "";
+	__u64 start;
+	int err, rc = 0;
+	char shown[PATH_MAX] = "";
 
 	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
-	err = install_signals();
+	err = run_install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the executable as the process names it, while it surely still runs */
 	if (so->mode == SESSION_PID && proc_exe_name(so->pid, shown, sizeof(shown)))
 		shown[0] = '\0';
 	start = session__now_ns(); /* before: a spawned command runs once open returns */
-	err = session__open(so, &s);
+	err = session__open(so, &t.s);
 	if (err)
 		return err;
 	if (ta.interval_ns) {
 		struct live_opts lo = { .json = ta.json, .wide = ta.wide, .start_ns = start };
 
-		live = live__new(&lo, session__names(s), stdout);
-		if (!live) {
-			session__free(s);
+		t.live = live__new(&lo, session__names(t.s), stdout);
+		if (!t.live) {
+			session__free(t.s);
 			return infl_err(EXIT_GENERIC, NULL, "live timeline: %s", strerror(ENOMEM));
 		}
 	}
 	info.binary = so->mode == SESSION_BINARY ? so->binary :
 		      so->mode == SESSION_SPAWN	 ? so->argv[0] :
 		      shown[0]			 ? shown :
-						   session__binary(s);
+						   session__binary(t.s);
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
-	info.target_pid = session__target_pid(s);
+	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN)
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
 			info.binary);
 
-	next_tick = start + ta.interval_ns;
-	while (!stop_signal) {
-		__u64 now = session__now_ns(), wake = now + POLL_NS;
+	ops.interval_ns = ta.interval_ns;
+	run_loop(t.s, &ops, &t, &end);
 
-		if (ta.interval_ns && next_tick < wake)
-			wake = next_tick;
-		sleep_until(wake);
-		if (stop_signal)
-			break;
-		if (session__target_gone(s, &status)) {
-			gone = true;
-			break;
-		}
-		now = session__now_ns();
-		if (ta.interval_ns && now >= next_tick) {
-			err = print_snapshot(s, live, &snap);
-			snapshot__free(&snap);
-			if (err)
-				infl_warn("snapshot: %s", strerror(-err));
-			while (next_tick <= now) /* skip ticks missed while stopped */
-				next_tick += ta.interval_ns;
-		}
-		if (so->mode == SESSION_BINARY)
-			retire_exited(s, &retired);
-	}
-
-	if (stop_signal && so->mode == SESSION_SPAWN && !gone) {
-		__u64 deadline = session__now_ns() + GRACE_NS;
-
-		/* the terminal sent Ctrl-C to the command already; SIGTERM came to us alone */
-		if (stop_signal == SIGTERM)
-			kill(session__target_pid(s), SIGTERM);
-		while (!(gone = session__target_gone(s, &status)) && session__now_ns() < deadline)
-			sleep_until(session__now_ns() + POLL_NS / 4);
-	}
-	if (stop_signal)
-		snprintf(end, sizeof(end), "%s", stop_signal == SIGINT ? "interrupted (SIGINT)" :
-						 "terminated (SIGTERM)");
-	else
-		snprintf(end, sizeof(end), "%s exited", so->mode == SESSION_SPAWN ? "command" : "target");
-
-	err = print_snapshot(s, live, &snap);
-	err = err ?: with_retired(&snap, &retired);
+	err = print_snapshot(t.s, t.live, &snap);
+	err = err ?: with_retired(&snap, &t.retired);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
-		info.end = end;
-		info.target_status = gone ? status : -1;
-		info.ring_lost = session__ring_lost(s);
-		summary__print(stdout, &snap, session__names(s), &info);
+		info.end = run_end_text(&end, so->mode);
+		info.target_status = end.gone ? end.status : -1;
+		info.ring_lost = session__ring_lost(t.s);
+		summary__print(stdout, &snap, session__names(t.s), &info);
 	}
 	snapshot__free(&snap);
-	free(retired.procs);
-	live__free(live);
-	session__free(s);
+	free(t.retired.procs);
+	live__free(t.live);
+	session__free(t.s);
 
 	if (fflush(stdout) || ferror(stdout))
 		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
-	return rc ?: exit_code(so, gone, status);
+	return rc ?: run_exit_status(&end, so->mode);
 }

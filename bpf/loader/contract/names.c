@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "inflight_note.h" /* the note format: the contract's */
+#include "contract/elf_file.h"
 #include "contract/names.h"
 
 _Static_assert(INFLIGHT_MAX_IDS == INFL_MAX_CLASSES && INFLIGHT_MAX_IDS == INFL_MAX_STAGES,
@@ -255,22 +256,15 @@ static int names_from_elf(Elf *elf, struct infl_names *n)
 
 int names__from_elf(const char *path, struct infl_names *n)
 {
-	Elf *elf;
-	int fd, err;
+	struct elf_file ef;
+	int err;
 
 	names__init(n);
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		err = -ENOEXEC;
-	else
-		err = names_from_elf(elf, n);
-	elf_end(elf);
-	close(fd);
+	err = elf_file__open(path, &ef);
+	if (err)
+		return err;
+	err = names_from_elf(ef.elf, n);
+	elf_file__close(&ef);
 	if (err)
 		names__init(n);
 	return err;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <linux/types.h> /* inflight.h uses the kernel's fixed-width types */
 #include "inflight.h"
+#include "contract/elf_file.h"
 #include "contract/usdt_notes.h"
 
 #define STAPSDT_OWNER "stapsdt"
@@ -194,23 +195,16 @@ void usdt_notes__free(struct usdt_notes *un)
 
 int usdt_notes__read(const char *path, struct usdt_notes *out)
 {
-	Elf *elf;
-	int fd, err;
+	struct elf_file ef;
+	int err;
 
 	out->n = 0;
 	out->probes = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		err = -ENOEXEC;
-	else
-		err = read_elf(elf, out);
-	elf_end(elf);
-	close(fd);
+	err = elf_file__open(path, &ef);
+	if (err)
+		return err;
+	err = read_elf(ef.elf, out);
+	elf_file__close(&ef);
 	if (err)
 		usdt_notes__free(out);
 	return err;

@@ -162,4 +162,15 @@ check_eq "docs/cli.md documents every option" "$missing" ""
 version=$("$INFLIGHT" --version)
 check_match "--version names the contract" "$version" '^inflight [0-9.]+ \(probe contract 1\)$'
 
+# --- docs/architecture.md stays true: every folder it names exists ---
+for d in $(grep -oE '`(attach|live|recording|render|contract|util|cmd)/`' "$ROOT/docs/architecture.md" |
+	tr -d '`' | sort -u); do
+	check "docs/architecture.md: bpf/loader/$d exists and holds code" \
+		compgen -G "$ROOT/bpf/loader/$d*.c" >/dev/null
+done
+check_eq "docs/architecture.md names every folder of bpf/loader" \
+	"$(ls -d "$ROOT"/bpf/loader/*/ | xargs -n1 basename | sort | tr '\n' ' ')" \
+	"$(grep -oE '`[a-z]+/`' "$ROOT/docs/architecture.md" | tr -d '`/' | sort -u |
+		while read -r d; do [ -d "$ROOT/bpf/loader/$d" ] && echo "$d"; done | tr '\n' ' ')"
+
 finish

@@ -31,7 +31,8 @@ exact_or_marked() {
 	fi
 }
 
-# --- storm: two processes of one binary, each 600000 rounds of 5 probes, over 1M events/s ----
+# --- storm: two processes of one binary, each 600000 rounds of 5 probes, as fast as they go --
+# (the rate is printed for the reader; speed is measured by make bench, never asserted here)
 N=600000
 "$TMP/inflight" --json -b "$TMP/probegen" >"$TMP/storm.out" 2>"$TMP/storm.err" &
 tr=$!
@@ -56,8 +57,7 @@ for p in "$s1" "$s2"; do
 	exact_or_marked "$(jproc "$s" "$p")" $((5 * N)) "storm pid $p"
 done
 fired=$((10 * N))
-rate=$((fired * 1000000000 / (end - start)))
-check "storm: over a million events per second ($rate/s, wall clock of both)" test "$rate" -gt 1000000
+echo "# storm: $((fired * 1000000000 / (end - start))) events/s, wall clock of both"
 check_match "storm: no process lost for want of a slot" "$s" '"procs_map_full":0,'
 
 # --- contention: threads of one process on one lock ------------------------------------------

@@ -134,7 +134,9 @@ if [ -x "$BUILD/prover" ]; then
 	check_eq "list prover: every stapsdt note listed" "$(printf '%s\n' "$out" | grep -c '^prover:')" \
 		"$(readelf -n "$BUILD/prover" | grep -c 'Provider: prover')"
 	check_match "list prover: the reference stages" "$out" '^    3  chan_send +-$'
-	check_eq "list prover: within 80 columns" "$(printf '%s\n' "$out" | awk 'length > 80' | wc -l)" 0
+	# the width of what inflight writes, not of this checkout's path
+	check_eq "list prover: within 80 columns" \
+		"$(printf '%s\n' "$out" | grep -vF "$BUILD/prover" | awk 'length > 80' | wc -l)" 0
 else
 	not_ok "list prover" "$BUILD/prover missing: run make first"
 fi

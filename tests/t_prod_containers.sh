@@ -77,6 +77,7 @@ wait_until 10 attached "$tr" || not_ok "-b attaches" "$(cat "$TMP/r.err")"
 "$TMP/probegen" script "$TMP/run.txt" &
 first=$!
 wait "$first"
+rm -f "$TMP/second.out" # an earlier "gated" must not pass for this start
 "$TMP/probegen" script "$TMP/gate.txt" >"$TMP/second.out" &
 second=$!
 bg_track "$second"
@@ -115,6 +116,7 @@ check_eq "serve -b: with its final state" \
 	"$(metric "$body" "inflight_buffer_bytes{pid=\"$first\",class=\"huge\",stage=\"wait\"}")" 65536
 forgotten() { ! in_ns curl -s http://127.0.0.1:9464/metrics | grep -q "pid=\"$first\""; }
 check "serve -b: forgotten once --keep-exited (1 s) has passed" wait_until 5 forgotten
+rm -f "$TMP/second.out" # an earlier "gated" must not pass for this start
 "$TMP/probegen" script "$TMP/gate.txt" >"$TMP/second.out" &
 second=$!
 bg_track "$second"

@@ -28,6 +28,7 @@ loader_dropped() { [ "$(cap_eff "$1")" = 0000000000000000 ]; }
 # the loader ends up with empty capability sets and counts the events after the gate
 trace_gated() {
 	local owner=$1 caps=$2 tag=$3 pg tr
+	rm -f "$TMP/pg.out" # a previous run's "gated" must not pass for this one's
 	if [ "$owner" = nobody ]; then
 		nobody_argv ""
 		"${NOBODY[@]}" "$TMP/probegen" script "$TMP/gate.txt" >"$TMP/pg.out" &

@@ -115,11 +115,9 @@ sec_env() {
 }
 
 sec_load() {
-	local t rc out l
-	t=$(now)
+	local rc out l
 	out=$(timeout 120 "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/load.err")
 	rc=$?
-	emit "time load $(since "$t")"
 	check_eq "load: inflight -- probegen exits 0 (BPF programs loaded and attached)" "$rc" 0
 	check_match "load: exact event counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
 	check_match "load: one buffer left in flight (8 KiB)" "$out" \
@@ -154,11 +152,9 @@ sec_load() {
 }
 
 sec_tracer() {
-	local t rc
-	t=$(now)
+	local rc
 	(cd "$W" && timeout 200 "$BIN/tests/test_tracer" >"$W/tracer.out" 2>"$W/tracer.err")
 	rc=$?
-	emit "time tracer $(since "$t")"
 	awk '
 		/^ok [0-9]+ - .*# SKIP/ { sub(/^ok [0-9]+ - /, ""); print "not ok - tracer: " $0 " (skipped: the kernel matrix runs everything)"; n++; next }
 		/^ok [0-9]+ - / { sub(/^ok [0-9]+ - /, ""); print "ok - tracer: " $0; n++; next }
@@ -235,8 +231,7 @@ sec_prover() {
 }
 
 sec_priv() {
-	local t rc out
-	t=$(now)
+	local rc out
 	out=$(as_nobody +bpf,+perfmon,+sys_admin "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/p1.err")
 	rc=$?
 	check_eq "priv: as nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN: exit 0" "$rc" 0
@@ -259,16 +254,25 @@ sec_priv() {
 		check_eq "priv: CAP_BPF+CAP_PERFMON suffice on $(upstream) (before ba677dbe77af): exit 0" "$rc" 0
 		check_match "priv: ... exact event counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
 	fi
-	emit "time priv $(since "$t")"
 }
 
+t_all=$(now)
+t_prep=$t_all
+# in a guest, its uptime when the driver starts is the boot's cost
+[ -n "${INFL_GUEST:-}" ] && emit "time boot $(cut -d' ' -f1 /proc/uptime)"
 prepare
+emit "time prepare $(since "$t_prep")"
 sections=${*:-env load tracer prover priv}
 for s in $sections; do
 	case $s in
-	env | load | tracer | prover | priv) "sec_$s" ;;
+	env | load | tracer | prover | priv)
+		t=$(now)
+		"sec_$s"
+		emit "time $s $(since "$t")"
+		;;
 	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv" ;;
 	esac
 done
+emit "time driver $(since "$t_all")"
 emit "done"
 [ ! -e "$W/failed" ]

@@ -41,7 +41,8 @@ vm_files() {
 }
 
 # vm_report_row ROW OUTDIR KVER: the row's TAP lines (through tests/lib.sh's ok/not_ok, each
-# prefixed with the kernel's name), then its summary line in VM_SUMMARY
+# prefixed with the kernel's name), then its summary line in VM_SUMMARY; the row's pass and
+# fail counts are the growth of lib.sh's own counters (_n, _failed) over the row
 vm_report_row() {
 	local row=$1 out=$2 kver=$3 name line rc secs p0=$((_n - _failed)) f0=$_failed why="" times=""
 	local verifier="" done=0 booted=0

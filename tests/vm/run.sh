@@ -33,7 +33,7 @@ if [ "$row" = host ]; then
 	INFL_BIN=$build PATH=$build:$build/tests:$root/tests/vm:$PATH bash -c "$script" 3>/dev/null
 	exit $?
 fi
-vm_row_pattern "$row" >/dev/null || usage
+vm_row_pattern "$row" >/dev/null || { echo "vm: unknown row '$row' (rows: $VM_ROWS)" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || { echo "vm: qemu-system-x86_64 not found (scripts/install-deps.sh test)" >&2; exit 3; }
 t=$SECONDS
 vm_fetch "$row" || { echo "vm: $row: $VM_WHY" >&2; exit 4; }

@@ -6,12 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include "exit_codes.h"
 #include "field.h"
 #include "hpoly.h"
 #include "pipeline_int.h"
 #include "rng.h"
 #include "track.h"
+
+#define PARTITION_NICE_MODELLED 10
 
 size_t partition_abc_bytes(const struct pipeline *pl)
 {
@@ -141,6 +145,14 @@ void *partition_main(void *partition)
 	struct pipeline *pl = p->job->pl;
 	bool after_send = pl->cfg->release == RELEASE_AFTER_SEND;
 
+	/*
+	 * On the modelled device, the device's host side (the GPU workers) must not wait for a
+	 * core behind a dozen syntheses: a real host has cores to spare for its driver threads,
+	 * ours has two. Synthesis and finalize yield to it (a higher nice value needs no
+	 * privilege); among themselves they share the cores as before.
+	 */
+	if (pl->model)
+		setpriority(PRIO_PROCESS, (id_t)gettid(), PARTITION_NICE_MODELLED);
 	track_stage(p->owner, STAGE_wait_permit);
 	permits_acquire(&pl->permits, p->ticket);
 	track_stage(p->owner, STAGE_synth);

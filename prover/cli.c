@@ -9,15 +9,19 @@
 #include "circuit.h"
 #include "cli.h"
 #include "exit_codes.h"
+#include "gpu_model.h"
+#include "hcheck.h"
 
 const char *argp_program_version = "prover (inflight reference prover) 1";
 
 enum {
 	OPT_PW = 0x100, OPT_GW, OPT_CHAN_CAP, OPT_RELEASE, OPT_JOBS, OPT_LOG_N, OPT_GPU_ROUNDS,
 	OPT_SYNTH_ROUNDS, OPT_GPU, OPT_PAYLOAD_KIB, OPT_UNTRACKED_MB, OPT_JSON, OPT_SECTOR,
-	OPT_SEED,
+	OPT_SEED, OPT_GPU_RATE, OPT_H_CHECK_EVERY,
 };
 
+#define STR(x) #x
+#define XSTR(x) STR(x)
 #define DEFAULT_PROOFS 3
 #define DEFAULT_JOBS 2
 #define DEFAULT_PARTITIONS 10
@@ -47,17 +51,29 @@ static const struct argp_option run_options[] = {
 	  "still checked (1..1000, default 1); raise it to make the GPU slower than synthesis", 2 },
 	{ "synth-rounds", OPT_SYNTH_ROUNDS, "R", 0,
 	  "synthesis work: field squarings per row deriving its constant (1..1000, default 1)", 2 },
-	{ "gpu", OPT_GPU, "MODE", 0,
-	  "auto (CUDA when a device is present, else the CPU; default), cpu, or cuda (fail "
-	  "without a device)", 2 },
 	{ "input", 'i', "FILE", 0, "C1 input (from gen-c1), parsed by every proof job; default: "
 	  "one generated in memory", 2 },
 	{ "payload-kib", OPT_PAYLOAD_KIB, "K", 0,
 	  "generated input: phase1_out KiB per partition (1..65536, default 16)", 2 },
 	{ "untracked-mb", OPT_UNTRACKED_MB, "N", 0,
 	  "hold N MiB of touched memory that the probes never report (default 0)", 2 },
-	{ NULL, 0, NULL, 0, "Output:", 3 },
-	{ "json", OPT_JSON, NULL, 0, "print the summary as one JSON object", 3 },
+	{ NULL, 0, NULL, 0, "The GPU stage:", 3 },
+	{ "gpu", OPT_GPU, "MODE", 0,
+	  "auto (default): CUDA when a device is present, else the modelled device; model: a "
+	  "MODELLED GPU, a device of its own whose kernel time is derived from the work (the H "
+	  "recipe's NTTs and the MSM) at --gpu-rate and uses no CPU, so synthesis keeps the "
+	  "cores, as on a real host; cpu: H computed on the CPU cores that also synthesize; "
+	  "cuda: fail (exit 6) without a device", 3 },
+	{ "gpu-rate", OPT_GPU_RATE, "MOPS", 0,
+	  "the modelled device's speed: million field operations per second (1.."
+	  XSTR(GPU_MODEL_MAX_MOPS) ", default " XSTR(GPU_MODEL_DEFAULT_MOPS) ")", 3 },
+	{ "h-check-every", OPT_H_CHECK_EVERY, "N", 0,
+	  "check the H of 1 partition in N (1.." XSTR(HCHECK_EVERY_MAX) "; default: every "
+	  "partition on CUDA and the CPU, where the check is inline; 1 in "
+	  XSTR(HCHECK_EVERY_MODEL) " on the modelled device, checked after "
+	  "the run from the same witness, so that it costs the pipeline no CPU)", 3 },
+	{ NULL, 0, NULL, 0, "Output:", 4 },
+	{ "json", OPT_JSON, NULL, 0, "print the summary as one JSON object", 4 },
 	{ NULL, 0, NULL, 0, "Informational:", -1 },
 	{ 0 }
 };
@@ -65,8 +81,9 @@ static const struct argp_option run_options[] = {
 static const char run_doc[] =
 	"A cuzk-like Groth16 proving pipeline: proof jobs of P partitions; each partition waits "
 	"for a synthesis permit, synthesizes an R1CS witness over Goldilocks, is sent into a "
-	"bounded GPU channel, gets its H polynomial computed by a GPU worker (NTTs, CUDA or "
-	"CPU) and is finalized on the CPU. Every large buffer and stage transition fires a USDT "
+	"bounded GPU channel, gets its H polynomial computed by a GPU worker (NTTs on CUDA, or "
+	"on the CPU, or the time of them on a MODELLED device) and is finalized on the CPU. "
+	"Every large buffer and stage transition fires a USDT "
 	"probe (provider `prover`) for inflight to watch."
 	"\v"
 	"Subcommand:\n"
@@ -77,13 +94,17 @@ static const char run_doc[] =
 	"  prover --json                   the same, the summary as JSON\n"
 	"  prover gen-c1 -o c1.json && prover -i c1.json\n"
 	"  prover --log-n 20 --gpu-rounds 4    bigger buffers, a slower GPU stage\n"
-	"The incident and its two fixes, scaled (prover/incident.sh runs all three):\n"
+	"  prover --gpu model --gpu-rate 400   a modelled GPU four times the default speed\n"
+	"  prover --gpu cpu                H on the CPU, every partition checked inline\n"
+	"The incident and its two fixes, scaled (prover/incident.sh runs all three, with the "
+	"work and device rate of prover/story.sh):\n"
 	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 1 --permit-release after-synth\n"
 	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 1 --permit-release after-send\n"
 	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 12 --permit-release after-send\n"
 	"\n"
-	"At the end: proofs, wall time, proofs per minute, peak RSS, and whether every "
-	"partition's H check (A(x)B(x) - C(x) = H(x)(x^N - 1) at a random x) passed.\n"
+	"At the end: proofs, wall time, proofs per minute, peak RSS, whether the H checks "
+	"(A(x)B(x) - C(x) = H(x)(x^N - 1) at a random x) passed, and on the modelled device "
+	"one line, marked MODELLED, with its kernel time and how busy it was.\n"
 	"\n"
 	"Exit status: 0 all proofs done and checked; 1 an H check failed; 2 bad command line; "
 	"3 input unreadable (or output unwritable); 4 malformed C1 input; 5 out of memory or "
@@ -148,6 +169,12 @@ static error_t run_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JOBS: c->jobs = NUM("--jobs", 1, 256); break;
 	case OPT_LOG_N: c->log_n = NUM("--log-n", 8, 26); break;
 	case OPT_GPU_ROUNDS: c->gpu_rounds = NUM("--gpu-rounds", 1, 1000); break;
+	case OPT_GPU_RATE:
+		c->gpu_mops = NUM("--gpu-rate", GPU_MODEL_MIN_MOPS, GPU_MODEL_MAX_MOPS);
+		break;
+	case OPT_H_CHECK_EVERY:
+		c->h_check_every = NUM("--h-check-every", 1, HCHECK_EVERY_MAX);
+		break;
 	case OPT_SYNTH_ROUNDS: c->synth_rounds = NUM("--synth-rounds", 1, 1000); break;
 	case OPT_PAYLOAD_KIB:
 		c->gen.slice_bytes = NUM("--payload-kib", 1, 65536) * 1024;
@@ -176,8 +203,10 @@ static error_t run_opt(int key, char *arg, struct argp_state *state)
 			c->gpu = GPU_CPU;
 		else if (!strcmp(arg, "cuda"))
 			c->gpu = GPU_CUDA;
+		else if (!strcmp(arg, "model"))
+			c->gpu = GPU_MODEL;
 		else {
-			fprintf(stderr, "prover: --gpu: '%s' is not auto, cpu or cuda\n", arg);
+			fprintf(stderr, "prover: --gpu: '%s' is not auto, model, cpu or cuda\n", arg);
 			exit(PROVER_EXIT_USAGE);
 		}
 		break;
@@ -203,6 +232,7 @@ static void set_defaults(struct cli *cli)
 		.synth_rounds = 1,
 		.release = RELEASE_AFTER_SEND,
 		.gpu = GPU_AUTO,
+		.gpu_mops = GPU_MODEL_DEFAULT_MOPS,
 		.gen = { .partitions = DEFAULT_PARTITIONS,
 			 .slice_bytes = DEFAULT_SLICE_KIB * 1024,
 			 .sector_num = 1,

@@ -8,18 +8,36 @@
 #include "track.h"
 
 struct gpu_backend {
-	bool cuda;
+	bool cuda, modelled;
+	struct gpu_model model;
 	const struct ntt_domain *d;
 	void *tw_dev; /* device copy of the twiddle tables: process-wide, class srs */
 	size_t tw_bytes;
 	uint64_t z_inv;
 };
 
+/* the announcement says MODELLED, what the kernel time derives from, and where H goes */
+static struct gpu_backend *model_backend(struct gpu_backend *be, unsigned extra_rounds,
+					 unsigned mops, const char *why, char *notice,
+					 size_t len)
+{
+	const struct ntt_domain *d = be->d;
+
+	gpu_model_init(&be->model, d->log_n, extra_rounds, mops);
+	be->modelled = true;
+	snprintf(notice, len, "GPU stage on a MODELLED device (%s): %.3f ms of kernel time per "
+		 "partition (%.3g Mop at %u Mop/s), no CPU used; H is checked after the run",
+		 why, be->model.kernel_ns / 1e6, gpu_model_ops(d->log_n, extra_rounds) / 1e6,
+		 mops);
+	return be;
+}
+
 struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain *d,
-				     char *notice, size_t len)
+				     unsigned extra_rounds, unsigned mops, char *notice,
+				     size_t len)
 {
 	struct gpu_backend *be = calloc(1, sizeof(*be));
-	char why[200], err[200];
+	char why[256], err[200];
 
 	if (!be) {
 		snprintf(notice, len, "out of memory");
@@ -31,14 +49,15 @@ struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain
 		snprintf(notice, len, "GPU stage on the CPU (--gpu=cpu)");
 		return be;
 	}
+	if (mode == GPU_MODEL)
+		return model_backend(be, extra_rounds, mops, "--gpu=model", notice, len);
 	if (!cuda_probe(why, sizeof(why))) {
 		if (mode == GPU_CUDA) {
 			snprintf(notice, len, "--gpu=cuda: %s", why);
 			free(be);
 			return NULL;
 		}
-		snprintf(notice, len, "GPU stage on the CPU (%s)", why);
-		return be;
+		return model_backend(be, extra_rounds, mops, why, notice, len);
 	}
 	/* the tables are contiguous: tw, then tw_inv (ntt_domain_init) */
 	be->tw_bytes = ntt_table_bytes(d->log_n);
@@ -50,8 +69,8 @@ struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain
 			free(be);
 			return NULL;
 		}
-		snprintf(notice, len, "GPU stage on the CPU (%s: %s)", why, err);
-		return be;
+		snprintf(why, sizeof(why), "CUDA unusable: %s", err);
+		return model_backend(be, extra_rounds, mops, why, notice, len);
 	}
 	track_note_alloc(be->tw_dev, CLS_srs, be->tw_bytes, 0);
 	be->cuda = true;
@@ -61,7 +80,12 @@ struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain
 
 const char *gpu_backend__name(const struct gpu_backend *be)
 {
-	return be->cuda ? "cuda" : "cpu";
+	return be->cuda ? "cuda" : be->modelled ? "model" : "cpu";
+}
+
+struct gpu_model *gpu_backend__model(struct gpu_backend *be)
+{
+	return be->modelled ? &be->model : NULL;
 }
 
 static bool cuda_h_call(struct gpu_backend *be, uint64_t owner, uint64_t *a, const uint64_t *b,

@@ -60,37 +60,76 @@ static const char *release_name(enum permit_release r)
 	return r == RELEASE_AFTER_SYNTH ? "after-synth" : "after-send";
 }
 
+/* the modelled device's account, as JSON (null when the GPU stage computed H) */
+static void print_model_json(const struct pipeline_result *r)
+{
+	const struct gpu_model *m = &r->model;
+
+	if (!r->modelled) {
+		printf("null");
+		return;
+	}
+	printf("{\"modelled\":true,\"rate_mops\":%u,\"kernel_ms\":%.3f,\"regions\":%llu,"
+	       "\"busy_s\":%.3f,\"busy_pct\":%.1f,\"overruns\":%llu,\"overrun_ms\":%.3f}",
+	       m->mops, m->kernel_ns / 1e6, (unsigned long long)m->regions, m->busy_ns / 1e9,
+	       r->wall_s > 0 ? m->busy_ns / 1e9 / r->wall_s * 100 : 0,
+	       (unsigned long long)m->overruns, m->overrun_ns / 1e6);
+}
+
+static void print_json(const struct cli *cli, const struct pipeline_result *r, int rc)
+{
+	const struct pipeline_config *c = &cli->cfg;
+	double per_min = r->wall_s > 0 ? r->proofs * 60.0 / r->wall_s : 0;
+	bool all_ok = r->h_checked && r->h_passed == r->h_checked;
+
+	printf("{\"proofs\":%u,\"partitions\":%u,\"wall_s\":%.3f,\"setup_s\":%.3f,"
+	       "\"proofs_per_min\":%.2f,\"peak_rss_mib\":%.1f,\"h_checks_passed\":%u,"
+	       "\"h_checks_total\":%u,\"all_h_checks_passed\":%s,\"h_check_every\":%u,"
+	       "\"h_checks_after_run\":%s,\"check_s\":%.3f,\"digest\":\"%016llx\","
+	       "\"pw\":%u,\"gw\":%u,\"chan_cap\":%u,\"permit_release\":\"%s\",\"jobs\":%u,"
+	       "\"log_n\":%u,\"gpu_rounds\":%u,\"synth_rounds\":%u,\"gpu\":\"%s\","
+	       "\"gpu_model\":",
+	       r->proofs, r->partitions, r->wall_s, r->setup_s, per_min, peak_rss_mib(),
+	       r->h_passed, r->h_checked, all_ok ? "true" : "false", r->h_every,
+	       r->h_deferred ? "true" : "false", r->check_s, (unsigned long long)r->digest, c->pw,
+	       c->gw, c->chan_cap, release_name(c->release), c->jobs, c->log_n, c->gpu_rounds,
+	       c->synth_rounds, r->gpu_name ? r->gpu_name : "none");
+	print_model_json(r);
+	printf(",\"exit\":%d}\n", rc);
+}
+
 static void print_summary(const struct cli *cli, const struct pipeline_result *r, int rc)
 {
 	const struct pipeline_config *c = &cli->cfg;
 	double per_min = r->wall_s > 0 ? r->proofs * 60.0 / r->wall_s : 0;
-	bool all_ok = r->partitions && r->h_passed == r->partitions;
+	bool all_ok = r->h_checked && r->h_passed == r->h_checked;
+	char which[96];
 
 	if (cli->json) {
-		printf("{\"proofs\":%u,\"partitions\":%u,\"wall_s\":%.3f,\"setup_s\":%.3f,"
-		       "\"proofs_per_min\":%.2f,\"peak_rss_mib\":%.1f,\"h_checks_passed\":%u,"
-		       "\"h_checks_total\":%u,\"all_h_checks_passed\":%s,\"digest\":\"%016llx\","
-		       "\"pw\":%u,\"gw\":%u,\"chan_cap\":%u,\"permit_release\":\"%s\",\"jobs\":%u,"
-		       "\"log_n\":%u,\"gpu_rounds\":%u,\"synth_rounds\":%u,\"gpu\":\"%s\","
-		       "\"exit\":%d}\n",
-		       r->proofs, r->partitions, r->wall_s, r->setup_s, per_min, peak_rss_mib(),
-		       r->h_passed, r->partitions, all_ok ? "true" : "false",
-		       (unsigned long long)r->digest, c->pw, c->gw, c->chan_cap,
-		       release_name(c->release), c->jobs, c->log_n, c->gpu_rounds, c->synth_rounds,
-		       r->gpu_name ? r->gpu_name : "none", rc);
+		print_json(cli, r, rc);
 		return;
 	}
+	if (r->h_every == 1)
+		snprintf(which, sizeof(which), "every partition");
+	else
+		snprintf(which, sizeof(which), "1 partition in %u", r->h_every);
 	printf("proofs        %u (%u partitions)\n", r->proofs, r->partitions);
 	printf("wall time     %.2f s (set-up %.2f s before it)\n", r->wall_s, r->setup_s);
 	printf("proofs/min    %.2f\n", per_min);
 	printf("peak RSS      %.1f MiB\n", peak_rss_mib());
-	printf("H checks      %u/%u passed%s\n", r->h_passed, r->partitions,
-	       all_ok ? "" : "  <-- FAILED");
+	printf("H checks      %u/%u passed (%s, %s)%s\n", r->h_passed, r->h_checked, which,
+	       r->h_deferred ? "after the run" : "inline", all_ok ? "" : "  <-- FAILED");
 	printf("proof digest  %016llx\n", (unsigned long long)r->digest);
 	printf("pipeline      pw=%u gw=%u chan-cap=%u permit-release=%s jobs=%u\n", c->pw, c->gw,
 	       c->chan_cap, release_name(c->release), c->jobs);
 	printf("work          log-n=%u gpu-rounds=%u synth-rounds=%u gpu=%s\n", c->log_n,
 	       c->gpu_rounds, c->synth_rounds, r->gpu_name ? r->gpu_name : "none");
+	if (r->modelled)
+		printf("device        MODELLED, %.2f ms per partition at %u Mop/s, busy %.1f%%, "
+		       "%llu overruns\n",
+		       r->model.kernel_ns / 1e6, r->model.mops,
+		       r->wall_s > 0 ? r->model.busy_ns / 1e9 / r->wall_s * 100 : 0,
+		       (unsigned long long)r->model.overruns);
 }
 
 int main(int argc, char **argv)

@@ -6,12 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include "exit_codes.h"
 #include "field.h"
 #include "hpoly.h"
 #include "pipeline_int.h"
 #include "rng.h"
 #include "track.h"
+
+#define PARTITION_NICE_MODELLED 10
 
 size_t partition_abc_bytes(const struct pipeline *pl)
 {
@@ -38,9 +42,12 @@ static void synthesize(struct partition *p)
 	p->w.density = track_alloc(CLS_density, s->density_bytes, p->owner);
 	circuit_synthesize(s, c1_partition_seed(&p->job->c1, p->index), pl->cfg->synth_rounds,
 			   &p->w);
-	/* the check's left side, from the evaluations alone (no NTT involved) */
-	p->x = hpoly_pick_x(&pl->dom, pl->x_seed ^ p->owner);
-	hpoly_eval_from_evals(&pl->dom, p->w.a, p->w.b, p->w.c, p->x, p->abc_at_x);
+	/* the check's left side, from the evaluations alone (no NTT involved); the modelled
+	 * device's partitions are checked after the run, where this costs the pipeline nothing */
+	if (p->sampled && !pl->model) {
+		p->x = hpoly_pick_x(&pl->dom, pl->x_seed ^ p->owner);
+		hpoly_eval_from_evals(&pl->dom, p->w.a, p->w.b, p->w.c, p->x, p->abc_at_x);
+	}
 }
 
 /* the MSM-like reduction: pairs of h_i * H-point_i summed into one bucket each */
@@ -59,16 +66,22 @@ static void prove_start(struct pipeline *pl, struct partition *p)
 
 	p->pending = track_alloc(CLS_pending, partition_pending_bytes(pl), p->owner);
 	pthread_mutex_lock(&pl->device_lock);
-	if (!gpu_backend__h(pl->gpu, p->owner, p->w.a, p->w.b, p->w.c, pl->cfg->gpu_rounds - 1,
-			    err, sizeof(err))) {
-		fprintf(stderr, "prover: GPU stage failed: %s\n", err);
-		exit(PROVER_EXIT_SYSTEM);
+	if (pl->model) {
+		gpu_model_region(pl->model, p->owner, p->w.a, p->w.b, p->w.c, pl->shape.n,
+				 p->pending);
+	} else {
+		if (!gpu_backend__h(pl->gpu, p->owner, p->w.a, p->w.b, p->w.c,
+				    pl->cfg->gpu_rounds - 1, err, sizeof(err))) {
+			fprintf(stderr, "prover: GPU stage failed: %s\n", err);
+			exit(PROVER_EXIT_SYSTEM);
+		}
+		msm_reduce(pl, p->w.a, p->pending);
 	}
-	msm_reduce(pl, p->w.a, p->pending);
 	pthread_mutex_unlock(&pl->device_lock);
 
 	/* our own verification, outside the device region: a holds H now */
-	p->h_ok = hpoly_check(&pl->dom, p->abc_at_x, p->w.a, p->x);
+	if (p->sampled && !pl->model)
+		p->h_ok = hpoly_check(&pl->dom, p->abc_at_x, p->w.a, p->x);
 	track_free(p->w.a, CLS_abc, abc);
 	track_free(p->w.b, CLS_abc, abc);
 	track_free(p->w.c, CLS_abc, abc);
@@ -132,6 +145,14 @@ void *partition_main(void *partition)
 	struct pipeline *pl = p->job->pl;
 	bool after_send = pl->cfg->release == RELEASE_AFTER_SEND;
 
+	/*
+	 * On the modelled device, the device's host side (the GPU workers) must not wait for a
+	 * core behind a dozen syntheses: a real host has cores to spare for its driver threads,
+	 * ours has two. Synthesis and finalize yield to it (a higher nice value needs no
+	 * privilege); among themselves they share the cores as before.
+	 */
+	if (pl->model)
+		setpriority(PRIO_PROCESS, (id_t)gettid(), PARTITION_NICE_MODELLED);
 	track_stage(p->owner, STAGE_wait_permit);
 	permits_acquire(&pl->permits, p->ticket);
 	track_stage(p->owner, STAGE_synth);

@@ -82,8 +82,9 @@ static void *job_main(void *arg)
 {
 	struct job *job = arg;
 	struct pipeline *pl = job->pl;
-	unsigned passed = 0;
+	unsigned checked = 0, passed = 0;
 	uint64_t first_ticket, digest;
+	bool deferred_ok = true;
 	int rc;
 
 	track_stage(job->owner, STAGE_parse);
@@ -112,6 +113,7 @@ static void *job_main(void *arg)
 		p->index = i;
 		p->owner = owner_of_partition(job->seq, i);
 		p->ticket = first_ticket + i;
+		p->sampled = hcheck_sampled(pl->h_every, job->seq, job->n_parts, i);
 		pthread_mutex_init(&p->lock, NULL);
 		pthread_cond_init(&p->gpu_done_cond, NULL);
 		start_thread(&p->thread, partition_main, p);
@@ -119,21 +121,40 @@ static void *job_main(void *arg)
 	track_stage(job->owner, STAGE_assemble);
 	for (unsigned i = 0; i < job->n_parts; i++) {
 		pthread_join(job->parts[i].thread, NULL);
+		checked += job->parts[i].sampled && !pl->model;
 		passed += job->parts[i].h_ok;
 		pthread_cond_destroy(&job->parts[i].gpu_done_cond);
 		pthread_mutex_destroy(&job->parts[i].lock);
 	}
 	digest = rng_hash(0, job->proof, job->proof_bytes);
-	track_free(job->proof, CLS_proof, job->proof_bytes);
-	c1_release(&job->c1);
-	track_stage(job->owner, STAGE_done);
 
 	pthread_mutex_lock(&pl->result_lock);
+	/* the modelled device's samples: what to make again and what the proof says it gave */
+	for (unsigned i = 0; pl->model && i < job->n_parts; i++) {
+		struct hcheck_sample smp = {
+			.owner = job->parts[i].owner,
+			.seed = c1_partition_seed(&job->c1, i),
+		};
+
+		if (!job->parts[i].sampled)
+			continue;
+		memcpy(&smp.h_acc, job->proof + (size_t)i * PARTITION_PROOF_BYTES,
+		       sizeof(smp.h_acc));
+		deferred_ok = deferred_ok && hcheck_add(&pl->deferred, &smp);
+	}
 	pl->proofs_done++;
 	pl->partitions_done += job->n_parts;
+	pl->h_checked += checked;
 	pl->h_passed += passed;
 	pl->digest += rng_mix(digest); /* order-free: jobs finish in any order */
 	pthread_mutex_unlock(&pl->result_lock);
+	if (!deferred_ok) {
+		fprintf(stderr, "prover: out of memory for the H check's samples\n");
+		exit(PROVER_EXIT_SYSTEM);
+	}
+	track_free(job->proof, CLS_proof, job->proof_bytes);
+	c1_release(&job->c1);
+	track_stage(job->owner, STAGE_done);
 	free(job->parts);
 	sem_post(&pl->job_slots);
 	return NULL;
@@ -213,11 +234,15 @@ static int setup(struct pipeline *pl, struct pipeline_result *res)
 		return rc;
 	circuit_shape(cfg->log_n, &pl->shape);
 	load_srs(pl);
-	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, res->gpu_notice, sizeof(res->gpu_notice));
+	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, cfg->gpu_rounds - 1, cfg->gpu_mops,
+				   res->gpu_notice, sizeof(res->gpu_notice));
 	fprintf(stderr, "prover: %s\n", res->gpu_notice);
 	if (!pl->gpu)
 		return PROVER_EXIT_NO_CUDA;
 	res->gpu_name = gpu_backend__name(pl->gpu);
+	pl->model = gpu_backend__model(pl->gpu);
+	pl->h_every = cfg->h_check_every ? cfg->h_check_every
+					 : pl->model ? HCHECK_EVERY_MODEL : 1;
 	if (getrandom(&pl->x_seed, sizeof(pl->x_seed), 0) != sizeof(pl->x_seed))
 		pl->x_seed = rng_mix((uint64_t)(now_s() * 1e9));
 	permits_init(&pl->permits, cfg->pw);
@@ -242,6 +267,7 @@ static void teardown(struct pipeline *pl)
 		permits_destroy(&pl->permits);
 		gpu_backend__free(pl->gpu);
 	}
+	hcheck_list_free(&pl->deferred);
 	if (pl->srs)
 		unload_srs(pl);
 	if (pl->input_text)
@@ -258,6 +284,41 @@ static bool admit(struct pipeline *pl)
 			break;
 	}
 	return false;
+}
+
+/*
+ * The H checks' outcome: the inline ones (CUDA, CPU) are counted already; the modelled
+ * device's samples are checked now, after wall_s, where their CPU work slows nothing.
+ */
+static int check_results(struct pipeline *pl, struct pipeline_result *res)
+{
+	const struct hcheck_ctx ctx = {
+		.shape = &pl->shape,
+		.dom = &pl->dom,
+		.synth_rounds = pl->cfg->synth_rounds,
+		.extra_rounds = pl->cfg->gpu_rounds - 1,
+		.x_seed = pl->x_seed,
+	};
+	double t0 = now_s();
+	long passed;
+
+	res->h_every = pl->h_every;
+	res->h_checked = pl->h_checked;
+	res->h_passed = pl->h_passed;
+	if (pl->model) {
+		res->modelled = true;
+		res->model = *pl->model; /* every worker has stopped: nobody updates it now */
+		res->h_deferred = true;
+		passed = hcheck_run_deferred(&ctx, &pl->deferred);
+		if (passed < 0) {
+			fprintf(stderr, "prover: out of memory for the H check\n");
+			return PROVER_EXIT_SYSTEM;
+		}
+		res->h_checked = pl->deferred.n;
+		res->h_passed = passed;
+		res->check_s = now_s() - t0;
+	}
+	return res->h_passed == res->h_checked ? PROVER_EXIT_OK : PROVER_EXIT_CHECK;
 }
 
 int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
@@ -297,11 +358,10 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 	res->wall_s = now_s() - t1;
 	res->proofs = pl.proofs_done;
 	res->partitions = pl.partitions_done;
-	res->h_passed = pl.h_passed;
 	res->digest = pl.digest;
 	rc = pl.failure;
-	if (!rc && res->h_passed != res->partitions)
-		rc = PROVER_EXIT_CHECK;
+	if (!rc)
+		rc = check_results(&pl, res);
 out:
 	teardown(&pl);
 	if (untracked)

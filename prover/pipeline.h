@@ -30,6 +30,8 @@ struct pipeline_config {
 	unsigned synth_rounds; /* >= 1; work per row spent deriving its constant */
 	enum permit_release release;
 	enum gpu_mode gpu;
+	unsigned gpu_mops;     /* the modelled device's rate (--gpu-rate) */
+	unsigned h_check_every; /* check 1 partition in N; 0: every one, or 1 in 10 if modelled */
 	const char *input;	 /* C1 file, or NULL for a generated one ... */
 	struct c1_gen_opts gen;	 /* ... made with these options */
 	size_t untracked_mb;	 /* memory held but never reported through the probes */
@@ -39,9 +41,15 @@ struct pipeline_config {
 struct pipeline_result {
 	unsigned proofs;     /* proof jobs completed */
 	unsigned partitions; /* partitions proved */
-	unsigned h_passed;   /* partitions whose H check passed */
+	unsigned h_checked;  /* partitions whose H was checked ... */
+	unsigned h_passed;   /* ... and passed */
+	unsigned h_every;    /* 1 partition in h_every was checked */
+	bool h_deferred;     /* checked after the run (the modelled device) */
 	double setup_s;	     /* SRS load, domain, backend, input */
 	double wall_s;	     /* first job admitted to last job done */
+	double check_s;	     /* the deferred H checks, after wall_s */
+	bool modelled;	     /* the GPU stage ran on the modelled device: */
+	struct gpu_model model; /* its rate, kernel time and account */
 	uint64_t digest;     /* of all proofs: equal for equal inputs, whatever the schedule */
 	char gpu_notice[256];
 	const char *gpu_name;

@@ -7,6 +7,7 @@
 #include <semaphore.h>
 #include <stdbool.h>
 #include "circuit.h"
+#include "hcheck.h"
 #include "ntt.h"
 #include "pipeline.h"
 #include "sync.h"
@@ -37,6 +38,8 @@ struct pipeline {
 	size_t srs_bytes;
 	const uint64_t *srs_h, *srs_b_g2;
 	struct gpu_backend *gpu;
+	struct gpu_model *model; /* the modelled device, or NULL when H is computed */
+	unsigned h_every;	 /* 1 partition in h_every gets its H checked */
 	struct permits permits;
 	struct chan chan;
 	pthread_mutex_t device_lock; /* one GPU: the gw workers share it */
@@ -47,8 +50,9 @@ struct pipeline {
 
 	/* results, added up once per job */
 	pthread_mutex_t result_lock;
-	unsigned proofs_done, partitions_done, h_passed;
+	unsigned proofs_done, partitions_done, h_checked, h_passed;
 	uint64_t digest;
+	struct hcheck_list deferred; /* the modelled device's samples, checked after the run */
 	int failure; /* first job failure's exit code */
 };
 
@@ -60,6 +64,7 @@ struct partition {
 	pthread_t thread;
 	struct witness w;
 	uint64_t *pending;     /* GPU results awaiting finalize */
+	bool sampled;	       /* its H gets checked (inline, or after the run if modelled) */
 	uint64_t x;	       /* check point */
 	uint64_t abc_at_x[3];  /* A(x), B(x), C(x) from the evaluations */
 	bool h_ok;

@@ -1,20 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# make demo: the incident of the seed story, diagnosed with inflight, then the fix.
-# 1. the reference prover with the original bug (permit released after synthesis, GPU channel
-#    of capacity 1, GPU slower than synthesis), traced live: the per-stage timeline shows
-#    partitions piling up in chan_send holding a/b/c + aux, and the summary the peak's
-#    composition; the same run is recorded.
-# 2. the fix (permit released after the send, channel capacity = pw), traced and recorded.
-# 3. both recordings rendered (SVG, Chrome trace) and compared.
-# Everything lands in DEMO_OUT (default build/demo), named at the end.
+# make demo: the incident of the seed story diagnosed with inflight, then its two fixes, on
+# the reference prover with its MODELLED GPU (a device of its own whose kernel time comes
+# from the work and uses no CPU, so synthesis keeps the two cores as on a real host; the
+# same story on every machine, CUDA or not). Same work in each variant:
+# 1. the incident: permit released after synthesis, GPU channel of capacity 1, the device
+#    slower than synthesis; traced live: partitions pile up in chan_send holding a/b/c + aux;
+# 2. fix 1: the permit held until the send (channel still of capacity 1);
+# 3. fix 2 (kept): permit released after the send, channel capacity = pw.
+# Each run is recorded; the recordings are rendered (SVG, Chrome trace, folded stacks) and
+# compared. Everything lands in DEMO_OUT (default build/demo), named at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DEMO_OUT:-build/demo}
 INFLIGHT=build/inflight
-common=(--pw 12 --jobs 4 --proofs 4 --log-n 18 --gpu-rounds 3)
-incident=("${common[@]}" --permit-release after-synth --chan-cap 1)
-fixed=("${common[@]}" --permit-release after-send --chan-cap 12)
+source prover/story.sh # the variants' options, shared with prover/incident.sh
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -41,28 +41,52 @@ record_while() {
 }
 
 banner "The question: how many of each large buffer are in flight, and in which stage?"
-echo "The reference prover, with the incident's bug: pw=12 synthesis permits, released as"
-echo "soon as synthesis ends, a GPU channel of capacity 1 and a GPU slower than synthesis."
-echo "\$ inflight -i 3s -- prover ${incident[*]}"
-record_while incident "$INFLIGHT" -i 3s -- "$OUT/prover" "${incident[@]}"
+for run in "${STORY_RUNS[@]}"; do
+	read -r -a args <<<"${STORY_ARGS[$run]}"
+	banner "${STORY_WHAT[$run]^}"
+	live=()
+	[ "$run" = incident ] && live=(-i 3s) # the pile-up, as it grows
+	echo "\$ inflight ${live[*]} -- prover ${STORY_COMMON[*]} ${args[*]}"
+	record_while "$run" "$INFLIGHT" "${live[@]}" -- "$OUT/prover" "${STORY_COMMON[@]}" \
+		"${args[@]}" | tee "$OUT/$run.txt"
+done
 
-banner "The fix: the permit is held until the send, and the channel holds pw partitions"
-echo "\$ inflight -- prover ${fixed[*]}"
-record_while fixed "$INFLIGHT" -- "$OUT/prover" "${fixed[@]}"
-
-banner "Incident vs fix, from the recordings"
-echo "\$ inflight compare incident.infl fixed.infl"
-"$INFLIGHT" compare "$OUT/incident.infl" "$OUT/fixed.infl" | tee "$OUT/compare.txt"
-for run in incident fixed; do
+for run in "${STORY_RUNS[@]}"; do
 	"$INFLIGHT" report "$OUT/$run.infl" -o "$OUT/$run.svg"
 	"$INFLIGHT" report "$OUT/$run.infl" --format chrome -o "$OUT/$run.trace.json"
 	"$INFLIGHT" report "$OUT/$run.infl" --format folded -o "$OUT/$run.folded"
+	"$INFLIGHT" report "$OUT/$run.infl" >"$OUT/$run.report.txt"
 done
-"$INFLIGHT" compare --json "$OUT/incident.infl" "$OUT/fixed.infl" >"$OUT/compare.json"
+
+# ---- THE COMPARE: the one place that calls `inflight compare` --------------------------
+# Today's compare takes two recordings (A, B): the incident against each fix. When compare
+# takes several runs and prints a verdict, replace this function's body with that one call.
+compare_runs() {
+	banner "Incident vs fix 1, then incident vs fix 2, from the recordings"
+	echo "\$ inflight compare incident.infl fix1.infl"
+	"$INFLIGHT" compare "$OUT/incident.infl" "$OUT/fix1.infl" | tee "$OUT/compare-fix1.txt"
+	echo "\$ inflight compare incident.infl fix2.infl"
+	"$INFLIGHT" compare "$OUT/incident.infl" "$OUT/fix2.infl" | tee "$OUT/compare-fix2.txt"
+	"$INFLIGHT" compare --json "$OUT/incident.infl" "$OUT/fix1.infl" >"$OUT/compare-fix1.json"
+	"$INFLIGHT" compare --json "$OUT/incident.infl" "$OUT/fix2.infl" >"$OUT/compare-fix2.json"
+}
+compare_runs
+# ---- end of THE COMPARE ------------------------------------------------------------------
+
+banner "The prover's own figures (MODELLED device)"
+printf '%-9s %13s %11s %12s\n' variant "peak RSS MiB" proofs/min "device busy"
+for run in "${STORY_RUNS[@]}"; do
+	printf '%-9s %13s %11s %12s\n' "$run" \
+		"$(awk '/^peak RSS/ { print $3 }' "$OUT/$run.txt")" \
+		"$(awk '/^proofs\/min/ { print $2 }' "$OUT/$run.txt")" \
+		"$(sed -n 's/^device .*busy \([0-9.]*%\).*/\1/p' "$OUT/$run.txt")"
+done
 
 banner "Written to $OUT/"
-echo "  incident.svg, fixed.svg              open in a browser: bytes by class, owners per stage, RSS, the peak"
-echo "  incident.trace.json, fixed.trace.json  open in ui.perfetto.dev or speedscope"
-echo "  incident.folded, fixed.folded        flamegraph.pl / speedscope: memory x time by stage;class"
-echo "  incident.infl, fixed.infl            the recordings: inflight report FILE [--format ...]"
-echo "  compare.txt, compare.json            the side-by-side table"
+echo "  {incident,fix1,fix2}.svg          open in a browser: bytes by class, owners per stage, RSS, the peak"
+echo "  {incident,fix1,fix2}.trace.json   open in ui.perfetto.dev or speedscope"
+echo "  {incident,fix1,fix2}.folded       flamegraph.pl / speedscope: memory x time by stage;class"
+echo "  {incident,fix1,fix2}.infl         the recordings: inflight report FILE [--format ...]"
+echo "  {incident,fix1,fix2}.report.txt   inflight report of each recording"
+echo "  {incident,fix1,fix2}.txt          the live trace and the prover's summary"
+echo "  compare-fix{1,2}.{txt,json}       the incident against each fix"

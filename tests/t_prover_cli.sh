@@ -7,13 +7,21 @@ P=$BUILD/prover
 
 help=$("$P" --help)
 check_eq "--help exits 0" "$?" 0
+flat=$(printf '%s\n' "$help" | tr -s ' \n' '  ') # argp wraps: match phrases across lines
 for opt in proofs partitions pw gw chan-cap permit-release jobs log-n gpu-rounds synth-rounds \
-	gpu input payload-kib untracked-mb json; do
+	gpu gpu-rate h-check-every input payload-kib untracked-mb json; do
 	check_match "--help documents --$opt" "$help" "--$opt[= ]"
 done
 check_match "--help names the incident's policy" "$help" "after-synth \(the incident"
 check_match "--help names the fix's policy" "$help" "after-send \(the fix; default\)"
 check_match "--help has examples" "$help" "^Examples:"
+check_match "--help says the model is MODELLED" "$help" "model: a MODELLED GPU"
+check_match "--help: auto falls back to the modelled device" "$flat" \
+	"auto \(default\): CUDA when a device is present, else the modelled device"
+check_match "--help: the rate's default and unit" "$flat" \
+	"million field operations per second \(1..100000000, default 100\)"
+check_match "--help: where the modelled device's H is checked" "$flat" \
+	"1 in 10 on the modelled device, checked after"
 check_match "--help lists the exit codes" "$help" "4 malformed C1 input"
 gen_help=$("$P" gen-c1 --help)
 for opt in output partitions payload-kib sector seed; do
@@ -43,7 +51,13 @@ usage_error "--untracked-mb too big" "--untracked-mb: '99999999'" --untracked-mb
 usage_error "--jobs empty" "--jobs: ''" --jobs ""
 usage_error "--permit-release sometime" "neither after-synth nor after-send" \
 	--permit-release sometime
-usage_error "--gpu tpu" "--gpu: 'tpu' is not auto, cpu or cuda" --gpu tpu
+usage_error "--gpu tpu" "--gpu: 'tpu' is not auto, model, cpu or cuda" --gpu tpu
+usage_error "--gpu-rate 0" "--gpu-rate: '0' is not a whole number from 1 to 100000000" \
+	--gpu-rate 0
+usage_error "--gpu-rate 1e9" "--gpu-rate: '1e9'" --gpu-rate 1e9
+usage_error "--gpu-rate too big" "--gpu-rate: '100000001'" --gpu-rate 100000001
+usage_error "--h-check-every 0" "--h-check-every: '0' is not a whole number from 1 to 100000" \
+	--h-check-every 0
 usage_error "a stray argument" "unexpected argument 'extra'" extra
 usage_error "--partitions with --input" "--partitions applies to the generated input" \
 	--partitions 3 --input /dev/null
@@ -57,7 +71,7 @@ check_match "... saying why" "$(cat "$TMP/err")" \
 # input files
 "$P" gen-c1 -o "$TMP/good.json" --partitions 2 --payload-kib 1
 check_eq "gen-c1 writes a file" "$?" 0
-out=$("$P" -i "$TMP/good.json" --log-n 10 -n 2 2>/dev/null)
+out=$("$P" -i "$TMP/good.json" --log-n 10 -n 2 --h-check-every 1 2>/dev/null)
 check_eq "a good file proves: exit 0" "$?" 0
 check_match "... all 4 partitions checked" "$out" "H checks +4/4 passed"
 

@@ -2,14 +2,17 @@
 /* The test-only observer (see observer.h). Slow and simple: tables searched linearly. */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "gpu_model.h" /* the device hook's prototype */
 #include "observer.h"
 #include "track.h" /* the hooks' prototypes */
 
 #define MAX_OWNERS 4096
 #define MAX_BUFS 8192
+#define MAX_REGIONS 4096
 #define OWNER_INDEX_MASK 0xffffu /* a partition's owner id has its index + 1 here */
 
 struct owner_rec {
@@ -32,6 +35,9 @@ static unsigned n_owners, n_bufs, holders, max_holders, violations;
 static uint64_t allocs[CLS__COUNT];
 static char first_violation[256];
 static bool gate_closed;
+static unsigned max_in[STAGE__COUNT];
+static struct region { uint64_t begin, end, cpu; } regions[MAX_REGIONS];
+static unsigned n_regions;
 
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -51,6 +57,8 @@ void observer_reset(void)
 	pthread_mutex_lock(&lock);
 	n_owners = n_bufs = holders = max_holders = violations = 0;
 	memset(allocs, 0, sizeof(allocs));
+	memset(max_in, 0, sizeof(max_in));
+	n_regions = 0;
 	first_violation[0] = '\0';
 	gate_closed = false;
 	pthread_mutex_unlock(&lock);
@@ -106,7 +114,13 @@ void observer_stage(uint64_t owner, enum prover_stage stage)
 			  o->stage, stage);
 	}
 	if (o) {
+		unsigned now_in = 0;
+
 		o->stage = stage;
+		for (unsigned i = 0; i < n_owners; i++)
+			now_in += owners[i].stage == (int)stage;
+		if (now_in > max_in[stage])
+			max_in[stage] = now_in;
 		if (stage == STAGE_done && o->bufs)
 			violation("owner %#llx done holding %u buffers", (unsigned long long)owner,
 				  o->bufs);
@@ -161,6 +175,50 @@ void observer_free(const void *buf, enum prover_class cls, uint64_t bytes)
 		}
 		bufs[i] = bufs[--n_bufs];
 	}
+	pthread_mutex_unlock(&lock);
+}
+
+void observer_device_region(uint64_t owner, uint64_t begin_ns, uint64_t end_ns,
+			    uint64_t thread_cpu_ns)
+{
+	struct owner_rec *o;
+
+	pthread_mutex_lock(&lock);
+	o = find_owner(owner);
+	if (!o || o->stage != STAGE_gpu)
+		violation("device region for owner %#llx, which is not in stage gpu",
+			  (unsigned long long)owner);
+	if (n_regions < MAX_REGIONS)
+		regions[n_regions++] = (struct region){ begin_ns, end_ns, thread_cpu_ns };
+	else
+		violation("more than %d device regions", MAX_REGIONS);
+	pthread_mutex_unlock(&lock);
+}
+
+static int by_begin(const void *x, const void *y)
+{
+	const struct region *a = x, *b = y;
+
+	return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+void observer_device_regions(struct observer_regions *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = (struct observer_regions){ .count = n_regions, .min_ns = UINT64_MAX };
+	qsort(regions, n_regions, sizeof(regions[0]), by_begin);
+	for (unsigned i = 0; i < n_regions; i++) {
+		uint64_t len = regions[i].end - regions[i].begin;
+
+		if (len < out->min_ns)
+			out->min_ns = len;
+		if (regions[i].cpu > out->max_cpu_ns)
+			out->max_cpu_ns = regions[i].cpu;
+		if (i && regions[i].begin < regions[i - 1].end)
+			out->overlap = true;
+	}
+	if (!n_regions)
+		out->min_ns = 0;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -227,6 +285,11 @@ unsigned observer_abc_holders(void)
 unsigned observer_max_abc_holders(void)
 {
 	return LOCKED(max_holders);
+}
+
+unsigned observer_max_in(enum prover_stage stage)
+{
+	return LOCKED(max_in[stage]);
 }
 
 unsigned observer_live_buffers(void)

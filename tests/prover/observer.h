@@ -29,6 +29,21 @@ unsigned observer_max_abc_holders(void); /* ... at most, since the reset */
 unsigned observer_live_buffers(void);
 uint64_t observer_allocs(enum prover_class cls); /* buffers of the class ever allocated */
 
+/* The most owners seen in `stage` at once, since the reset. */
+unsigned observer_max_in(enum prover_stage stage);
+
+/*
+ * The modelled device's regions since the reset (gpu_model.h reports each from inside
+ * the device lock): how many, whether any two overlapped in time, the shortest one and
+ * the most CPU time one of them used.
+ */
+struct observer_regions {
+	unsigned count;
+	bool overlap;
+	uint64_t min_ns, max_cpu_ns;
+};
+void observer_device_regions(struct observer_regions *out);
+
 /* Contract violations seen since the reset; the first one described in `first`. */
 unsigned observer_violations(const char **first);
 

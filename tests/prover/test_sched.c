@@ -4,7 +4,9 @@
  * pipeline stalls where its scheduling says it must. With permits released after the send,
  * partitions holding a/b/c stop at pw + chan-cap + gw; released after synthesis (the
  * incident), every admitted partition ends up holding them. Then the gate opens and the
- * run must finish with every proof checked and every buffer freed.
+ * run must finish with every proof checked and every buffer freed. The same on the CPU
+ * GPU stage and on the modelled device: the invariants are the scheduler's, not the
+ * device's.
  */
 #include <pthread.h>
 #include "check.h"
@@ -28,8 +30,8 @@ static void *run_pipeline(void *arg)
 	return NULL;
 }
 
-static void variant(const char *name, enum permit_release release, unsigned pw,
-		    unsigned chan_cap)
+static void variant(const char *name, enum gpu_mode gpu, enum permit_release release,
+		    unsigned pw, unsigned chan_cap)
 {
 	const unsigned gw = 2, jobs = 2, partitions = 10, total = jobs * partitions;
 	const unsigned bound = pw + chan_cap + gw;
@@ -40,7 +42,7 @@ static void variant(const char *name, enum permit_release release, unsigned pw,
 	struct run r = { .cfg = {
 		.proofs = jobs, .jobs = jobs, .pw = pw, .gw = gw, .chan_cap = chan_cap,
 		.log_n = 8, .gpu_rounds = 2, .synth_rounds = 1, .release = release,
-		.gpu = GPU_CPU, .input = NULL,
+		.gpu = gpu, .gpu_mops = 1000, .h_check_every = 1, .input = NULL,
 		.gen = { .partitions = partitions, .slice_bytes = 64, .sector_num = 1, .seed = 1 },
 		.stop = &never,
 	} };
@@ -68,7 +70,13 @@ static void variant(const char *name, enum permit_release release, unsigned pw,
 
 	CHECK_EQ_U64(r.rc, PROVER_EXIT_OK, "%s: the run succeeds", name);
 	CHECK_EQ_U64(r.res.proofs, jobs, "%s: every proof done", name);
+	CHECK_EQ_U64(r.res.h_checked, total, "%s: every partition's H checked", name);
 	CHECK_EQ_U64(r.res.h_passed, total, "%s: every H check passed", name);
+	CHECK_EQ_U64(r.res.modelled, gpu == GPU_MODEL, "%s: %s device", name,
+		     gpu == GPU_MODEL ? "a modelled" : "not a modelled");
+	if (gpu == GPU_MODEL)
+		CHECK_EQ_U64(r.res.model.regions, total, "%s: one device region per partition",
+			     name);
 	CHECK_EQ_U64(observer_max_abc_holders(), stall_holders, "%s: never more holders than at "
 		     "the stall", name);
 	CHECK_EQ_U64(observer_owners_in(STAGE_done), total + jobs, "%s: every owner reached done",
@@ -84,8 +92,19 @@ static void variant(const char *name, enum permit_release release, unsigned pw,
 
 int main(void)
 {
-	variant("after-send, cap 1", RELEASE_AFTER_SEND, 3, 1);
-	variant("after-send, cap = pw", RELEASE_AFTER_SEND, 3, 3);
-	variant("after-synth, cap 1", RELEASE_AFTER_SYNTH, 3, 1);
+	static const struct {
+		enum gpu_mode gpu;
+		const char *name;
+	} devices[] = { { GPU_CPU, "cpu" }, { GPU_MODEL, "model" } };
+	char name[64];
+
+	for (unsigned d = 0; d < 2; d++) {
+		snprintf(name, sizeof(name), "%s, after-send, cap 1", devices[d].name);
+		variant(name, devices[d].gpu, RELEASE_AFTER_SEND, 3, 1);
+		snprintf(name, sizeof(name), "%s, after-send, cap = pw", devices[d].name);
+		variant(name, devices[d].gpu, RELEASE_AFTER_SEND, 3, 3);
+		snprintf(name, sizeof(name), "%s, after-synth, cap 1", devices[d].name);
+		variant(name, devices[d].gpu, RELEASE_AFTER_SYNTH, 3, 1);
+	}
 	return check_done();
 }

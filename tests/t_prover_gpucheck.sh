@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# scripts/gpu-check.sh where it can run without a GPU: its command line (help, a bad
+# option) and its NO GPU answer, a distinct exit status and one plain line, both from the
+# driver check and, with --assume-gpu, from the prover's own CUDA probe. The checks it makes
+# on a GPU host (cuda vs cpu digests, gpu_abc in stage gpu) need one: docs/prover.md.
+source "$(dirname "$0")/lib.sh"
+G=$ROOT/scripts/gpu-check.sh
+export GPU_CHECK_OUT=$TMP/gpu-check
+
+out=$("$G" --help)
+check_eq "--help exits 0" "$?" 0
+check_match "--help: usage" "$out" "^Usage: scripts/gpu-check.sh \[--no-build\] \[--assume-gpu\]$"
+check_match "--help: the exit statuses, NO GPU distinct" "$out" "^77 NO GPU \(no NVIDIA device"
+check_match "--help: PASS and FAIL" "$out" "^Exit status: 0 PASS; 1 FAIL"
+
+err=$("$G" --frobnicate 2>&1 >/dev/null)
+check_eq "a bad option: exit 2" "$?" 2
+check_eq "... one line naming it" "$err" "gpu-check: --frobnicate: unknown option; see --help"
+
+if [ -e /dev/nvidiactl ] || nvidia-smi -L >/dev/null 2>&1; then
+	skip "no-GPU answer from the driver check" "this host has an NVIDIA driver"
+	skip "no-GPU answer from the prover's probe" "this host has an NVIDIA driver"
+	finish
+fi
+out=$("$G" 2>&1)
+rc=$?
+check_eq "no driver: exit 77, before building anything" "$rc:$(test -e "$GPU_CHECK_OUT" && echo built)" "77:"
+check_eq "... one line, saying so plainly" "$out" \
+	"gpu-check: NO GPU: no NVIDIA driver on this host (no /dev/nvidiactl, nvidia-smi fails or is missing); nothing was checked"
+
+out=$(BUILD=$BUILD "$G" --assume-gpu --no-build 2>&1)
+rc=$?
+check_eq "--assume-gpu: the prover's probe answers: exit 77" "$rc" 77
+check_match "... one line with the prover's reason" "$out" \
+	"^gpu-check: NO GPU: the prover finds no usable CUDA device: .+; nothing was checked$"
+check_eq "... and nothing else printed" "$(printf '%s\n' "$out" | wc -l)" 1
+
+# the sanitized build has no CUDA: with a GPU present that is a failure, not an absent GPU
+if [ -x "$ROOT/build/san/prover" ]; then
+	out=$(BUILD=$ROOT/build/san "$G" --assume-gpu --no-build 2>&1)
+	check_eq "a prover built without CUDA: exit 1" "$?" 1
+	check_match "... FAIL, saying the build has no CUDA" "$out" \
+		"^gpu-check: FAIL: .*/build/san/prover was built without CUDA \(no nvcc at build time\)"
+else
+	skip "a prover built without CUDA is a FAIL" "no build/san/prover (make SAN=1 all)"
+	skip "... saying why" "no build/san/prover"
+fi
+
+out=$(BUILD=$TMP/nowhere "$G" --assume-gpu --no-build 2>&1)
+check_eq "--no-build without a build: exit 1" "$?" 1
+check_eq "... naming what is missing" "$out" \
+	"gpu-check: FAIL: $TMP/nowhere/prover is missing (run without --no-build, or make it)"
+finish

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #if !defined(__x86_64__)
-#error "inflight_probes.h: x86_64 only (the contract's 64-bit arguments need an LP64 target, and only x86_64 is tested)"
+#error "inflight_probes.h: x86_64 only (the contract's arguments are 64-bit; only x86_64 is tested)"
 #endif
 
 #ifndef INFLIGHT_PROVIDER
@@ -92,19 +92,19 @@ extern volatile unsigned short INFLIGHT_SEMAPHORE(stage) __attribute__((visibili
 /* One probe site: the nop, its note, the reference that keeps its code. ARGS is the note's
  * argument string, e.g. "8@%[a0] 4@%[a1]": SIZE@OPERAND per argument, unsigned. */
 #define INFLIGHT_P__SITE_ASM(probe, args)                                                      \
-	"990:	nop\n"                                                                          \
+	"990: nop\n"                                                                           \
 	".pushsection .note.stapsdt,\"?\",@note\n"                                              \
 	".balign 4\n"                                                                          \
 	".4byte 992f-991f, 994f-993f, 3\n"                                                     \
-	"991:	.asciz \"stapsdt\"\n"                                                           \
-	"992:	.balign 4\n"                                                                    \
-	"993:	.8byte 990b\n"                                                                  \
+	"991: .asciz \"stapsdt\"\n"                                                            \
+	"992: .balign 4\n"                                                                     \
+	"993: .8byte 990b\n"                                                                   \
 	".8byte _.stapsdt.base\n"                                                              \
 	".8byte " INFLIGHT_P__SEMA_STR(probe) "\n"                                             \
 	".asciz \"" INFLIGHT_P__PROVIDER "\"\n"                                                \
 	".asciz \"" #probe "\"\n"                                                              \
 	".asciz \"" args "\"\n"                                                                \
-	"994:	.balign 4\n"                                                                    \
+	"994: .balign 4\n"                                                                     \
 	".popsection\n"                                                                        \
 	".pushsection .inflight.keep,\"aR?\",@progbits\n"                                       \
 	".balign 4\n"                                                                          \
@@ -176,24 +176,32 @@ static inline void inflight_stage(uint64_t owner, uint32_t stage)
 	INFLIGHT_P__STATIC_ASSERT(0 CLASSES(INFLIGHT_P__ID_BAD) == 0, "class ids must be < 16");  \
 	INFLIGHT_P__STATIC_ASSERT(0 STAGES(INFLIGHT_P__ID_BAD) == 0, "stage ids must be < 16");   \
 	__asm__(".pushsection .probes,\"aw\",@progbits\n"                                      \
-		".balign 4096\n" INFLIGHT_P__SEMA_DEF(buf_alloc) INFLIGHT_P__SEMA_DEF(buf_free)   \
-			INFLIGHT_P__SEMA_DEF(stage) ".balign 4096\n"                              \
-		".popsection\n" INFLIGHT_P__BASE_ASM                                           \
+		".balign 4096\n"                                                               \
+		INFLIGHT_P__SEMA_DEF(buf_alloc)                                                \
+		INFLIGHT_P__SEMA_DEF(buf_free)                                                 \
+		INFLIGHT_P__SEMA_DEF(stage)                                                    \
+		".balign 4096\n"                                                               \
+		".popsection\n"                                                                \
+		INFLIGHT_P__BASE_ASM                                                           \
 		".pushsection .inflight.keep,\"aR\",@progbits\n"                               \
-		".balign 4\n" INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(buf_alloc))                   \
-			INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(buf_free))                          \
-				INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(stage))                     \
-					INFLIGHT_P__KEEP("_.stapsdt.base") ".popsection\n"        \
+		".balign 4\n"                                                                  \
+		INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(buf_alloc))                              \
+		INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(buf_free))                               \
+		INFLIGHT_P__KEEP(INFLIGHT_P__SEMA_STR(stage))                                  \
+		INFLIGHT_P__KEEP("_.stapsdt.base")                                             \
+		".popsection\n"                                                                \
 		".pushsection .note.inflight,\"a\",@note\n"                                    \
 		".balign 4\n"                                                                  \
-		".4byte 9, 2f - 1f, " INFLIGHT_P__NOTE_TYPE_ASM "\n"             \
+		".4byte 9, 2f - 1f, " INFLIGHT_P__NOTE_TYPE_ASM "\n"                           \
 		".asciz \"inflight\"\n"                                                        \
 		".balign 4\n"                                                                  \
-		"1:	.ascii \"inflight-contract " INFLIGHT_P__XSTR(                              \
-			INFLIGHT_PROBES_CONTRACT_VERSION) "\\n\"\n"                               \
-		".ascii \"provider " INFLIGHT_P__PROVIDER "\\n\"\n" CLASSES(INFLIGHT_P__CLASS_ASM) \
-			STAGES(INFLIGHT_P__STAGE_ASM) ".byte 0\n"                                 \
-		"2:	.balign 4\n"                                                            \
+		"1: .ascii \"inflight-contract "                                                \
+		INFLIGHT_P__XSTR(INFLIGHT_PROBES_CONTRACT_VERSION) "\\n\"\n"                   \
+		".ascii \"provider " INFLIGHT_P__PROVIDER "\\n\"\n"                             \
+		CLASSES(INFLIGHT_P__CLASS_ASM)                                                 \
+		STAGES(INFLIGHT_P__STAGE_ASM)                                                  \
+		".byte 0\n"                                                                    \
+		"2: .balign 4\n"                                                               \
 		".popsection\n")
 
 #endif /* INFLIGHT_PROBES_H */

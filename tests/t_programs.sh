@@ -12,7 +12,8 @@ source "$ROOT/tests/programs/expect.sh"
 INFLIGHT=$BUILD/inflight
 P=$BUILD/tests/programs
 FACTS=$ROOT/tests/programs/elf_facts.py
-JOBS=${PROGRAMS_JOBS:-8} # rows traced at once: most of a run is uprobe teardown, not CPU
+WITNESS=$P/sema_witness
+JOBS=${PROGRAMS_JOBS:-4} # rows at once: the kernel serializes uprobe (un)registration anyway
 needs_root
 command -v jq >/dev/null || skip_all "needs jq"
 
@@ -48,6 +49,7 @@ ROWS=(
 	"sdt example foreign 6 1 0 pie:dynamic:symtab:bfd"
 	"sdt-lld example foreign 6 1 0 pie:dynamic:symtab:lld"
 	"sdt-lld-gc example foreign 6 1 0 pie:dynamic:symtab:lld"
+	"sdt-mold example foreign 6 1 0 pie:dynamic:symtab:mold"
 	"rust163-release example own 6 1 0 pie:dynamic:symtab:bfd"
 	"rust163-debug example own 6 1 0 pie:dynamic:symtab:bfd"
 	"rust163-release-nogc example own 6 1 0 pie:dynamic:symtab:bfd"
@@ -64,6 +66,7 @@ ROWS=(
 # with exit 5 (the contract is not there in a form it can trace)
 REFUSED=(
 	"sdt-m32 elf32:pie:dynamic:symtab:bfd 32-bit"
+	"sdt-note-myapp elf64:pie:dynamic:symtab:bfd provider myapp"
 	"nosema elf64:pie:dynamic:symtab:bfd semaphore"
 	"myapp elf64:pie:dynamic:symtab:bfd provider myapp"
 )
@@ -74,9 +77,9 @@ res() { printf '%s|%s|%s\n' "$1" "$2" "${3:-}" >>"$RES"; }
 evidence() { sed 's/^/#   /' >>"$RES"; }
 cell() { printf '%s\n' "$1" >>"$CELLS"; } # the row's entry in the final table
 
-# waits up to 10 s for a line matching REGEX in FILE; gives up early when PID is gone
+# waits up to 30 s for a line matching REGEX in FILE; gives up early when PID is gone
 wait_line() {
-	for _ in $(seq 1000); do
+	for _ in $(seq 3000); do
 		grep -qE -- "$2" "$1" 2>/dev/null && return 0
 		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && { grep -qE -- "$2" "$1"; return; }
 		sleep 0.01
@@ -216,22 +219,32 @@ mode_bin() {
 # the ELF facts: notes that point into removed code, semaphores in a page RELRO shares
 elf_checks() {
 	local row=$1 file=$2 origin=$3 dead semas
+	local d1="$row: every probe note's site is in an executable section"
+	local d2="$row: every semaphore is file-backed, in a page no other writable segment maps"
 	dead=$("$FACTS" dead "$file" 2>&1)
 	semas=$("$FACTS" semas "$file" 2>&1)
 	if [ "$origin" = own ]; then
-		if [ -z "$dead" ]; then res ok "$row: every probe note's site is in an executable section"
-		else res "not ok" "$row: every probe note's site is in an executable section" \
-			"$(head -1 <<<"$dead")"; fi
-		if [ -z "$semas" ]; then
-			res ok "$row: every semaphore is file-backed, in a page no other writable segment maps"
-		else res "not ok" \
-			"$row: every semaphore is file-backed, in a page no other writable segment maps" \
-			"$(head -1 <<<"$semas")"; fi
+		if [ -z "$dead" ]; then res ok "$d1"; else res "not ok" "$d1" "$(head -1 <<<"$dead")"; fi
+		if [ -z "$semas" ]; then res ok "$d2"
+		else res "not ok" "$d2" "$(head -1 <<<"$semas")"; fi
 	else # a foreign build: its facts are shown, not judged
 		{ echo "$row: ELF facts of $(basename "$file") (a foreign build: shown, not judged):"
 		  printf '%s\n%s\n' "$dead" "$semas" | sed '/^$/d' | sort -u
 		  "$FACTS" layout "$file"; } | evidence
+		grep -q 'writable PT_LOADs' <<<"$semas" && witness "$row" "$file"
 	fi
+}
+
+# where the kernel raises the `stage` semaphore when a tracer attaches at exec (`--`), at
+# the entry point (after RELRO is read-only: a late -p) or before the start (-b)
+witness() {
+	local row=$1 file=$2 at
+	for at in exec entry before; do
+		# shellcheck disable=SC2046
+		timeout 30 "$WITNESS" "$at" $("$FACTS" offsets "$file" stage) "$file" --items 6 2>&1 |
+			grep -v '^done' | sed "s/^/$at: /"
+	done | { echo "$row: the kernel and the stage semaphore (tests/programs/sema_witness.c):"
+		 cat; } | evidence
 }
 
 # the row is built as its name says: ELF class, PIE or not, static, stripped, the linker;
@@ -253,16 +266,16 @@ built_check() {
 }
 
 list_check() {
-	local row=$1 file=$2 rc names
+	local row=$1 file=$2 rc names complete
+	local desc="$row: inflight list: the contract is complete, the names are the example's"
 	timeout 20 "$INFLIGHT" list --json "$file" >"$WD/list.json" 2>"$WD/list.err"
 	rc=$?
 	names=$(project_names <"$WD/list.json" 2>/dev/null)
-	if [ "$rc" = 0 ] && [ "$(jq .contract.complete "$WD/list.json")" = true ] &&
-		[ "$names" = "$(expect_names)" ]; then
-		res ok "$row: inflight list: the contract is complete, the names are the example's"
+	complete=$(jq .contract.complete "$WD/list.json" 2>/dev/null)
+	if [ "$rc" = 0 ] && [ "$complete" = true ] && [ "$names" = "$(expect_names)" ]; then
+		res ok "$desc"
 	else
-		res "not ok" "$row: inflight list: the contract is complete, the names are the example's" \
-			"exit $rc, complete $(jq .contract.complete "$WD/list.json" 2>/dev/null), names $names"
+		res "not ok" "$desc" "exit $rc, complete $complete, names $names"
 	fi
 }
 

@@ -8,11 +8,17 @@
  *                     `dtrace -G` semaphores (probes/prover.d), names from inflight_note.h;
  *   -DEXAMPLE_NOSEMA  <sys/sdt.h> probes with no semaphore: not the contract (every argument
  *                     is computed on every call), for the tracer to refuse.
+ * With either, -DEXAMPLE_NOTE_PROVIDER='"name"' makes the names note declare another
+ * provider than the probes': a contradiction, for the tracer to refuse.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pipeline.h"
+
+#ifndef EXAMPLE_NOTE_PROVIDER
+#define EXAMPLE_NOTE_PROVIDER "prover"
+#endif
 
 #if defined(EXAMPLE_SDT)
 #include "prover_probes.h" /* dtrace -h -s probes/prover.d */
@@ -32,14 +38,14 @@
 		if (PROVER_STAGE_ENABLED())                                                    \
 			PROVER_STAGE(o, s);                                                    \
 	} while (0)
-INFLIGHT_NAMES_NOTE(example_names, "prover", EXAMPLE_CLASSES, EXAMPLE_STAGES);
+INFLIGHT_NAMES_NOTE(example_names, EXAMPLE_NOTE_PROVIDER, EXAMPLE_CLASSES, EXAMPLE_STAGES);
 #elif defined(EXAMPLE_NOSEMA)
 #include <sys/sdt.h>
 #include "inflight_note.h"
 #define EX_ALLOC(b, c, n, o) STAP_PROBE4(prover, buf_alloc, b, c, n, o)
 #define EX_FREE(b, c, n) STAP_PROBE3(prover, buf_free, b, c, n)
 #define EX_STAGE(o, s) STAP_PROBE2(prover, stage, o, s)
-INFLIGHT_NAMES_NOTE(example_names, "prover", EXAMPLE_CLASSES, EXAMPLE_STAGES);
+INFLIGHT_NAMES_NOTE(example_names, EXAMPLE_NOTE_PROVIDER, EXAMPLE_CLASSES, EXAMPLE_STAGES);
 #else
 #include "inflight_probes.h"
 #define EX_ALLOC inflight_buf_alloc
@@ -249,7 +255,7 @@ int example_items(const struct example_opts *o, uint64_t *checksum)
 	}
 	for (; started < o->threads; started++)
 		if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]))
-			abort(); /* the others wait at a barrier for a thread that will never come */
+			abort(); /* the others would wait at a barrier for it forever */
 	worker_main(&w[0]);
 	for (int t = 1; t < started; t++)
 		pthread_join(w[t].thread, NULL);

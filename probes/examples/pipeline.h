@@ -19,7 +19,8 @@
 #include <stdint.h>
 
 #define EXAMPLE_CLASSES(X) X(0, input) X(1, scratch) X(2, result) X(3, table)
-#define EXAMPLE_STAGES(X) X(0, read, entry) X(1, compute, plain) X(2, write, plain) X(3, done, terminal)
+#define EXAMPLE_STAGES(X) \
+	X(0, read, entry) X(1, compute, plain) X(2, write, plain) X(3, done, terminal)
 
 #define EXAMPLE__ENUM_CLASS(id, name) EX_CLS_##name = id,
 #define EXAMPLE__ENUM_STAGE(id, name, flag) EX_STAGE_##name = id,

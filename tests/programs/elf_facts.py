@@ -13,6 +13,8 @@ for the others.
                             one writable PT_LOAD (lld's page shared by RELRO and RW), one line
                             each; also a probe without a semaphore
   elf_facts.py layout ELF   one line: where the semaphores are (section, file page, segments)
+  elf_facts.py offsets ELF PROBE   "SITE SEMAPHORE": the file offsets of PROBE's first
+                            site and its semaphore (what a uprobe is registered with)
   elf_facts.py build ELF    how it was built, as far as the file tells: "elf32|elf64
                             exec|pie|dyn static|dynamic symtab|stripped linker=lld|mold|gold|bfd"
 
@@ -178,10 +180,27 @@ def build(elf):
         "symtab" if any(s["type"] == 2 for s in elf.sections) else "stripped", linker))
 
 
+def file_offset(elf, va):
+    for p in elf.segments:
+        if p["type"] == PT_LOAD and p["vaddr"] <= va < p["vaddr"] + p["filesz"]:
+            return va - p["vaddr"] + p["offset"]
+    return None
+
+
+def offsets(elf, probe):
+    for _, name, site, sema in elf.stapsdt():
+        if name == probe and file_offset(elf, site) is not None and sema:
+            print("0x%x 0x%x" % (file_offset(elf, site), file_offset(elf, sema)))
+            return
+
+
 def main():
     cmds = {"dead": dead, "semas": semas, "layout": layout, "build": build}
+    if len(sys.argv) == 4 and sys.argv[1] == "offsets":
+        offsets(Elf(sys.argv[2]), sys.argv[3])
+        return
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        sys.exit("usage: elf_facts.py dead|semas|layout|build ELF")
+        sys.exit("usage: elf_facts.py dead|semas|layout|build ELF | offsets ELF PROBE")
     try:
         elf = Elf(sys.argv[2])
     except (OSError, ValueError, struct.error, IndexError) as e:

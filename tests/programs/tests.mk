@@ -19,7 +19,7 @@ EX_SDT := -DEXAMPLE_SDT -I$(PROBES_DIR) $(PROBES_O)
 # ---- one C build per row: ROW_CC (default gcc), ROW_FLAGS (compile and link) ----
 PROG_C_ROWS := c-bfd-O2 c-bfd-O0 c-inline-sites c-bfd-nopie c-gold c-lld c-mold c-static c-lld-static \
 	c-clang c-gc-bfd c-gc-gold c-gc-lld c-gc-mold c-threads c-workers sdt sdt-lld \
-	sdt-lld-gc nosema myapp
+	sdt-lld-gc sdt-mold sdt-note-myapp nosema myapp
 ROW_FLAGS_c-bfd-O2 := -O2
 ROW_FLAGS_c-bfd-O0 := -O0
 ROW_FLAGS_c-inline-sites := -O2 -DEXAMPLE_INLINE_SITES
@@ -39,7 +39,9 @@ ROW_FLAGS_c-threads := -O2
 ROW_FLAGS_c-workers := -O2
 ROW_FLAGS_sdt := -O2 $(EX_SDT)
 ROW_FLAGS_sdt-lld := -O2 -fuse-ld=lld $(EX_SDT)
+ROW_FLAGS_sdt-mold := -O2 -fuse-ld=mold $(EX_SDT)
 ROW_FLAGS_sdt-lld-gc := -O2 -fuse-ld=lld $(EX_GC) -DDEAD_SDT $(EX_DEAD) $(EX_SDT)
+ROW_FLAGS_sdt-note-myapp := -O2 $(EX_SDT) '-DEXAMPLE_NOTE_PROVIDER="myapp"'
 ROW_FLAGS_nosema := -O2 -DEXAMPLE_NOSEMA
 ROW_FLAGS_myapp := -O2 -DINFLIGHT_PROVIDER=myapp
 
@@ -103,8 +105,14 @@ $(PROG_DIR)/sdt-m32/example: $(EX_C_DEPS) probes/prover.d $(PROBES_H) | $(DEPS_S
 		-I$(PROBES_DIR) $(EX_DIR)/example.c $(EX_DIR)/pipeline.c \
 		$(@D)/prover_probes32.o -pthread -o $@
 
+# the evidence tool: where the kernel raises a semaphore, and whether the probe then fires
+$(PROG_DIR)/sema_witness: tests/programs/sema_witness.c | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
+
 PROG_BINS := $(foreach r,$(PROG_C_ROWS) c-stripped cxx-g++ cxx-clang++ so-needed so-dlopen \
-	sdt-m32,$(PROG_DIR)/$(r)/example)
+	sdt-m32,$(PROG_DIR)/$(r)/example) $(PROG_DIR)/sema_witness
 
 # ---- Rust: Debian's rustc/cargo 1.63 (GNU ld) and rustup's stable (LLD by default) ----
 # cargo builds offline and --locked (Cargo.lock is committed, version 3, which both read),

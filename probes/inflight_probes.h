@@ -8,8 +8,8 @@
  *   #define INFLIGHT_PROVIDER myapp        optional, before the include (default: prover)
  *   #include "inflight_probes.h"
  *
- *   inflight_buf_alloc(buf, cls, bytes, owner);   anywhere: cost one nop and a test of a
- *   inflight_buf_free(buf, cls, bytes);           2-byte semaphore while nobody listens
+ *   inflight_buf_alloc(buf, cls, bytes, owner);   anywhere: while nobody listens, a test of
+ *   inflight_buf_free(buf, cls, bytes);           a 2-byte semaphore and a branch not taken
  *   inflight_stage(owner, stage);
  *   if (INFLIGHT_ENABLED(buf_alloc)) ...          guard costly argument computations
  *
@@ -31,8 +31,8 @@
  *
  * INFLIGHT_CONTRACT defines the semaphores in a ".probes" section of exactly one page of
  * its own (aligned to 4096 and padded to 4096): a semaphore must not live in a file page
- * that is also mapped by the RELRO segment, as lld's layout does with the first page of its
- * RW segment. The kernel raises a semaphore in the first writable mapping of its file
+ * that is also mapped by the RELRO segment, as lld's and mold's layouts do with the first
+ * page of their RW segment. The kernel raises a semaphore in the first writable mapping of its file
  * offset; right after exec that is the RELRO copy, which the program never reads.
  */
 #ifndef INFLIGHT_PROBES_H

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 # The known answers of the example pipeline (probes/examples/pipeline.h; C and Rust alike),
 # as inflight's --json summary must give them (docs/json.md), computed from the run's
 # parameters alone. Sourced by tests/t_programs.sh; needs jq.

@@ -14,7 +14,7 @@
 //!         stages { read = 0 entry, compute = 1 plain, done = 3 terminal }
 //!     }
 //! }
-//! // anywhere: one `nop` and a test of a 2-byte semaphore while nobody listens
+//! // anywhere: while nobody listens, a test of a 2-byte semaphore and a branch not taken
 //! probes::buf_alloc(buf.as_ptr() as u64, probes::class::input, 4096, item);
 //! probes::stage(item, probes::stage_id::compute);
 //! if probes::buf_alloc_enabled() { /* costly arguments */ }
@@ -28,8 +28,8 @@
 //!   remove code whose note stays behind (linkers keep non-allocated notes but never follow
 //!   their relocations: the cause of notes pointing at 0x1b in gc'd Rust builds);
 //! - once: the semaphores `PROVIDER_PROBE_semaphore` (hidden, 2 bytes each) alone in one
-//!   page of `.probes` (aligned to and padded to 4096), never in a file page that LLD also
-//!   maps in its RELRO segment; `_.stapsdt.base`; the `.note.inflight` names note.
+//!   page of `.probes` (aligned to and padded to 4096), never in a file page that LLD or
+//!   mold also map in their RELRO segment; `_.stapsdt.base`; the `.note.inflight` names note.
 #![no_std]
 
 /// Defines the contract's probes for one program (invoke it once, in one module).

@@ -48,7 +48,7 @@ at_wait_report() {
 	return 1
 }
 
-# at_zombie PID: 1 when PID is a zombie nobody reaped, 0 when it is gone
+# at_zombie PID: 1 when PID is still a zombie half a second after it ended, 0 when reaped
 at_zombie() {
 	local st
 	sleep 0.5

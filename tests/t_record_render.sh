@@ -28,7 +28,7 @@ check_match "text: a lost event is reported" "$out" 'lost +1 events \(1 in the k
 csv=$("$I" report "$TMP/s.rec" --format csv --step 100ms)
 hdr=$(printf '%s\n' "$csv" | head -1)
 check_match "csv: header names classes and stages" "$hdr" \
-	'^pid,t_s,tracked_bytes,max_bytes,rss_bytes,bytes_srs,bytes_abc,bytes_aux,bytes_pending,owners_parse,'
+	'^pid,time_s,tracked_bytes,max_bytes,rss_bytes,bytes_srs,bytes_abc,bytes_aux,bytes_pending,owners_parse,'
 col() { printf '%s\n' "$hdr" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
 row() { printf '%s\n' "$csv" | awk -F, -v t="$1" '$2 == t'; }
 check_eq "csv: at 0.2 s 1800 bytes tracked" "$(row 0.2 | cut -d, -f3)" 1800
@@ -43,10 +43,25 @@ check_match "json: says where it wrote" "$(cat "$TMP/err")" "^inflight: wrote JS
 check_eq "json: peak, time, completions, dwell, memory x time" "$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["processes"][0]
-st = {s["stage"]: s for s in p["stages"]}
-print(p["peak"]["bytes"], p["peak"]["t_s"], p["completed"]["owners"],
+st = {s["stage"]: s for s in p["memory_x_time"]}
+print(p["peak"]["bytes"], p["peak"]["time_s"], p["completed"]["owners"],
       st["chan_send"]["mean_dwell_ms"], st["synth"]["byte_ms"], p["check"]["mismatches"])
 ' "$TMP/s.json")" "2000 0.21 3 135.0 56000 0"
+check_eq "json: the live summary's keys, the same figures (schema 2)" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["processes"][0]
+print(d["schema"], d["clock"]["origin_pid"], p["pid"], p["command"], p["exit_status"], p["events"],
+      p["owners"], p["peak"]["bufs"], p["peak"]["seq"], p["peak"]["rss_bytes"],
+      [s["stage"] for s in p["peak"]["stages"]], p["rss"]["peak_bytes"], p["rss"]["peak_time_s"],
+      p["at_end"]["bytes"], [(x["stage"], x["count"]) for x in p["dwell"]][:3],
+      p["unmatched"]["free"], p["exact"])
+' "$TMP/s.json")" "2 4242 4242 prover --scripted 0 {'buf_alloc': 7, 'buf_free': 8, 'stage': 15} {'started': 3, 'done': 3} 6 15 2600 ['parse', 'chan_send', 'gpu', '(none)'] 2600 0.16 0 [('parse', 1), ('wait_permit', 2), ('synth', 2)] {'input': {'bufs': 1, 'bytes': 50}} True"
+check_eq "json: owner kinds kept apart: proof jobs (parse) and partitions (wait_permit)" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+print({k: (v["done"], v["per_minute"]) for k, v in p["completed"]["by_kind"].items()})
+' "$TMP/s.json")" "{'parse': (1, 120.0), 'wait_permit': (2, 240.0)}"
 
 # folded: the hand-computed byte-ms, and the same from the independent decoder
 folded=$("$I" report "$TMP/s.rec" --format folded | sort)
@@ -57,9 +72,9 @@ check_eq "folded: memory x time per stage;class (byte-ms)" "$folded" "$expect"
 check_eq "folded: equals the independent decoder's integral" "$folded" \
 	"$(python3 "$ROOT/tests/record/recdump.py" "$TMP/s.rec" folded | sort)"
 
-# chrome
+# chrome: integer microseconds on the report's clock; owners on lanes; no slice overlaps
 "$I" report "$TMP/s.rec" -o "$TMP/s.trace.json" 2>/dev/null
-check_eq "chrome: counters at known instants, slices per owner, metadata" "$(python3 -c '
+check_eq "chrome: counters at known instants, stays per owner, metadata" "$(python3 -c '
 import json, sys, collections
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 def counter(name, us):
@@ -67,28 +82,56 @@ def counter(name, us):
     return max(c, key=lambda e: e["ts"])["args"]
 owners = counter("owners by stage", 155000)
 byclass = counter("bytes by class", 210000)
+stays = collections.defaultdict(list)
+for e in sorted((e for e in ev if e["ph"] == "X" and e["cat"] == "owner"), key=lambda e: e["ts"]):
+    stays[e["args"]["owner"]].append(e["name"])
+meta = sorted(e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name")
+ints = all(isinstance(e.get(k, 0), int) for e in ev for k in ("ts", "dur"))
+print(owners["chan_send"], owners["parse"], byclass["abc"], byclass["pending"], byclass["srs"],
+      sorted(len(v) for v in stays.values()), ",".join(stays["0x101"]), meta, ints)
+' "$TMP/s.trace.json")" "2 1 600 200 1000 [2, 5, 5] wait_permit,synth,chan_send,gpu,finalize ['prover'] True"
+check_eq "chrome: lanes by owner kind (2 partitions at once, 1 job), none overlapping" "$(python3 -c '
+import json, sys, collections
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 lanes = collections.defaultdict(list)
 for e in ev:
-    if e["ph"] == "b":
-        lanes[e["id"]].append(e["name"])
-slices = sorted(len(v) - 1 for v in lanes.values())
-p101 = [v for v in lanes.values() if v[0].startswith("owner 0x101")][0][1:]
-meta = sorted(e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name")
-ends = sum(1 for e in ev if e["ph"] == "e")
-print(owners["chan_send"], owners["parse"], byclass["abc"], byclass["pending"], byclass["srs"],
-      slices, ",".join(p101), meta, ends == sum(len(v) for v in lanes.values()))
-' "$TMP/s.trace.json")" "2 1 600 200 1000 [2, 5, 5] wait_permit,synth,chan_send,gpu,finalize ['prover'] True"
+    if e["ph"] == "X":
+        lanes[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+overlaps = sum(1 for v in lanes.values() for a, b in zip(sorted(v), sorted(v)[1:]) if b[0] < a[1])
+print(sorted(n for n in names.values() if n.startswith("owners")), overlaps)
+' "$TMP/s.trace.json")" "['owners from parse #1', 'owners from wait_permit #1', 'owners from wait_permit #2'] 0"
+check_eq "chrome: stage occupancy chan_send: 1 from 100 ms, 2 from 150, 1 from 200 to 320" "$(python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print([(e["name"], e["ts"], e["ts"] + e["dur"]) for e in ev if e["ph"] == "X" and e["tid"] == 103])
+' "$TMP/s.trace.json")" "[('1 in chan_send', 100000, 150000), ('2 in chan_send', 150000, 200000), ('1 in chan_send', 200000, 320000)]"
+check_eq "chrome: the peak instant at 210000 us with its composition" "$(python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+pk = [e for e in ev if e["ph"] == "i"][0]
+print(pk["ts"], pk["args"]["bytes"], pk["args"]["time_s"], pk["args"]["by_stage"])
+' "$TMP/s.trace.json")" "210000 2000 0.21 {'chan_send': 400, 'gpu': 600, '(none)': 1000}"
 
-# svg
+# svg: bytes by stage and by class on one scale, owners per stage, the peak and its composition
 "$I" report "$TMP/s.rec" -o "$TMP/s.svg" 2>/dev/null
 check "svg: well-formed XML" xmllint --noout "$TMP/s.svg"
+X() { xmlstarlet sel -N s=http://www.w3.org/2000/svg -t "$@" "$TMP/s.svg"; }
 check_eq "svg: the peak annotated with its value and time" \
-	"$(xmlstarlet sel -N s=http://www.w3.org/2000/svg -t -v '//s:g[@id="peak"]/s:text' "$TMP/s.svg")" \
-	"peak 1.95 KiB at 0.210 s"
-check_eq "svg: one area per class, an RSS line, a lane per stage" \
-	"$(xmlstarlet sel -N s=http://www.w3.org/2000/svg -t -v 'count(//s:g[@class="areas"]/s:path)' \
-		-o ' ' -v 'count(//s:path[@class="rss"])' -o ' ' \
-		-v 'count(//s:g[@class="lanes"]/s:rect)' "$TMP/s.svg")" "4 1 7"
+	"$(X -v '//s:g[@id="peak"]/s:text[@class="label"]')" "peak 1.95 KiB at 0.210 s"
+check_eq "svg: an area per stage and per class, RSS in both, a lane per stage" \
+	"$(X -v 'count(//s:g[@id="by-stage"]/s:path)' -o ' ' -v 'count(//s:g[@id="by-class"]/s:path)' \
+		-o ' ' -v 'count(//s:path[@class="rss"])' -o ' ' -v 'count(//s:g[@class="lanes"]/s:rect)')" \
+	"5 4 2 7"
+check_eq "svg: stages stacked from (none) up, in pipeline order" \
+	"$(X -m '//s:g[@id="by-stage"]/s:path' -v '@data-series' -o ',')" "(none),synth,chan_send,gpu,finalize,"
+check_eq "svg: the peak's composition, largest stage first" \
+	"$(X -m '//s:g[@class="composition"]/s:text[@class="row"]' -v '.' -n)" \
+	"$(printf '%s\n' '■ (none) 1000 B, 0 owners: srs 1000B' \
+		'■ gpu 600 B, 1 owners: abc 300B, pending 200B, aux 100B' \
+		'■ chan_send 400 B, 1 owners: abc 300B, aux 100B')"
+check_match "svg: the clock named under the time axis" "$(X -v '//s:text')" \
+	'seconds since the first probe event \(pid 4242\)'
 
 # compare: the slow run is A; the same work in half the time is B
 cmp=$("$I" compare --json "$TMP/slow.rec" "$TMP/s.rec")
@@ -121,7 +164,8 @@ cp "$TMP/s.rec" "$TMP/flip.rec"
 printf '\x55' | dd of="$TMP/flip.rec" bs=1 seek=300 conv=notrunc 2>/dev/null
 out=$("$I" report "$TMP/flip.rec" 2>&1)
 check_eq "a corrupt recording: exit 8" "$?" 8
-check_match "... named corrupt" "$out" '^inflight: .*flip\.rec: corrupt record [0-9]+ at offset [0-9]+: checksum mismatch$'
+check_match "... named corrupt, with the way out" "$out" \
+	'^inflight: .*flip\.rec: corrupt record [0-9]+ at offset [0-9]+: checksum mismatch; add --partial'
 out=$("$I" report /etc/passwd 2>&1)
 check_eq "not a recording: exit 8" "$?" 8
 check_match "... bad magic" "$out" 'not an inflight recording'

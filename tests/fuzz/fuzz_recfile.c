@@ -57,11 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret) {
 			PROMISE(r == NULL);
 			PROMISE(err[0] != 0 && strlen(err) < REC_ERR_LEN);
+			PROMISE(!strchr(err, '\x1b') && !strchr(err, '\n'));
 			continue;
 		}
 		PROMISE(r != NULL);
 		PROMISE(r->has_end || (modes[m] & REC_READ_PARTIAL));
-		if (timeline__build(r, &tl) == 0) {
+		PROMISE(!strpbrk(r->host, "\x1b\n\r") && !strpbrk(r->cmdline, "\x1b\n\r"));
+		if (timeline__build(r, &tl, err) == 0) {
 			for (size_t i = 0; i < tl->nprocs; i++) {
 				const struct tl_proc *p = &tl->procs[i];
 				char what[128];
@@ -69,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* the replay clamps instead of wrapping below zero */
 				PROMISE(p->final.total_bytes <= p->peak_bytes || !p->peak_bytes ||
 					p->diverged);
-				PROMISE(p->nslices == 0 || p->nlives > 0);
+				PROMISE(p->retired <= p->nlives);
+				PROMISE(!strpbrk(p->comm, "\x1b\n\r"));
 				timeline__check(p, what, sizeof(what));
 			}
 			render_all(tl);

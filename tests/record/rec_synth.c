@@ -17,12 +17,13 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: rec_synth OUT [slow] [drop]\n");
+		fprintf(stderr, "usage: rec_synth OUT [slow] [drop] [hostile]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++)
 		opts |= !strcmp(argv[i], "slow") ? SCENARIO_SLOW
-			: !strcmp(argv[i], "drop") ? SCENARIO_DROP_ONE : 0;
+			: !strcmp(argv[i], "drop") ? SCENARIO_DROP_ONE
+			: !strcmp(argv[i], "hostile") ? SCENARIO_HOSTILE : 0;
 	err = rec_writer__create(argv[1], REC_W_FORCE, &w);
 	if (err) {
 		fprintf(stderr, "rec_synth: %s: %s\n", argv[1], strerror(-err));

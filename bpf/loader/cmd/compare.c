@@ -79,7 +79,7 @@ static void collect(struct metrics *ms, const struct side *A, const struct side 
 	add(ms, "run", "duration", U_NS, A->tl->t_end - A->tl->t0, B->tl->t_end - B->tl->t0);
 	add(ms, "run", "active (first to last event)", U_NS, render_active_ns(a),
 	    render_active_ns(b));
-	add(ms, "run", "events", U_COUNT, a->nev, b->nev);
+	add(ms, "run", "events", U_COUNT, (double)a->nev, (double)b->nev);
 	add(ms, "peak", "tracked total", U_BYTES, a->peak_bytes, b->peak_bytes);
 	add(ms, "peak", "RSS", U_BYTES, a->rss_peak, b->rss_peak);
 	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
@@ -281,12 +281,14 @@ static const struct argp compare_argp = { compare_options, compare_parse, "A B",
 static int load(struct side *s)
 {
 	int ret = rec_open_or_complain(s->file, 0, &s->rec), err;
+	char why[REC_ERR_LEN];
 
 	if (ret)
 		return ret;
-	err = timeline__build(s->rec, &s->tl);
+	err = timeline__build(s->rec, &s->tl, why);
 	if (err)
-		return infl_err(EXIT_GENERIC, NULL, "%s: %s", s->file, strerror(-err));
+		return err == -ENOMEM ? infl_err(EXIT_GENERIC, NULL, "%s: %s", s->file, why)
+				      : rec_complain(s->file, err, why);
 	s->p = timeline__primary(s->tl);
 	if (!s->p)
 		return infl_err(EXIT_BAD_FILE, NULL, "%s: no traced process in it", s->file);

@@ -145,8 +145,9 @@ int cmd_report(int argc, char **argv)
 	struct report_args a = { .format = -1 };
 	struct recording *rec = NULL;
 	struct timeline *tl = NULL;
+	char err[REC_ERR_LEN];
 	FILE *out;
-	int ret, err;
+	int ret;
 
 	argp_parse(&report_argp, argc, argv, 0, NULL, &a);
 	if (a.format < 0)
@@ -155,11 +156,17 @@ int cmd_report(int argc, char **argv)
 	ret = rec_open_or_complain(a.file, a.read_flags, &rec);
 	if (ret)
 		return ret;
-	err = timeline__build(rec, &tl);
-	if (err) {
+	ret = timeline__build(rec, &tl, err);
+	if (ret) {
+		ret = ret == -ENOMEM ? infl_err(EXIT_GENERIC, "free some memory and retry",
+						"%s: %s", a.file, err)
+				     : rec_complain(a.file, ret, err);
 		recording__free(rec);
-		return infl_err(EXIT_GENERIC, NULL, "%s: %s", a.file, strerror(-err));
+		return ret;
 	}
+	if (rec->cut)
+		infl_warn("%s: cut short; read the %zu complete records before it: %s", a.file,
+			  rec->nrecords, rec->cut_why);
 	if (a.ro.pid && !timeline__proc(tl, a.ro.pid)) {
 		timeline__free(tl);
 		recording__free(rec);
@@ -172,10 +179,11 @@ int cmd_report(int argc, char **argv)
 		return infl_err(EXIT_USAGE, "choose a larger --step", "--step gives more than a "
 				"million rows for this recording");
 	}
-	ret = render_output_open(a.out, &out);
+	ret = render_output_open_guarded(a.out, (const char *const *)&a.file, 1, &out);
 	if (!ret) {
-		err = formats[a.format].fn(out, tl, &a.ro);
-		ret = render_output_close(out, a.out, formats[a.format].what, err);
+		int rerr = formats[a.format].fn(out, tl, &a.ro);
+
+		ret = render_output_close(out, a.out, formats[a.format].what, rerr);
 	}
 	timeline__free(tl);
 	recording__free(rec);

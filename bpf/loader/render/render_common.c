@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "util/errors.h"
 #include "util/fmt.h"
+#include "live/summary.h"
 #include "render/render.h"
 
 const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
@@ -44,8 +46,9 @@ __u32 render_used_slots(const struct tl_proc *p)
 {
 	__u32 m = 0;
 
-	for (size_t i = 0; i < p->nslices; i++)
-		m |= 1u << p->slices[i].stage;
+	for (int s = 0; s < INFL_SLOTS; s++)
+		if (p->owners_peak[s] || p->slot_peak[s])
+			m |= 1u << s;
 	for (int c = 0; c < INFL_MAX_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			if (p->byte_ns[c][s] || p->peak[c][s].count)
@@ -72,7 +75,20 @@ __u64 render_next_t(__u64 t, __u64 step)
 
 double render_t(const struct timeline *tl, __u64 ns)
 {
-	return ns > tl->t0 ? (ns - tl->t0) / 1e9 : 0;
+	return summary_rel_s(ns, tl->t0);
+}
+
+const char *render_command(const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct recording *r = tl->rec;
+
+	if (p && p->pid == r->target_pid && r->cmdline[0])
+		return r->cmdline;
+	if (p && p->cmdline[0])
+		return p->cmdline;
+	if (!p && r->cmdline[0])
+		return r->cmdline;
+	return r->binary;
 }
 
 unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot)
@@ -110,23 +126,52 @@ int render_finish(FILE *f)
 	return 0;
 }
 
-int render_output_open(const char *path, FILE **out)
+int render_output_open_guarded(const char *path, const char *const *inputs, size_t n,
+			       FILE **out)
 {
+	struct stat st, in;
 	int fd;
 
 	*out = stdout;
 	if (!path || !strcmp(path, "-"))
 		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* no O_TRUNC yet: first make sure this is not one of the inputs */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return infl_err(EXIT_IO, errno == ELOOP ? "it is a symlink: remove it or choose "
 				"another name" : NULL, "cannot create %s: %s", path, strerror(errno));
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(e));
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!inputs[i] || !strcmp(inputs[i], "-") || stat(inputs[i], &in))
+			continue;
+		if (in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
+			close(fd);
+			return infl_err(EXIT_USAGE, "give -o another name", "%s is the input %s: "
+					"writing there would destroy it", path, inputs[i]);
+		}
+	}
+	if (ftruncate(fd, 0) && S_ISREG(st.st_mode)) {
+		int e = errno;
+
+		close(fd);
+		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(e));
+	}
 	*out = fdopen(fd, "w");
 	if (!*out) {
 		close(fd);
 		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(errno));
 	}
 	return 0;
+}
+
+int render_output_open(const char *path, FILE **out)
+{
+	return render_output_open_guarded(path, NULL, 0, out);
 }
 
 int render_output_close(FILE *f, const char *path, const char *what, int render_err)

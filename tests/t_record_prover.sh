@@ -89,6 +89,12 @@ check "compare: the fix's tracked peak is below 0.8 of the incident's (B/A $rati
 	python3 -c "import sys; sys.exit(0 if $ratio < 0.8 else 1)"
 out=$("$I" compare "$TMP/incident.rec" "$TMP/fix.rec")
 check_match "compare: text names both runs" "$out" '^B  .*fix\.rec$'
+check_match "compare: the verdict names the peak's fall" "$out" '^  peak +[0-9.]+ [KM]iB -> [0-9.]+ [KM]iB \(-[0-9]+%\)'
+check_match "compare: ... and the memory that left chan_send" "$out" '^  moved +memory x time from chan_send [0-9]+% -> [0-9]+%'
+check_match "compare: the full command of each run, wrapped, never cut" \
+	"$(printf '%s\n' "$out" | sed -n '/^B  /,/from its first event/p' | sed '1d;$d' |
+		sed -E 's/^ +(pid [0-9]+: )?//' | tr '\n' ' ')" \
+	'prover --pw 4 --chan-cap 4 --permit-release after-send --jobs 3 -n 3 --log-n 14 --partitions 6 $'
 
 # -p PID, ended by SIGINT: the recording is complete (end record) and reads
 "$TMP/prover" --pw 2 --jobs 1 -n 200 --log-n 12 --partitions 2 >/dev/null 2>&1 &

@@ -138,11 +138,57 @@ cmp=$("$I" compare --json "$TMP/slow.rec" "$TMP/s.rec")
 check_eq "compare: peak ratio 1, throughput ratio 2, dwell ratio 0.5" "$(printf '%s' "$cmp" | python3 -c '
 import json, sys
 m = {(x["group"], x["name"]): x for x in json.load(sys.stdin)["metrics"]}
-print(m[("peak", "tracked total")]["ratio"], m[("owners done per minute", "all")]["ratio"],
+print(m[("peak", "tracked total")]["ratio"],
+      m[("owners done per minute, by kind", "from wait_permit")]["ratio"],
       m[("mean dwell by stage", "synth")]["ratio"])')" "1.0 2.0 0.5"
 out=$("$I" compare "$TMP/slow.rec" "$TMP/s.rec")
 check_match "compare: text table with B/A" "$out" '^  tracked total +1\.95 KiB +1\.95 KiB +1\.00$'
 check_eq "compare: under 80 columns" "$(printf '%s\n' "$out" | awk 'length > 79' | wc -l)" 0
+check_match "compare: the program's own duration" "$out" \
+	'^  program \(first event to exit\) +1\.20 s +600 ms +0\.50$'
+check_eq "compare: proof jobs and partitions apart, no mixed 'all' rate" \
+	"$(printf '%s\n' "$out" | sed -n '/^owners done per minute, by kind/,/^owners done, by/p' | sed '$d' | tr -s ' ')" \
+	"$(printf '%s\n' 'owners done per minute, by kind' ' from parse 60.0 120.0 2.00' \
+		' from wait_permit 120.0 240.0 2.00')"
+check_match "compare: the verdict says throughput doubled" \
+	"$out" 'throughput owners from wait_permit done per minute: 120\.0 -> 240\.0 \(\+100\.0%\)'
+check_match "... and that one run a side gives no spread" "$out" 'one run per side: no spread between runs'
+# several runs per side: the change judged against the spread between runs
+"$BUILD/tests/rec_synth" "$TMP/s2.rec"
+cmp=$("$I" compare --json "$TMP/slow.rec" "$TMP/slow.rec" vs "$TMP/s.rec" "$TMP/s2.rec")
+check_eq "compare, 2 runs a side: throughput beyond a spread of 0, peak findings" \
+	"$(printf '%s' "$cmp" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+f = {(x["what"], x["name"]): x for x in d["verdict"]["findings"]}
+t = f[("throughput", "wait_permit")]
+print(len(d["a"]["runs"]), len(d["b"]["runs"]), t["a"], t["b"], t["spread"], t["beyond_spread"],
+      f[("peak", "tracked total")]["a"])')" "2 2 120.0 240.0 0.0 True 2000.0"
+# the demo's kind of command, 160 characters: whole, wrapped between words
+"$BUILD/tests/rec_synth" "$TMP/long.rec" long
+out=$("$I" compare "$TMP/long.rec" "$TMP/s.rec")
+full="/opt/provers/bin/prover --pw 12 --jobs 4 --proofs 4 --log-n 18 --gpu-rounds 3 --permit-release after-synth --chan-cap 1 --srs-cache=/var/cache/srs --c1=/data/c1/sector-0042.json"
+check_eq "compare: a long command whole, never cut" \
+	"$(printf '%s\n' "$out" | sed -n '2,/from its first event/p' | sed '$d' |
+		sed -E 's/^ +(pid [0-9]+: )?//' | tr '\n' ' ' | sed 's/ $//')" "$full"
+check_eq "... in lines under 80 columns" "$(printf '%s\n' "$out" | awk 'length > 79' | wc -l)" 0
+check_eq "report: the long command whole" \
+	"$("$I" report "$TMP/long.rec" | sed -n '/^command/,/^binary/p' | sed '$d' |
+		sed -E 's/^(command)? +//' | tr '\n' ' ' | sed 's/ $//')" "$full"
+# the compare chart: both sides on one time and byte scale
+"$I" compare "$TMP/slow.rec" "$TMP/s.rec" -o "$TMP/cmp.svg" 2>/dev/null
+check "compare svg: well-formed XML" xmllint --noout "$TMP/cmp.svg"
+CX() { xmlstarlet sel -N s=http://www.w3.org/2000/svg -t "$@" "$TMP/cmp.svg"; }
+check_eq "compare svg: one byte scale: both panels top at the same label" \
+	"$(CX -m '//s:g[@class="axes"]' -v 's:text[@text-anchor="end"][last()]' -n | sort -u | wc -l)" 1
+check_eq "compare svg: each side's peak at its own time" \
+	"$(CX -v '//s:g[@id="peak-a"]/s:text[@class="label"]' -o '|' -v '//s:g[@id="peak-b"]/s:text[@class="label"]')" \
+	"peak 1.95 KiB at 0.420 s|peak 1.95 KiB at 0.210 s"
+check_eq "compare svg: one time scale: B's peak line at half A's x" "$(python3 -c '
+import re, sys
+s = open(sys.argv[1]).read()
+x = [float(m) for m in re.findall(r"<g class=\"peak\" id=\"peak-[ab]\">\n<line x1=\"([0-9.]+)\"", s)]
+print(round((x[1] - 90) / (x[0] - 90), 2))' "$TMP/cmp.svg")" 0.5
 
 # no privileges needed: as nobody, with no capabilities
 if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all true 2>/dev/null; then

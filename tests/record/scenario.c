@@ -18,6 +18,14 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 
 		script_begin_as(s, w, SCENARIO_PID, &names, "evil\x1b[31mhost\r\n", argv,
 				"pro\x1b[5mver", "prover\r\nfake line \x9b" "31m");
+	} else if (opts & SCENARIO_LONG_CMD) {
+		char *argv[] = { "/opt/provers/bin/prover", "--pw", "12", "--jobs", "4", "--proofs",
+				 "4", "--log-n", "18", "--gpu-rounds", "3", "--permit-release",
+				 "after-synth", "--chan-cap", "1", "--srs-cache=/var/cache/srs",
+				 "--c1=/data/c1/sector-0042.json", NULL };
+
+		script_begin_as(s, w, SCENARIO_PID, &names, "testhost", argv, "prover",
+				"prover --long");
 	} else {
 		script_begin(s, w, SCENARIO_PID, &names);
 	}

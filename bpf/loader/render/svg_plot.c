@@ -301,10 +301,10 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 			}
 		}
 	rows = n < 6 ? n : 6;
-	bx = left ? SVG_X0 + 12 : SVG_X1 - 372;
+	bx = left ? SVG_X0 + 12 : SVG_X1 - 452;
 	by = pn->y0 + 8;
 	fprintf(f, "<g class=\"composition\" font-size=\"11\">\n<rect x=\"%.1f\" y=\"%.1f\" "
-		"width=\"360\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#c00\" "
+		"width=\"440\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#c00\" "
 		"stroke-width=\"0.8\"/>\n", bx, by, 20 + 15 * rows);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" fill=\"#c00\">at the peak "
 		"(%" PRIu64 " buffers):</text>\n", bx + 8, by + 14, (uint64_t)p->peak_bufs);

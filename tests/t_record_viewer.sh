@@ -6,19 +6,7 @@
 # recording (tests/record/scenario.h) must load without error as one profile per stage
 # lane, each weighing the time that stage had owners in it: known answers.
 source "$(dirname "$0")/lib.sh"
-V=$ROOT/build/viewer
-if ! command -v npm >/dev/null || [ ! -x /usr/bin/chromium ]; then
-	not_ok "npm and /usr/bin/chromium are installed" "scripts/install-deps.sh test"
-	finish
-fi
-mkdir -p "$V"
-if ! cmp -s "$ROOT/tests/viewer/package-lock.json" "$V/package-lock.json" ||
-	[ ! -d "$V/node_modules/speedscope" ]; then
-	cp "$ROOT/tests/viewer/package.json" "$ROOT/tests/viewer/package-lock.json" "$V/"
-	npm ci --prefix "$V" --no-audit --no-fund >"$TMP/npm.log" 2>&1 ||
-		{ not_ok "npm ci of the viewer packages" "$(tail -n 5 "$TMP/npm.log")"; finish; }
-fi
-ok "speedscope and playwright-core installed from the lock file"
+source "$ROOT/tests/viewer/setup.sh"
 "$BUILD/tests/rec_synth" "$TMP/s.rec"
 "$BUILD/inflight" report "$TMP/s.rec" --format chrome -o "$TMP/scenario.trace.json" 2>/dev/null
 out=$(TMPDIR=$TMP timeout 120 node "$ROOT/tests/viewer/speedscope_load.mjs" "$V/node_modules" \

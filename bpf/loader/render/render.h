@@ -23,6 +23,7 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *o);
 int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *o);
 int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o);
 
 /* ---- shared by the renderers and compare ---- */
 

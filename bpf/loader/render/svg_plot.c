@@ -30,9 +30,11 @@ const char *svg_stage_color(unsigned s)
 
 void svg_text(FILE *f, const char *s, size_t max)
 {
-	char buf[1024];
+	size_t n = s ? strnlen(s, max) : 0;
+	char *buf = esc_dup(s ? s : "", n);
 
-	esc_into(buf, sizeof(buf) < max + 1 ? sizeof(buf) : max + 1, s ? s : "");
+	if (!buf)
+		return;
 	for (const char *p = buf; *p; p++) {
 		if (*p == '&')
 			fputs("&amp;", f);
@@ -45,6 +47,7 @@ void svg_text(FILE *f, const char *s, size_t max)
 		else
 			fputc(*p, f);
 	}
+	free(buf);
 }
 
 /* 1, 2 or 5 x 10^k at or above v / n: a tick step giving about n ticks */

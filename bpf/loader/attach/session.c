@@ -192,6 +192,11 @@ static int attach_probes(struct session *s)
 		if (!s->skel->links.on_rss_stat)
 			return load_error(-errno, "attach kmem:rss_stat");
 	}
+	/* the OOM killer's victims (bpf/oom.bpf.h): without them an OOM kill reads as SIGKILL */
+	s->skel->links.on_oom_victim = bpf_program__attach(s->skel->progs.on_oom_victim);
+	if (!s->skel->links.on_oom_victim)
+		infl_warn("cannot watch the OOM killer (oom:mark_victim): %s; an OOM kill will "
+			  "read as a plain SIGKILL", strerror(errno));
 	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
 		s->links[i] = bpf_program__attach_usdt(progs[i], pid, s->path, provider,
 						       usdt_contract[i].name, NULL);
@@ -443,6 +448,10 @@ int session__snapshot(struct session *s, struct snapshot *snap)
 			return err;
 		}
 		snap->procs[snap->nprocs].pid = key;
+		/* chosen by the OOM killer? (bpf/oom.bpf.h; zero when not) */
+		memset(&snap->procs[snap->nprocs].oom, 0, sizeof(snap->procs[0].oom));
+		bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.oom_kills), &key,
+				    &snap->procs[snap->nprocs].oom);
 		snap->torn += torn;
 		snap->nprocs++;
 	}
@@ -547,6 +556,7 @@ int session__forget(struct session *s, __u32 pid)
 		return err;
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &pid))
 		return -errno;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.oom_kills), &pid); /* copied already */
 	return 0;
 }
 

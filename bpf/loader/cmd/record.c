@@ -44,6 +44,7 @@ struct recorder {
 	struct session *s;
 	__u32 pids[MAX_PIDS]; /* seen, with a PROC record written */
 	__u64 drops[MAX_PIDS]; /* ring_drops at the last snapshot */
+	bool oom[MAX_PIDS];    /* its OOM record is written */
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
@@ -144,6 +145,7 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	rec_writer__proc(r->w, pid, now, comm, cmdline);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
+	r->oom[r->npids] = false;
 	return r->npids++;
 }
 
@@ -180,6 +182,10 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 
 			if (rss)
 				rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_STATM, rss);
+		}
+		if (k >= 0 && ps->oom.ns && !r->oom[k]) {
+			rec_writer__oom(r->w, ps->pid, &ps->oom);
+			r->oom[k] = true;
 		}
 		if (k >= 0 && ps->st.ring_drops > r->drops[k]) {
 			rec_writer__lost(r->w, snap->mono_ns, ps->pid, REC_LOST_KERNEL,

@@ -207,8 +207,13 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 					   p->events[INFL_PROBE_STAGE]));
 	if (proc_inexact(p))
 		o += snprintf(row + o, sizeof(row) - o, "  INEXACT (see summary)");
-	snprintf(row + o, sizeof(row) - o, "%s", p->exited ? "  exited" : "");
+	snprintf(row + o, sizeof(row) - o, "%s", ps->oom.ns ? "  OOM-KILLED" : p->exited ? "  exited" : "");
 	line(l, "%s", row);
+	if (ps->oom.ns) {
+		char oom[160];
+
+		line(l, "  %s", summary_oom_text(oom, sizeof(oom), &ps->oom, l->origin));
+	}
 	line(l, "%s", "");
 }
 
@@ -250,6 +255,7 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
 	json_obj_end(j);
 	json_kv_bool(j, "exact", !proc_inexact(p));
+	summary_json_oom(j, &ps->oom, l->origin);
 	json_composition(j, p->cur, p->owners, l->names);
 	json_obj_end(j);
 }

@@ -78,6 +78,39 @@ void summary_json_clock(struct json *j, __u64 origin, __u32 pid)
 
 #define rel_s summary_rel_s
 
+const char *summary_oom_text(char *buf, size_t len, const struct infl_oom_kill *k, __u64 origin)
+{
+	char b1[FMT_LEN], b2[FMT_LEN];
+	int n = snprintf(buf, len, "the kernel's OOM killer chose it at +%.3f s, holding %s "
+			 "tracked in %llu buffers", rel_s(k->ns, origin),
+			 fmt_bytes(b1, k->tracked_bytes), (unsigned long long)k->tracked_bufs);
+
+	if (k->rss_bytes && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, ", RSS %s", fmt_bytes(b2, k->rss_bytes));
+	return buf;
+}
+
+void summary_json_oom(struct json *j, const struct infl_oom_kill *k, __u64 origin)
+{
+	json_key(j, "oom_kill");
+	if (!k || !k->ns) {
+		json_null(j);
+		return;
+	}
+	json_obj(j);
+	json_kv_f64(j, "time_s", rel_s(k->ns, origin), 6);
+	json_kv_u64(j, "tid", k->tid);
+	json_kv_u64(j, "seq", k->seq);
+	json_kv_u64(j, "tracked_bytes", k->tracked_bytes);
+	json_kv_u64(j, "tracked_bufs", k->tracked_bufs);
+	json_key(j, "rss_bytes");
+	if (k->rss_bytes)
+		json_u64(j, k->rss_bytes);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
 /* Leak candidates: what owners in terminal stages still hold. */
 struct leaks {
 	__u64 owners;
@@ -171,11 +204,11 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLAS
 }
 
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
-			const struct summary_info *info)
+			const struct summary_info *info, __u64 origin)
 {
 	const struct infl_proc *p = &ps->st;
 	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
-	char st[64], d[FMT_LEN];
+	char st[64], d[FMT_LEN], oom[160];
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
 
@@ -196,13 +229,18 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, ": %s", esc_into(w, sizeof(w), info->binary));
 	}
 	fputc('\n', f);
-	if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
+	if (ps->oom.ns)
+		fprintf(f, "  OOM-KILLED: killed by the kernel's OOM killer%s",
+			ps->pid == (__u32)info->target_pid && info->target_status >= 0 ? " (SIGKILL)" : "");
+	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
 	else
 		fprintf(f, "  %s", p->exited ? "exited" : "still running");
 	if (info->end)
 		fprintf(f, "; tracing ended: %s", info->end);
 	fputc('\n', f);
+	if (ps->oom.ns)
+		fprintf(f, "  %s\n", summary_oom_text(oom, sizeof(oom), &ps->oom, origin));
 	fprintf(f, "  %s from the first event to the %s\n",
 		fmt_duration(d, p->first_ns && end > p->first_ns ? end - p->first_ns : 0),
 		p->exited ? "exit" : "end");
@@ -357,7 +395,7 @@ static void text_proc(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		      const struct infl_names *n, const struct summary_info *info, __u64 origin,
 		      __u32 opid, bool first)
 {
-	text_header(f, ps, now, info);
+	text_header(f, ps, now, info, origin);
 	/* the clock, once per summary */
 	if (first && origin)
 		fprintf(f, "  times: seconds since the first probe event (pid %u)\n", opid);
@@ -526,6 +564,7 @@ void summary__json_proc(struct json *j, const struct proc_facts *pf)
 	json_kv_bool(j, "exited", p->exited);
 	json_opt_u64(j, "exit_status", ws >= 0 && WIFEXITED(ws), ws >= 0 ? WEXITSTATUS(ws) : 0);
 	json_opt_u64(j, "exit_signal", ws >= 0 && WIFSIGNALED(ws), ws >= 0 ? WTERMSIG(ws) : 0);
+	summary_json_oom(j, pf->oom, pf->origin);
 	json_key(j, "first_event_s");
 	if (p->first_ns)
 		json_f64(j, rel_s(p->first_ns, pf->origin), 6);
@@ -559,7 +598,7 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 	struct proc_facts pf = {
 		.pid = ps->pid, .binary = info->binary, .wait_status = target ? info->target_status : -1,
 		.origin = origin, .now = now, .rss_at_peak = UINT64_MAX,
-		.ring_lost = info->ring_lost, .st = &ps->st, .names = n,
+		.ring_lost = info->ring_lost, .st = &ps->st, .names = n, .oom = &ps->oom,
 	};
 
 	if (target && info->argv) {

@@ -46,6 +46,13 @@ double summary_rel_s(__u64 t, __u64 origin);
  * current object (null and null before any event). */
 void summary_json_clock(struct json *j, __u64 origin, __u32 pid);
 
+/* "the kernel's OOM killer chose it at +T s, holding X tracked in N buffers, RSS Y" for an OOM
+ * kill (bpf/oom.h) on the clock of `origin`. Returns buf. */
+struct infl_oom_kill;
+const char *summary_oom_text(char *buf, size_t len, const struct infl_oom_kill *k, __u64 origin);
+/* "oom_kill": null | {"time_s", "tid", "seq", "tracked_bytes", "tracked_bufs", "rss_bytes"} */
+void summary_json_oom(struct json *j, const struct infl_oom_kill *k, __u64 origin);
+
 /* What is known of a traced process beyond its kernel record. */
 struct proc_facts {
 	__u32 pid;
@@ -61,6 +68,7 @@ struct proc_facts {
 	const struct infl_proc *st;
 	const struct infl_names *names;
 	bool approximate;	/* figures from a replay that lost events: "exact" is false */
+	const struct infl_oom_kill *oom; /* chosen by the OOM killer; NULL or ns 0: not */
 };
 
 /* The figures of one process (pid, command, exit, duration, events, owners, peak, rss,

@@ -156,7 +156,7 @@ struct scan {
 	const struct rec_visitor *v;
 	void *ctx;
 	struct infl_proc *scratch;
-	size_t cap_procs, cap_ranges, cap_lost;
+	size_t cap_procs, cap_ranges, cap_lost, cap_ooms;
 	/* pid -> index in r->ranges (open addressing), and the last one found */
 	__u32 *slot_pid, *slot_idx;
 	size_t slots;
@@ -331,6 +331,26 @@ static void parse_lost(struct cur *c, struct scan *s)
 	l->count += count;
 }
 
+static void parse_oom(struct cur *c, struct scan *s)
+{
+	struct recording *r = s->r;
+	struct rec_oom *o = grow((void **)&r->ooms, r->nooms, &s->cap_ooms, sizeof(*o));
+
+	if (!o) {
+		dec_corrupt(c, "out of memory");
+		return;
+	}
+	o->k.ns = dec_varint(c);
+	o->pid = dec_max(c, 0xffffffffu, "pid");
+	o->k.tid = dec_max(c, 0xffffffffu, "tid");
+	o->k.seq = dec_varint(c);
+	o->k.tracked_bytes = dec_varint(c);
+	o->k.tracked_bufs = dec_varint(c);
+	o->k.rss_bytes = dec_varint(c);
+	if (!c->bad)
+		r->nooms++;
+}
+
 static void parse_end(struct cur *c, struct recording *r)
 {
 	__u64 n;
@@ -369,6 +389,9 @@ static void body_reset(struct recording *r)
 	free(r->ranges);
 	free(r->lost);
 	free(r->finals);
+	free(r->ooms);
+	r->ooms = NULL;
+	r->nooms = 0;
 	r->procs = NULL;
 	r->ranges = NULL;
 	r->lost = NULL;
@@ -419,6 +442,9 @@ static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char 
 		break;
 	case REC_END:
 		parse_end(&c, r);
+		break;
+	case REC_OOM:
+		parse_oom(&c, s);
 		break;
 	default:
 		break; /* a record type of a newer minor version */
@@ -701,6 +727,14 @@ const struct infl_proc *recording__final(const struct recording *r, __u32 pid)
 	for (size_t i = 0; i < r->nfinals; i++)
 		if (r->finals[i].pid == pid)
 			return &r->finals[i].st;
+	return NULL;
+}
+
+const struct rec_oom *recording__oom(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nooms; i++)
+		if (r->ooms[i].pid == pid)
+			return &r->ooms[i];
 	return NULL;
 }
 

@@ -20,6 +20,7 @@
 #include <linux/types.h>
 #include "inflight.h"
 #include "contract/names.h"
+#include "oom.h"
 
 #define REC_ERR_LEN 256
 
@@ -48,6 +49,12 @@ struct rec_lost {
 struct rec_final {
 	__u32 pid;
 	struct infl_proc st;
+};
+
+/* An OOM record (format 1.1): the OOM killer chose `pid`; see bpf/oom.h. */
+struct rec_oom {
+	__u32 pid;
+	struct infl_oom_kill k;
 };
 
 /* Where a process's events and RSS records lie: from the first record that names it to the
@@ -83,6 +90,8 @@ struct recording {
 	size_t nranges;
 	struct rec_lost *lost;
 	size_t nlost;
+	struct rec_oom *ooms;
+	size_t nooms;
 	__u64 nevents, nsnaps, nrss;
 	__u64 max_ts; /* latest time of an event or snapshot */
 	/* end record; has_end false only when read with REC_READ_PARTIAL and it was missing */
@@ -146,6 +155,8 @@ void recording__free(struct recording *r);
 
 /* The final kernel state of `pid`, or NULL. */
 const struct infl_proc *recording__final(const struct recording *r, __u32 pid);
+/* The OOM record of `pid`, or NULL. */
+const struct rec_oom *recording__oom(const struct recording *r, __u32 pid);
 /* The PROC record of `pid`, or NULL. */
 const struct rec_proc_info *recording__proc(const struct recording *r, __u32 pid);
 const struct rec_range *recording__range(const struct recording *r, __u32 pid);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include "recording/rec_format.h"
 #include "recording/rec_writer.h"
+#include "oom.h"
 
 #define OUT_FLUSH_AT (256u << 10)   /* bytes buffered before a write() */
 #define CHUNK_EVENTS 4096	    /* events per REC_EVENTS record at most */
@@ -372,6 +373,19 @@ int rec_writer__lost(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 kind,
 	wb_varint(&w->payload, kind);
 	wb_varint(&w->payload, count);
 	return emit(w, REC_LOST);
+}
+
+int rec_writer__oom(struct rec_writer *w, __u32 pid, const struct infl_oom_kill *k)
+{
+	chunk_close(w);
+	wb_varint(&w->payload, k->ns);
+	wb_varint(&w->payload, pid);
+	wb_varint(&w->payload, k->tid);
+	wb_varint(&w->payload, k->seq);
+	wb_varint(&w->payload, k->tracked_bytes);
+	wb_varint(&w->payload, k->tracked_bufs);
+	wb_varint(&w->payload, k->rss_bytes);
+	return emit(w, REC_OOM);
 }
 
 int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
+#include "live/summary.h"
 #include "render/compare.h"
 #include "render/render.h"
 
@@ -61,6 +62,12 @@ static double f_events(const struct cmp_run *r, unsigned k)
 {
 	(void)k;
 	return r->p->nev;
+}
+
+static double f_oom(const struct cmp_run *r, unsigned k)
+{
+	(void)k;
+	return r->p->oom.ns ? 1 : 0;
 }
 
 static double f_peak(const struct cmp_run *r, unsigned k)
@@ -136,6 +143,7 @@ static const struct spec specs[] = {
 	{ "run", "recording", U_NS, ONE, f_recording },
 	{ "run", "events", U_COUNT, ONE, f_events },
 	{ "run", "events lost", U_COUNT, ONE, f_lost },
+	{ "run", "killed by the OOM killer", U_COUNT, ONE, f_oom },
 	{ "peak", "tracked total", U_BYTES, ONE, f_peak },
 	{ "peak", "RSS", U_BYTES, ONE, f_rss_peak },
 	{ "peak per class (each its own)", "", U_BYTES, CLASSES, f_class_peak },
@@ -437,10 +445,31 @@ static void verdict_program(struct cmp *c)
 	    pct(m->v[0], m->v[1]));
 }
 
+/* the OOM killer first: a run it killed did not finish its work */
+static void verdict_oom(struct cmp *c)
+{
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < c->side[s].n; i++) {
+			const struct cmp_run *r = &c->side[s].runs[i];
+			char b[FMT_LEN];
+
+			if (!r->p->oom.ns)
+				continue;
+			finding(c, "oom_kill", r->file, summary_rel_s(r->p->oom.ns, r->tl->t0),
+				r->p->oom.tracked_bytes);
+			say(c, "OOM       %c: %s was killed by the kernel's OOM killer at %.3f s, "
+			    "holding %s tracked\n", 'A' + s, r->file,
+			    summary_rel_s(r->p->oom.ns, r->tl->t0),
+			    fmt_bytes(b, r->p->oom.tracked_bytes));
+		}
+	}
+}
+
 int cmp_build(struct cmp *c)
 {
 	c->names = &c->side[0].runs[0].rec->names;
 	collect(c);
+	verdict_oom(c);
 	verdict_peak(c);
 	verdict_moved(c);
 	verdict_throughput(c);

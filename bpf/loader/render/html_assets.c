@@ -30,7 +30,8 @@ const char html_css[] =
 	"  text-align: right; }\n"
 	"table.t th:first-child, table.t td:first-child { text-align: left; }\n"
 	"table.t tr.total td { font-weight: bold; border-top: 1px solid #999; }\n"
-	".note { color: #777; font-size: 12px; }\n";
+	".note { color: #777; font-size: 12px; }\n"
+	".oom { color: #7b1fa2; font-weight: bold; }\n";
 
 const char html_js[] =
 	"// inflight report --format html: the page's own script, written for it (no library).\n"
@@ -164,6 +165,19 @@ const char html_js[] =
 	"      ctx.textAlign = x > (b.x0 + b.x1) / 2 ? 'right' : 'left';\n"
 	"      ctx.fillText('peak ' + fmtBytes(D.peak.bytes) + ' at ' + D.peak.time_s.toFixed(3) + ' s',\n"
 	"        x + (ctx.textAlign === 'left' ? 6 : -6), b.y0 + 14);\n"
+	"    }\n"
+	"    if (D.oom) {\n"
+	"      const x = xOf(b, D.oom.time_s);\n"
+	"      ctx.strokeStyle = '#7b1fa2';\n"
+	"      ctx.lineWidth = 2;\n"
+	"      ctx.beginPath();\n"
+	"      ctx.moveTo(x, b.y0);\n"
+	"      ctx.lineTo(x, b.y1);\n"
+	"      ctx.stroke();\n"
+	"      ctx.fillStyle = '#7b1fa2';\n"
+	"      ctx.font = 'bold 12px sans-serif';\n"
+	"      ctx.textAlign = 'right';\n"
+	"      ctx.fillText('OOM kill at ' + D.oom.time_s.toFixed(3) + ' s', x - 4, b.y1 - 8);\n"
 	"    }\n"
 	"    ctx.restore();\n"
 	"    document.getElementById('range').textContent =\n"

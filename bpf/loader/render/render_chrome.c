@@ -344,6 +344,20 @@ static void peak_event(struct chrome *c)
 	fputs("}}}", c->f);
 }
 
+static void oom_event(struct chrome *c)
+{
+	const struct tl_proc *p = c->p;
+
+	if (!p->oom.ns)
+		return;
+	ev_begin(c);
+	fprintf(c->f, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"OOM kill\",\"pid\":%u,\"tid\":0,"
+		"\"ts\":%lld,\"args\":{\"time_s\":%.6f,\"tracked_bytes\":%" PRIu64 ",\"tracked_bufs\":%"
+		PRIu64 ",\"rss_bytes\":%" PRIu64 "}}", p->pid, (long long)us(c, p->oom.ns),
+		render_t(c->tl, p->oom.ns), (uint64_t)p->oom.tracked_bytes,
+		(uint64_t)p->oom.tracked_bufs, (uint64_t)p->oom.rss_bytes);
+}
+
 static void thread_names(struct chrome *c)
 {
 	const struct infl_names *nm = &c->tl->rec->names;
@@ -381,6 +395,7 @@ static int one_process(struct chrome *c)
 	err = walk(c, bucket);
 	thread_names(c);
 	peak_event(c);
+	oom_event(c);
 	if (bucket > 1) {
 		ev_begin(c);
 		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"inflight_sampling\",\"pid\":%u,\"tid\":0,"

@@ -18,6 +18,7 @@
 #include "render/html_assets.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
+#include "live/summary.h"
 
 #define HTML_COLS 4000 /* columns embedded: the zoom's finest detail */
 
@@ -106,6 +107,15 @@ static void peak_json(struct json *j, const struct timeline *tl, const struct tl
 	json_kv_u64(j, "bytes", p->peak_bytes);
 	json_kv_u64(j, "bufs", p->peak_bufs);
 	json_kv_f64(j, "time_s", render_t(tl, p->peak_ts), 6);
+	json_obj_end(j);
+	json_key(j, "oom");
+	if (!p->oom.ns) {
+		json_null(j);
+		return;
+	}
+	json_obj(j);
+	json_kv_f64(j, "time_s", render_t(tl, p->oom.ns), 6);
+	json_kv_u64(j, "tracked_bytes", p->oom.tracked_bytes);
 	json_obj_end(j);
 }
 
@@ -246,6 +256,13 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 		fmt_duration(b3, p->t_end > tl->t0 ? p->t_end - tl->t0 : 0),
 		p->exited ? "exit" : "end", (uint64_t)p->nlives, (uint64_t)p->retired,
 		tl_proc__exact(p) ? "" : "; events were lost: approximate");
+	if (p->oom.ns) {
+		char oom[160];
+
+		fputs("<div class=\"facts oom\" id=\"oom\">OOM-KILLED: ", f);
+		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		fputs("</div>\n", f);
+	}
 	fputs("<div class=\"bar\"><button id=\"by-stage\">by stage</button><button id=\"by-class\">"
 	      "by class</button><button id=\"zoom-in\">zoom in</button><button id=\"zoom-out\">"
 	      "zoom out</button><button id=\"reset\">whole run</button><span id=\"range\"></span>"

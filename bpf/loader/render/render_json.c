@@ -273,7 +273,7 @@ void render_json_proc_figures(struct json *j, const struct timeline *tl, const s
 		.wait_status = target && r->has_end ? r->exit_status : -1, .origin = tl->t0,
 		.now = p->t_end, .rss_at_peak = p->nrss ? p->rss_at_peak : UINT64_MAX,
 		.ring_lost = p->lost_user, .st = &p->fig, .names = &r->names,
-		.approximate = !tl_proc__exact(p),
+		.approximate = !tl_proc__exact(p), .oom = &p->oom,
 	};
 
 	if (pf.command && !pf.command[0])

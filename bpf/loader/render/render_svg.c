@@ -16,6 +16,7 @@
 #include "render/columns.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
+#include "live/summary.h"
 
 #define PANEL_H 250
 #define TOP 92
@@ -111,16 +112,26 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		fmt_bytes(b2, p->rss_peak), fmt_duration(b3, p->t_end > tl->t0 ? p->t_end - tl->t0 : 0),
 		p->exited ? "exit" : "end", (uint64_t)p->nlives, (uint64_t)p->retired,
 		tl_proc__exact(p) ? "" : "; events were lost: approximate");
+	if (p->oom.ns) {
+		char oom[160];
+
+		fprintf(f, "<text class=\"oom-facts\" x=\"%d\" y=\"%d\" font-size=\"12\" "
+			"font-weight=\"bold\" fill=\"#7b1fa2\">OOM-KILLED: ", SVG_X0, 58 + 14 * lines);
+		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		fprintf(f, "</text>\n");
+	}
 
 	svg_axes(f, &a, "tracked bytes by stage, RSS", true);
 	svg_stack(f, &a, col, SVG_NCOLS, true, slots, nm, "by-stage");
 	svg_rss(f, &a, col, SVG_NCOLS);
 	svg_peak(f, &a, p, nm, "peak");
+	svg_oom(f, &a, p);
 	svg_legend(f, SVG_X1 + 16, a.y0, true, slots, nm, true);
 
 	svg_axes(f, &b, "tracked bytes by class, RSS", true);
 	svg_stack(f, &b, col, SVG_NCOLS, false, classes, nm, "by-class");
 	svg_rss(f, &b, col, SVG_NCOLS);
+	svg_oom(f, &b, p);
 	svg_legend(f, SVG_X1 + 16, b.y0, false, classes, nm, true);
 
 	y = svg_lanes(f, &b, col, SVG_NCOLS, lane_slots, nm, b.y1 + 50);

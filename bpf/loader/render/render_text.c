@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "util/fmt.h"
+#include "live/summary.h"
 #include "recording/rec_reader.h"
 #include "render/render.h"
 
@@ -39,7 +40,7 @@ static void wrapped(FILE *f, const char *label, int indent, const char *text)
 				while (at + cut < len && text[at + cut] != ' ')
 					cut++;
 		}
-		fprintf(f, "%s%.*s\n", at ? "           " : "", (int)cut, text + at);
+		fprintf(f, "%*s%.*s\n", at ? indent : 0, "", (int)cut, text + at);
 		at += cut;
 		while (at < len && text[at] == ' ')
 			at++;
@@ -257,6 +258,11 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			p->comm[0] ? p->comm : "?", (uint64_t)p->nev, (uint64_t)p->nlives);
 		if (n > 1 || strcmp(render_command(tl, p), render_command(tl, timeline__primary(tl))))
 			wrapped(f, "  command", 11, render_command(tl, p));
+		if (p->oom.ns) {
+			char oom[160];
+
+			wrapped(f, "  OOM-KILLED", 13, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0));
+		}
 		fprintf(f, "  ran %.3f s to %.3f s: %s from its first event to its %s\n",
 			render_t(tl, p->first_ts ? p->first_ts : tl->t0), render_t(tl, p->t_end),
 			fmt_duration(b1, p->t_end > p->first_ts && p->first_ts ?

@@ -331,6 +331,22 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	fprintf(f, "</g>\n</g>\n");
 }
 
+void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)
+{
+	const struct timeline tl0 = { .t0 = pn->origin };
+	double x = xpos(pn, p->oom.ns);
+	char b[FMT_LEN];
+
+	if (!p->oom.ns)
+		return;
+	fprintf(f, "<g class=\"oom\">\n<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+		"stroke=\"#7b1fa2\" stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%d\" font-size=\"12\" "
+		"font-weight=\"bold\" fill=\"#7b1fa2\" text-anchor=\"end\" stroke=\"white\" "
+		"stroke-width=\"3\" paint-order=\"stroke\">OOM kill at %.3f s (%s tracked)</text>\n"
+		"</g>\n", x, pn->y0, x, pn->y1, x - 4, pn->y1 - 8, render_t(&tl0, p->oom.ns),
+		fmt_bytes(b, p->oom.tracked_bytes));
+}
+
 int svg_lanes(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
 	      __u32 slots, const struct infl_names *nm, int y0)
 {

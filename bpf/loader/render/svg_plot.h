@@ -52,6 +52,8 @@ void svg_rss(FILE *f, const struct svg_panel *pn, const struct render_col *col, 
  * stage (bytes, owners and the largest classes of each). */
 void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	      const struct infl_names *nm, const char *id);
+/* The OOM kill: a purple line and "OOM kill at T s" (element g.oom), when there was one. */
+void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p);
 /* One lane per stage in `slots` below y0 with the owners in it; returns the y under them. */
 int svg_lanes(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
 	      __u32 slots, const struct infl_names *nm, int y0);

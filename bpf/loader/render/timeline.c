@@ -407,6 +407,8 @@ static void finish_proc(struct pbuild *b, const struct timeline *tl)
 	b->rp->hooks = &build_hooks;
 	b->rp->hook_ctx = p;
 	p->kernel_final = recording__final(tl->rec, p->pid);
+	if (recording__oom(tl->rec, p->pid))
+		p->oom = recording__oom(tl->rec, p->pid)->k;
 	drain(b, true);
 	if (pi) {
 		p->comm = pi->comm ? pi->comm : "";

@@ -85,6 +85,7 @@ struct tl_proc {
 	__u64 rss_at_peak;	   /* at the tracked peak */
 	__u64 tracked_at_rss_peak; /* tracked bytes when RSS peaked */
 	const struct infl_proc *kernel_final; /* the END record's counters, or NULL */
+	struct infl_oom_kill oom;	      /* the OOM killer chose it (oom.ns), else zero */
 	__u16 entry_mask, terminal_mask;      /* from the recording's names */
 	/* the process's record as the replay counts it: the summary's figures (docs/json.md) */
 	struct infl_proc fig;

@@ -229,7 +229,7 @@ static void test_truncations_and_flips(void)
 	CHECK(!flips_ok, "every single-bit flip in %zu bytes refused (%zu read)", len, flips_ok);
 	d[8] = 2;
 	ret = rec_read_mem(d, len, 0, &r, err);
-	CHECK(ret == -EPROTO && strstr(err, "2.0"), "an unknown major version is refused: %s",
+	CHECK(ret == -EPROTO && strstr(err, "format version 2."), "an unknown major version is refused: %s",
 	      err);
 	d[8] = 1;
 	memcpy(d, "INFLREX\n", 8);

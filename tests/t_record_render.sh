@@ -226,4 +226,67 @@ check_eq "record refuses an existing file before starting anything: exit 9" "$?"
 check_match "... and says how to replace it" "$out" 'File exists; add --force'
 out=$("$I" report "$TMP/s.rec" --format nope 2>&1)
 check_eq "unknown format: exit 2" "$?" 2
+
+# the magic first: a foreign stream is refused after its first bytes, not read whole
+start=$(date +%s%N)
+out=$(timeout 10 "$I" report /dev/zero 2>&1)
+check_eq "report /dev/zero: exit 8" "$?" 8
+check_match "... at once, one line: bad magic, what it starts with, the way out" "$out" \
+	'^inflight: /dev/zero: not an inflight recording \(bad magic: it starts with ".+", not "INFLREC"\); give a file written by `inflight record`$'
+check "... in under 2 s ($((($(date +%s%N) - start) / 1000000)) ms)" test $((($(date +%s%N) - start) / 1000000)) -lt 2000
+out=$("$I" report - <"$TMP/s.rec" --format folded | sort)
+check_eq "a recording on stdin reads like a file" "$out" "$expect"
+# a disk that filled up mid-record: --partial keeps every complete record before the cut
+size=$(stat -c %s "$TMP/s.rec")
+head -c $((size - 40)) "$TMP/s.rec" >"$TMP/full.rec"
+out=$("$I" report "$TMP/full.rec" 2>&1)
+check_eq "cut mid-record: refused without --partial, exit 8" "$?" 8
+check_match "... with the way out" "$out" 'truncated: .*; add --partial to read the complete records'
+"$I" report --partial "$TMP/full.rec" --format json -o "$TMP/full.json" 2>"$TMP/full.err"
+check_eq "cut mid-record: --partial reads it, exit 0" "$?" 0
+check_match "... and says what it set aside, in one line" "$(cat "$TMP/full.err")" \
+	'^inflight: warning: .*full\.rec: cut short; read the [0-9]+ complete records before it: truncated: record [0-9]+ at offset [0-9]+ needs'
+check_eq "... every event before the cut kept: the peak and the replay" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); p = d["processes"][0]
+print(d["recording"]["complete"], d["recording"]["cut"] is not None, p["peak"]["bytes"], p["recorded_events"])' "$TMP/full.json")" \
+	"False True 2000 34"
+# report never writes over its recording
+cp "$TMP/s.rec" "$TMP/keep.rec"
+out=$("$I" report "$TMP/keep.rec" -o "$TMP/keep.rec" 2>&1)
+check_eq "report -o its own input: refused, exit 2" "$?" 2
+check_match "... saying so" "$out" 'keep\.rec is the input .*keep\.rec: writing there would destroy it; give -o another name'
+check_eq "... and the recording is intact" "$(cmp -s "$TMP/s.rec" "$TMP/keep.rec" && echo same)" same
+ln -f "$TMP/keep.rec" "$TMP/hardlink.txt"
+"$I" report "$TMP/keep.rec" -o "$TMP/hardlink.txt" >/dev/null 2>&1
+check_eq "... through another name of the same file too (exit 2, intact)" \
+	"$?$(cmp -s "$TMP/s.rec" "$TMP/keep.rec" && echo same)" 2same
+out=$("$I" compare "$TMP/keep.rec" "$TMP/s.rec" -o "$TMP/s.rec" 2>&1)
+check_eq "compare -o one of its inputs: refused, exit 2" "$?" 2
+# an unreadable recording: the real reason and a hint
+if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all true 2>/dev/null; then
+	chmod 600 "$TMP/keep.rec"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$I" report "$TMP/keep.rec" 2>&1)
+	check_eq "unreadable recording: exit 8" "$?" 8
+	check_match "... cannot open: permission denied, and who may" "$out" \
+		'^inflight: .*keep\.rec: cannot open: Permission denied; recordings are created mode 0640 for their owner'
+fi
+# names outside the contract's characters are refused; strings are escaped everywhere
+"$BUILD/tests/rec_synth" "$TMP/h.rec" hostile
+for f in text csv json chrome folded svg html; do
+	"$I" report "$TMP/h.rec" --format "$f" -o "$TMP/h.$f" 2>/dev/null
+done
+"$I" compare "$TMP/h.rec" "$TMP/s.rec" >"$TMP/h.cmp" 2>&1
+check_eq "hostile strings: no escape byte in any output" \
+	"$(cat "$TMP"/h.text "$TMP"/h.csv "$TMP"/h.json "$TMP"/h.chrome "$TMP"/h.folded "$TMP"/h.svg \
+		"$TMP"/h.html "$TMP/h.cmp" | grep -c $'\x1b')" 0
+check_match "... shown escaped in the text" "$(cat "$TMP/h.text")" \
+	'^host +evil\\x1b\[31mhost\\x0d\\x0a'
+check_eq "... the JSON parses, the command escaped in it" "$(python3 -c '
+import json, sys
+print(json.load(open(sys.argv[1]))["processes"][0]["command"])' "$TMP/h.json")" \
+	'prover --x\x0a\x1b]0;pwned\x07 \x1b[2J'
+check "... the SVG is well-formed" xmllint --noout "$TMP/h.svg"
+check_eq "... every text line of the report one line (no newline from the file)" \
+	"$(cat "$TMP"/h.text "$TMP"/h.csv "$TMP"/h.json "$TMP"/h.chrome "$TMP"/h.folded "$TMP"/h.svg "$TMP"/h.html "$TMP/h.cmp" | grep -c '^fake line')" 0
 finish

@@ -15,6 +15,7 @@ struct render_opts {
 	__u64 step_ns;	   /* text/csv/json rows; 0: chosen from the recording's length */
 	__u32 pid;	   /* 0: every process (svg, folded: the primary one) */
 	const char *source; /* the recording's path, for titles */
+	int columns;	    /* html: columns embedded (0: HTML_COLS); tests use fewer */
 };
 
 int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o);

@@ -275,6 +275,7 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct tl_proc *p = render_proc(tl, o);
+	int ncols = o->columns > 0 && o->columns < HTML_COLS ? o->columns : HTML_COLS;
 	struct render_col *col;
 	__u64 t1;
 	int err;
@@ -286,15 +287,15 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		return render_finish(f);
 	}
 	t1 = p->t_end > tl->t0 ? p->t_end : tl->t0 + 1;
-	col = calloc(HTML_COLS, sizeof(*col));
+	col = calloc(ncols, sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = render_columns(p, tl->t0, t1, HTML_COLS, col);
+	err = render_columns(p, tl->t0, t1, ncols, col);
 	if (!err) {
 		head(f, tl, p);
 		peak_table(f, tl, p);
 		dwell_table(f, tl, p);
-		err = data_block(f, tl, p, col, HTML_COLS);
+		err = data_block(f, tl, p, col, ncols);
 	}
 	free(col);
 	if (err)

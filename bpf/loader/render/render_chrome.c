@@ -30,6 +30,7 @@
 #define OWNER_TID_BASE 10000 /* owners of kind k, lane j: OWNER_TID_BASE * (k + 1) + j */
 #define MAX_LANES 4096	     /* lanes per kind; more owners alive at once share the last */
 #define COUNTER_BUDGET 100000 /* counter samples per process before sampling per bucket */
+#define LIFE_BUDGET 20000     /* owner lives drawn per process before 1 in k is drawn */
 
 struct chrome {
 	FILE *f;
@@ -48,6 +49,7 @@ struct chrome {
 	__u64 last_rss;
 	bool rss_out;
 	__s64 rss_us;
+	__u32 life_every; /* draw the owners whose life number is a multiple of it */
 	int err;
 };
 
@@ -126,7 +128,7 @@ static void stay(struct chrome *c, __u64 owner, const struct tl_owner *o, unsign
 	char args[96];
 	__s64 t0 = us(c, since), t1 = us(c, ts);
 
-	if (stage >= INFL_MAX_STAGES || o->kind >= INFL_SLOTS)
+	if (stage >= INFL_MAX_STAGES || o->kind >= INFL_SLOTS || o->life % c->life_every)
 		return;
 	snprintf(args, sizeof(args), "\"owner\":\"0x%" PRIx64 "\",\"life\":%u", (uint64_t)owner,
 		 o->life);
@@ -142,7 +144,8 @@ static void hook_stage(void *ctx, __u64 owner, struct tl_owner *o, unsigned from
 	(void)created;
 	(void)entered;
 	if (from >= INFL_MAX_STAGES) {
-		o->lane = lane_take(c, o->kind, us(c, ts));
+		if (!(o->life % c->life_every))
+			o->lane = lane_take(c, o->kind, us(c, ts));
 		o->mark = ts;
 		return;
 	}
@@ -161,7 +164,7 @@ static void hook_retire(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts)
 	/* retired on entering its terminal stage: that stay has no length, no slice */
 	if (o->slot < INFL_MAX_STAGES && o->mark != ts)
 		stay(c, owner, o, o->slot, o->mark, ts);
-	if (o->kind < INFL_SLOTS && o->lane < c->nlanes[o->kind])
+	if (o->kind < INFL_SLOTS && o->lane < c->nlanes[o->kind] && !(o->life % c->life_every))
 		c->lane_free[o->kind][o->lane] = us(c, ts);
 }
 
@@ -386,6 +389,8 @@ static int one_process(struct chrome *c)
 
 	snprintf(name, sizeof(name), "%s", p->comm[0] ? p->comm : "process");
 	meta(c, "process_name", 0, name, -1);
+	/* a long run's owners: 1 life in k on the lanes, so the trace stays loadable */
+	c->life_every = p->nlives > LIFE_BUDGET ? (__u32)((p->nlives + LIFE_BUDGET - 1) / LIFE_BUDGET) : 1;
 	/* the instants with changes are at most the events */
 	if (p->nev > COUNTER_BUDGET) {
 		__s64 span = us(c, p->t_end);
@@ -396,10 +401,11 @@ static int one_process(struct chrome *c)
 	thread_names(c);
 	peak_event(c);
 	oom_event(c);
-	if (bucket > 1) {
+	if (bucket > 1 || c->life_every > 1) {
 		ev_begin(c);
 		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"inflight_sampling\",\"pid\":%u,\"tid\":0,"
-			"\"args\":{\"counter_bucket_us\":%lld}}", p->pid, (long long)bucket);
+			"\"args\":{\"counter_bucket_us\":%lld,\"owner_lives_drawn_one_in\":%u}}",
+			p->pid, (long long)bucket, c->life_every);
 	}
 	for (unsigned k = 0; k < INFL_SLOTS; k++)
 		free(c->lane_free[k]);

@@ -572,8 +572,9 @@ void summary__json_proc(struct json *j, const struct proc_facts *pf)
 		json_null(j);
 	json_key(j, "end_s");
 	json_f64(j, rel_s(end, pf->origin), 6);
-	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0,
-		    6);
+	/* on the clock's whole microseconds, so that end_s - first_event_s is exactly this */
+	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ?
+		    rel_s(end, pf->origin) - rel_s(p->first_ns, pf->origin) : 0, 6);
 	json_key(j, "events");
 	json_obj(j);
 	for (int i = 0; i < INFL_PROBE__COUNT; i++)

@@ -13,6 +13,15 @@ $(TESTS_DIR)/test_prom: tests/production/test_prom.c tests/check.h bpf/loader/li
 
 TEST_BINS += $(TESTS_DIR)/test_prom
 
+# test_sanitize: util/sanitize.c and the JSON escaping that shares its decoder
+$(TESTS_DIR)/test_sanitize: tests/production/test_sanitize.c tests/check.h \
+		bpf/loader/util/sanitize.h $(LOADER_OFFLINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(LOADER_OFFLINE_LIB) $(OFFLINE_LIBS) $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/test_sanitize
+
 # Fuzz targets of outside input. In the suite: test_fuzz_NAME replays the committed corpus
 # tests/fuzz/corpus_NAME and deterministic mutants of it (built normally and under SAN=1).
 # `make fuzz`: the same targets under libFuzzer (clang, ASan, UBSan), FUZZ_SECONDS each,

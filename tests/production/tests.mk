@@ -22,6 +22,23 @@ $(TESTS_DIR)/test_sanitize: tests/production/test_sanitize.c tests/check.h \
 
 TEST_BINS += $(TESTS_DIR)/test_sanitize
 
+# test_serve_guard: the exporter's connection guard (cmd/, no libmicrohttpd, no BPF)
+$(TESTS_DIR)/test_serve_guard: tests/production/test_serve_guard.c tests/check.h \
+		bpf/loader/cmd/serve_guard.h $(LOADER_DIR)/cmd/serve_guard.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(LOADER_DIR)/cmd/serve_guard.o $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/test_serve_guard
+
+# http_attack: bounded loopback attacks on the exporter, with a scraper beside them
+$(TESTS_DIR)/http_attack: tests/production/http_attack.c | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/http_attack
+
 # Fuzz targets of outside input. In the suite: test_fuzz_NAME replays the committed corpus
 # tests/fuzz/corpus_NAME and deterministic mutants of it (built normally and under SAN=1).
 # `make fuzz`: the same targets under libFuzzer (clang, ASan, UBSan), FUZZ_SECONDS each,

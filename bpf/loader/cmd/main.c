@@ -12,7 +12,7 @@
 #include "inflight_note.h"
 
 const char *argp_program_version =
-	"inflight 0.1 (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
+	"inflight " INFL_VERSION " (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
 
 const struct infl_command infl_commands[] = {
 	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },

@@ -14,6 +14,8 @@
 /* /proc/PID/FILE into buf, NULs (cmdline) as spaces, trailing newlines cut; "" when it
  * cannot be read. */
 void proc_read(pid_t pid, const char *file, char *buf, size_t len);
+/* The same for any small file (one read: /proc files hand out their text whole). */
+void proc_read_file(const char *path, char *buf, size_t len);
 
 /* The executable's path as the process sees it (readlink of /proc/PID/exe), for display.
  * 0, or -errno. */
@@ -33,6 +35,10 @@ bool proc_is_zombie(pid_t pid);
  * process's root, maybe in another mount namespace. Resolving such a path's links here
  * (realpath) would leave that namespace: keep it as given. */
 bool proc_is_root_path(const char *path);
+
+/* When the process started, in unix seconds (its starttime in /proc/PID/stat after the
+ * boot time of /proc/stat). 0, or -ENOENT. */
+int proc_start_time(pid_t pid, __u64 *unix_s);
 
 /* Resident set size from /proc/PID/statm in bytes, 0 when unknown. */
 __u64 proc_statm_rss(pid_t pid);

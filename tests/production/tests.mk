@@ -31,6 +31,15 @@ $(TESTS_DIR)/test_serve_guard: tests/production/test_serve_guard.c tests/check.h
 
 TEST_BINS += $(TESTS_DIR)/test_serve_guard
 
+# exec_target: a traced command that execs another program (the privilege tests)
+$(TESTS_DIR)/exec_target: tests/production/exec_target.c probes/prover_trace.h $(PROBES_H) \
+		$(PROBES_O) $(PROBES_NAMES_O)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(PROBES_CFLAGS) $< $(PROBES_O) $(PROBES_NAMES_O) $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/exec_target
+
 # http_attack: bounded loopback attacks on the exporter, with a scraper beside them
 $(TESTS_DIR)/http_attack: tests/production/http_attack.c | $(DEPS_STAMP)
 	$(call msg,CC,$@)

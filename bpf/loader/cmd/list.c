@@ -256,8 +256,8 @@ int cmd_list(int argc, char **argv)
 	else
 		print_text(shown, &un, sites, bad, contract, &n, names_err);
 	usdt_notes__free(&un);
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno));
+	if (infl_flush_output(stdout, "stdout"))
+		return EXIT_IO;
 	if (contract) {
 		char which[128] = "";
 

@@ -29,6 +29,7 @@ int main(int argc, char **argv)
 	static char name[64];
 
 	argp_err_exit_status = EXIT_USAGE;
+	infl_track_stdout(); /* a failed write to stdout is reported with its reason */
 	if (argc > 1) {
 		for (const struct infl_command *c = infl_commands; c->name; c++) {
 			if (strcmp(argv[1], c->name))

@@ -316,9 +316,13 @@ int cmd_record(int argc, char **argv)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the file first: a bad path must not cost a started command */
 	err = rec_writer__create(ra.out, ra.force ? REC_W_FORCE : 0, &r.w);
+	if (err == -ELOOP)
+		return infl_err(EXIT_IO, "remove it, or add --force to replace the link itself (its "
+				"target is never touched)",
+				"cannot create %s: it is a symbolic link, and a recording is never "
+				"written through one", ra.out);
 	if (err)
-		return infl_err(EXIT_IO, err == -EEXIST ? "add --force to replace it" :
-				err == -ELOOP ? "it is a symlink" : NULL,
+		return infl_err(EXIT_IO, err == -EEXIST ? "add --force to replace it" : NULL,
 				"cannot create %s: %s", ra.out, strerror(-err));
 	chown_to_sudo_user(ra.out);
 	err = session__open(so, &r.s);

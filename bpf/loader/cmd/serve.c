@@ -514,10 +514,9 @@ int cmd_serve(int argc, char **argv)
 	run_loop(sv.s, &ops, &sv, &end);
 	mhd.stop_daemon(sv.d); /* closes the listening socket too */
 	rc = final_summary(&sv, &sa, &end);
+	rc = rc ?: infl_flush_output(stdout, "stdout");
 	guard__free(&sv.guard);
 	serve_idents__free(&sv.idents);
 	session__free(sv.s);
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
 	return rc ?: run_exit_status(&end, so->mode);
 }

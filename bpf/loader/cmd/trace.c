@@ -277,12 +277,10 @@ int cmd_trace(int argc, char **argv)
 		info.ring_lost = session__ring_lost(t.s);
 		summary__print(stdout, &snap, session__names(t.s), &info);
 	}
+	rc = rc ?: infl_flush_output(stdout, "stdout");
 	snapshot__free(&snap);
 	free(t.retired.procs);
 	live__free(t.live);
 	session__free(t.s);
-
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
 	return rc ?: run_exit_status(&end, so->mode);
 }

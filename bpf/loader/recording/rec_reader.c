@@ -610,8 +610,15 @@ int rec_open_or_complain(const char *path, unsigned flags, struct recording **ou
 	return infl_err(EXIT_BAD_FILE,
 			ret == -EBADMSG && strstr(err, "interrupted")
 				? "add --partial to read the complete records of a cut recording"
+			: ret == -EACCES || ret == -EPERM
+				? "recordings are created mode 0640: read it as its owner or a "
+				  "member of its group"
+			: ret == -ENOENT ? "check the path (inflight record -o FILE makes one)"
+			: ret == -EISDIR ? "give a recording file, not a directory"
+			: ret == -EBADMSG && strstr(err, "magic")
+				? "not a recording of `inflight record`"
 				: NULL,
-			"%s: %s", path, err);
+			"cannot read recording %s: %s", path, err);
 }
 
 const struct infl_proc *recording__final(const struct recording *r, __u32 pid)

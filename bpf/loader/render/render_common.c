@@ -105,8 +105,9 @@ double render_per_minute(const struct tl_proc *p, __u64 count)
 
 int render_finish(FILE *f)
 {
+	errno = 0;
 	if (fflush(f) || ferror(f))
-		return -EIO;
+		return -(infl_output_errno(f) ?: errno ?: EIO);
 	return 0;
 }
 
@@ -136,8 +137,9 @@ int render_output_close(FILE *f, const char *path, const char *what, int render_
 	long size;
 	int err = render_err;
 
-	if (fflush(f) || ferror(f))
-		err = -EIO;
+	errno = 0;
+	if ((fflush(f) || ferror(f)) && !err)
+		err = -(infl_output_errno(f) ?: errno ?: EIO);
 	size = is_file ? ftell(f) : 0;
 	if (is_file && fclose(f) && !err)
 		err = -errno;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,6 +78,29 @@ bool proc_is_zombie(pid_t pid)
 	proc_read(pid, "stat", buf, sizeof(buf));
 	paren = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
 	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+bool proc_gone(pid_t pid)
+{
+	return (kill(pid, 0) && errno == ESRCH) || proc_is_zombie(pid);
+}
+
+/* field 9 of /proc/PID/stat: the task's flags; PF_KTHREAD (include/linux/sched.h) */
+#define PF_KTHREAD_FLAG 0x00200000u
+
+bool proc_is_kthread(pid_t pid)
+{
+	char buf[512], *p;
+	unsigned long flags;
+	int field;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	for (p += 2, field = 3; p && field < 9; field++)
+		p = (p = strchr(p, ' ')) ? p + 1 : NULL;
+	return p && sscanf(p, "%lu", &flags) == 1 && (flags & PF_KTHREAD_FLAG);
 }
 
 bool proc_is_root_path(const char *p)

@@ -31,6 +31,12 @@ int proc_exe_path(pid_t pid, char *buf, size_t len);
 /* True when pid exited and nobody reaped it yet (a zombie). */
 bool proc_is_zombie(pid_t pid);
 
+/* True when pid no longer runs: no such process, or a zombie. */
+bool proc_gone(pid_t pid);
+
+/* True when pid is a kernel thread (PF_KTHREAD): no program, no user memory, no probes. */
+bool proc_is_kthread(pid_t pid);
+
 /* True for /proc/PID/root/... and /proc/self/root/...: a file seen through another
  * process's root, maybe in another mount namespace. Resolving such a path's links here
  * (realpath) would leave that namespace: keep it as given. */

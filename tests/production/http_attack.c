@@ -22,8 +22,9 @@
  * Prints one line:
  *   scrapes N ok N failed N timeouts N p50_ms X p99_ms X max_ms X connects N held_max N
  *   closed N
- * (timeouts: failed scrapes that got no answer in time, the others were refused; held_max: the most attacker connections open at once; closed: how many the server
- * closed). Exit 0 when it ran; the test judges the figures.
+ * (timeouts: failed scrapes that got no answer in time, the others were refused; held_max:
+ * the most attacker connections open at once; closed: how many the server closed). Exit 0
+ * when it ran; the test judges the figures.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -102,7 +102,8 @@ static void test_truncation(void)
 	char buf[8];
 
 	EQ_STR(san_str(buf, sizeof(buf), "abcdefghij"), "abcdefg", "cut at the buffer: 7 + NUL");
-	EQ_STR(san_str(buf, sizeof(buf), "abcde\x1b"), "abcde", "an escape that does not fit is left out whole");
+	EQ_STR(san_str(buf, sizeof(buf), "abcde\x1b"), "abcde",
+	       "an escape that does not fit is left out whole");
 	EQ_STR(san_str(buf, sizeof(buf), "abc\x1bxyz"), "abc\\x1b", "an escape that fits stays whole");
 	EQ_STR(san_str(buf, sizeof(buf), "abcde\xe2\x82\xac"), "abcde", "a UTF-8 character is never cut");
 	EQ_STR(san_str(buf, 1, "abc"), "", "cap 1: the NUL alone");

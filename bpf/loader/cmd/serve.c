@@ -40,7 +40,7 @@
 
 #define MHD_LIBRARY "libmicrohttpd.so.12"
 #define MHD_PACKAGE "libmicrohttpd12"
-#define FORGET_EVERY_NS 1000000000ull /* how often exited processes are looked for (-b) */
+#define FORGET_EVERY_NS 100000000ull /* how often exited processes are looked for (-b) */
 #define DEFAULT_KEEP_EXITED_NS 120000000000ull /* 2 min: a few scrapes see the final state */
 #define MAX_CONNECTIONS 256 /* fewer when the descriptor limit is low (conn_slots) */
 #define PER_CLIENT_CONNECTIONS 64
@@ -258,7 +258,7 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 		infl_warn("scrape: snapshot: %s", strerror(-err));
 		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "snapshot failed\n");
 	}
-	if (!serve_idents__sync(&sv->idents, &snap)) {
+	if (!serve_idents__sync(&sv->idents, &snap, session__binary(sv->s))) {
 		o.ident = sv->idents.id;
 		o.nident = sv->idents.n;
 	}
@@ -347,7 +347,8 @@ static void forget_exited(struct server *sv)
 
 	if (session__snapshot(sv->s, &snap))
 		return;
-	serve_idents__sync(&sv->idents, &snap); /* short-lived ones get an identity too */
+	/* short-lived processes get an identity too, not only those a scrape sees */
+	serve_idents__sync(&sv->idents, &snap, session__binary(sv->s));
 	for (int i = 0; i < snap.nprocs; i++) {
 		const struct infl_proc *p = &snap.procs[i].st;
 
@@ -517,6 +518,7 @@ int cmd_serve(int argc, char **argv)
 	rc = rc ?: infl_flush_output(stdout, "stdout");
 	guard__free(&sv.guard);
 	serve_idents__free(&sv.idents);
+	serve_retired__free(&sv.retired);
 	session__free(sv.s);
 	return rc ?: run_exit_status(&end, so->mode);
 }

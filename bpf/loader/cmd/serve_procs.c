@@ -15,14 +15,16 @@ static void ident_free(struct prom_identity *id)
 
 /* Read once, while the process runs: after its exit /proc has nothing left to say. Out of
  * memory leaves the strings NULL: an identity with empty labels, never a failed scrape. */
-static void ident_read(struct prom_identity *id, __u32 pid)
+static void ident_read(struct prom_identity *id, __u32 pid, const char *binary)
 {
 	char exe[PATH_MAX] = "", comm[64] = "";
 
 	memset(id, 0, sizeof(*id));
 	id->pid = pid;
-	if (proc_exe_name(pid, exe, sizeof(exe)))
-		exe[0] = '\0';
+	/* another user's process without CAP_SYS_PTRACE (inflight dropped it): the binary
+	 * it was found by */
+	if (proc_exe_name(pid, exe, sizeof(exe)) && !proc_gone(pid))
+		snprintf(exe, sizeof(exe), "%s", binary ? binary : "");
 	proc_read(pid, "comm", comm, sizeof(comm));
 	if (proc_start_time(pid, &id->start_time_s))
 		id->start_time_s = 0;
@@ -30,7 +32,7 @@ static void ident_read(struct prom_identity *id, __u32 pid)
 	id->comm = strdup(comm);
 }
 
-int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap)
+int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap, const char *binary)
 {
 	struct prom_identity *next = calloc(snap->nprocs ? snap->nprocs : 1, sizeof(*next));
 	int i = 0;
@@ -46,7 +48,7 @@ int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap)
 		if (i < t->n && t->id[i].pid == pid)
 			next[k] = t->id[i++];
 		else
-			ident_read(&next[k], pid);
+			ident_read(&next[k], pid, binary);
 	}
 	while (i < t->n)
 		ident_free(&t->id[i++]);
@@ -65,22 +67,38 @@ void serve_idents__free(struct serve_idents *t)
 	t->n = 0;
 }
 
+static void count_older(struct serve_retired *r, const struct proc_snapshot *ps)
+{
+	r->older++;
+	if (ps->st.peak_bytes >= r->older_peak) {
+		r->older_peak = ps->st.peak_bytes;
+		r->older_peak_pid = ps->pid;
+	}
+}
+
 void serve_retired__add(struct serve_retired *r, const struct proc_snapshot *ps)
 {
+	if (!r->keep)
+		r->keep = calloc(SERVE_RETIRED_KEEP, sizeof(*r->keep));
+	if (!r->keep) {
+		count_older(r, ps);
+		return;
+	}
 	if (r->n == SERVE_RETIRED_KEEP) { /* the oldest kept one becomes a count */
-		const struct proc_snapshot *old = &r->keep[r->head];
-
-		r->older++;
-		if (old->st.peak_bytes >= r->older_peak) {
-			r->older_peak = old->st.peak_bytes;
-			r->older_peak_pid = old->pid;
-		}
+		count_older(r, &r->keep[r->head]);
 		r->keep[r->head] = *ps;
 		r->head = (r->head + 1) % SERVE_RETIRED_KEEP;
 		return;
 	}
 	r->keep[(r->head + r->n) % SERVE_RETIRED_KEEP] = *ps;
 	r->n++;
+}
+
+void serve_retired__free(struct serve_retired *r)
+{
+	free(r->keep);
+	r->keep = NULL;
+	r->n = 0;
 }
 
 int serve_retired__prepend(const struct serve_retired *r, struct snapshot *snap)

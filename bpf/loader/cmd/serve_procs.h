@@ -25,21 +25,24 @@ struct serve_idents {
 };
 
 /* The identities of exactly the processes of `snap` (sorted by pid, as snapshots are):
- * known ones kept, new ones read from /proc (fields left empty when the process is gone),
- * the others dropped. 0, or -ENOMEM with the previous table kept. */
-int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap);
+ * known ones kept, new ones read from /proc (fields left empty when the process is gone;
+ * `binary`, the traced one, when its /proc/PID/exe may not be read), the others dropped.
+ * 0, or -ENOMEM with the previous table kept. */
+int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap, const char *binary);
 void serve_idents__free(struct serve_idents *t);
 
 struct serve_retired {
-	struct proc_snapshot keep[SERVE_RETIRED_KEEP]; /* a ring, oldest at `head` when full */
+	struct proc_snapshot *keep; /* SERVE_RETIRED_KEEP of them, a ring, oldest at `head` */
 	int n, head;
 	__u64 older;	      /* retired before the kept ones */
 	__u64 older_peak;     /* the highest peak among them */
 	__u32 older_peak_pid;
 };
 
-/* Remembers the final state of a process that leaves the maps. */
+/* Remembers the final state of a process that leaves the maps (out of memory: only counted,
+ * with its peak). */
 void serve_retired__add(struct serve_retired *r, const struct proc_snapshot *ps);
+void serve_retired__free(struct serve_retired *r);
 /* The kept ones, in the order they retired, in front of the processes of `snap`. 0, or
  * -ENOMEM (snap unchanged). */
 int serve_retired__prepend(const struct serve_retired *r, struct snapshot *snap);

@@ -326,7 +326,8 @@ static void test_identity(void)
 	struct prom_exporter x = { .open = 2, .accepted = 7, .nreasons = 2, .reason = reasons,
 				   .closed = closed };
 	struct prom_opts o = { .ident = ids, .nident = 2, .build_version = "0.1",
-			       .build_contract = "1", .build_libbpf = "1.5", .exporter = &x };
+			       .build_contract = "1", .build_libbpf = "1.5", .exporter = &x,
+			       .host_memory_bytes = 24ull << 30 };
 	char *buf = NULL, cmd[] = "promtool check metrics >/dev/null 2>&1";
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len), *p;
@@ -349,7 +350,8 @@ static void test_identity(void)
 	LINE(buf, "inflight_exporter_connections_accepted_total 7");
 	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"a\"} 3");
 	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"b\"} 0");
-	CHECK(families_well_formed(buf, false) == 27 + 4, "31 families (got %d)",
+	LINE(buf, "inflight_host_memory_bytes 25769803776");
+	CHECK(families_well_formed(buf, false) == 27 + 5, "32 families (got %d)",
 	      families_well_formed(buf, false));
 	p = popen(cmd, "w");
 	if (CHECK(p != NULL, "promtool runs")) {
@@ -368,7 +370,7 @@ static void test_identity(void)
 	LINE(buf, "# TYPE inflight_process info");
 	LINE(buf, "# TYPE inflight_build info");
 	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
-	CHECK(families_well_formed(buf, true) == 31, "OpenMetrics: 31 families");
+	CHECK(families_well_formed(buf, true) == 32, "OpenMetrics: 32 families");
 	free(buf);
 }
 

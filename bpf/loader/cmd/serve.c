@@ -34,6 +34,7 @@
 #include "cmd/serve_procs.h"
 #include "util/errors.h"
 #include "util/fmt.h"
+#include "util/procfs.h"
 #include "util/sanitize.h"
 #include "live/prom.h"
 #include "live/summary.h"
@@ -228,6 +229,7 @@ struct server {
 	struct serve_retired retired;
 	__u64 keep_exited_ns;
 	__u64 next_forget;
+	__u64 host_memory; /* MemTotal */
 };
 
 static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
@@ -246,6 +248,7 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 		.build_contract = INFL__XSTR(INFLIGHT_CONTRACT_VERSION),
 		.build_libbpf = INFL__XSTR(LIBBPF_MAJOR_VERSION) "." INFL__XSTR(LIBBPF_MINOR_VERSION),
 		.exporter = &x,
+		.host_memory_bytes = sv->host_memory,
 	};
 	struct snapshot snap;
 	char *body = NULL;
@@ -497,6 +500,7 @@ int cmd_serve(int argc, char **argv)
 		return err;
 	}
 	sv.keep_exited_ns = sa.keep_exited_ns;
+	sv.host_memory = proc_mem_total();
 	sv.d = start_http(&sv, fd);
 	if (!sv.d) {
 		close(fd);

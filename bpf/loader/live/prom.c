@@ -472,6 +472,12 @@ int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *
 		build_info(&w);
 	if (o && o->exporter)
 		exporter(&w, o->exporter);
+	if (o && o->host_memory_bytes) {
+		family(&w, "inflight_host_memory_bytes", GAUGE,
+		       "The host's memory (MemTotal), for alerts on peaks near it");
+		fprintf(f, "inflight_host_memory_bytes %llu\n",
+			(unsigned long long)o->host_memory_bytes);
+	}
 	family(&w, "inflight_untraced_events", COUNTER,
 	       "Events of processes that found no slot (--max-procs reached)");
 	fprintf(f, "inflight_untraced_events_total %llu\n",

@@ -42,6 +42,7 @@ struct prom_opts {
 	const char *build_version; /* inflight_build_info; NULL: not written */
 	const char *build_contract, *build_libbpf;
 	const struct prom_exporter *exporter; /* NULL: no exporter families */
+	__u64 host_memory_bytes; /* inflight_host_memory_bytes; 0: not written */
 };
 
 /*

@@ -144,6 +144,16 @@ int proc_start_time(pid_t pid, __u64 *unix_s)
 	return 0;
 }
 
+__u64 proc_mem_total(void)
+{
+	char buf[256], *p;
+	unsigned long long kib;
+
+	proc_read_file("/proc/meminfo", buf, sizeof(buf));
+	p = strstr(buf, "MemTotal:");
+	return p && sscanf(p + 9, "%llu", &kib) == 1 ? kib * 1024 : 0;
+}
+
 __u64 proc_statm_rss(pid_t pid)
 {
 	char buf[128];

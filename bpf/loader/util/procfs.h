@@ -46,6 +46,9 @@ bool proc_is_root_path(const char *path);
  * boot time of /proc/stat). 0, or -ENOENT. */
 int proc_start_time(pid_t pid, __u64 *unix_s);
 
+/* The host's memory (MemTotal of /proc/meminfo) in bytes, 0 when unknown. */
+__u64 proc_mem_total(void);
+
 /* Resident set size from /proc/PID/statm in bytes, 0 when unknown. */
 __u64 proc_statm_rss(pid_t pid);
 

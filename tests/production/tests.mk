@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Production readiness: the exporter's exposition (test_prom), the fuzz targets of outside
-# input (names notes, CLI numbers) as corpus replays in the suite and as libFuzzer programs
+# input (names notes, CLI numbers, strings on their way out) as corpus replays in the suite and as libFuzzer programs
 # under `make fuzz`, and the helpers of the shell tests tests/t_prod_*.sh.
 PROD_CFLAGS := $(filter-out -MMD -MP,$(LOADER_CFLAGS)) -Itests
 
@@ -40,6 +40,14 @@ $(TESTS_DIR)/exec_target: tests/production/exec_target.c probes/prover_trace.h $
 
 TEST_BINS += $(TESTS_DIR)/exec_target
 
+# hostile_rec: crafted recordings (ESC sequences, newlines, bad UTF-8 in every string)
+$(TESTS_DIR)/hostile_rec: tests/production/hostile_rec.c $(LOADER_OFFLINE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(PROD_CFLAGS) $< $(LOADER_OFFLINE_LIB) $(OFFLINE_LIBS) $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/hostile_rec
+
 # http_attack: bounded loopback attacks on the exporter, with a scraper beside them
 $(TESTS_DIR)/http_attack: tests/production/http_attack.c | $(DEPS_STAMP)
 	$(call msg,CC,$@)
@@ -55,7 +63,8 @@ TEST_BINS += $(TESTS_DIR)/http_attack
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS_names := $(LOADER_OFFLINE_SRCS)
 FUZZ_SRCS_numbers := $(LOADER_OFFLINE_SRCS)
-FUZZ_TARGETS := names numbers
+FUZZ_SRCS_output := $(LOADER_OFFLINE_SRCS)
+FUZZ_TARGETS := names numbers output
 
 define fuzz_rules
 $$(TESTS_DIR)/test_fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/production/fuzz_replay.c \

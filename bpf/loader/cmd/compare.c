@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/sanitize.h"
 #include "util/fmt.h"
 #include "contract/names.h"
 #include "recording/rec_reader.h"
@@ -154,10 +155,12 @@ static void print_text(FILE *f, const struct side *A, const struct side *B,
 		       const struct metrics *ms)
 {
 	const char *group = NULL;
-	char b1[FMT_LEN], b2[FMT_LEN];
+	char b1[FMT_LEN], b2[FMT_LEN], file[71], cmd[61];
 
-	fprintf(f, "A  %.70s\n   pid %u: %.60s\n", A->file, A->p->pid, A->rec->cmdline);
-	fprintf(f, "B  %.70s\n   pid %u: %.60s\n", B->file, B->p->pid, B->rec->cmdline);
+	fprintf(f, "A  %s\n   pid %u: %s\n", san_str(file, sizeof(file), A->file), A->p->pid,
+		san_str(cmd, sizeof(cmd), A->rec->cmdline));
+	fprintf(f, "B  %s\n   pid %u: %s\n", san_str(file, sizeof(file), B->file), B->p->pid,
+		san_str(cmd, sizeof(cmd), B->rec->cmdline));
 	fprintf(f, "\n%-32s %14s %14s %9s\n", "", "A", "B", "B/A");
 	for (size_t i = 0; i < ms->n; i++) {
 		const struct metric *m = &ms->m[i];

@@ -22,6 +22,7 @@
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
+#include "util/sanitize.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
 #include "recording/rec_format.h"
@@ -335,9 +336,14 @@ int cmd_record(int argc, char **argv)
 	wall = wall_ns();
 	err = write_header(&r, &ra, start, wall);
 	/* also when not a terminal: scripts wait for this line to know the probes are live */
-	if (so->mode != SESSION_SPAWN && !ra.quiet)
-		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", session__binary(r.s),
-			ra.out);
+	if (so->mode != SESSION_SPAWN && !ra.quiet) {
+		char *bin = san_dup(session__binary(r.s)), *out = san_dup(ra.out);
+
+		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", bin ? bin : "?",
+			out ? out : "?");
+		free(bin);
+		free(out);
+	}
 
 	ops.interval_ns = ra.interval_ns;
 	if (!err)

@@ -512,9 +512,12 @@ int cmd_serve(int argc, char **argv)
 	prom__fmt_addr(shown, sizeof(shown), (struct sockaddr *)&bound);
 	if (!sa.listen.loopback)
 		infl_warn("serving on %s: reachable from other hosts", shown);
-	fprintf(stderr, "inflight: serving http://%s/metrics for ", shown);
-	san_fputs(stderr, session__binary(sv.s));
-	fputc('\n', stderr);
+	{
+		char *bin = san_dup(session__binary(sv.s));
+
+		fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, bin ? bin : "?");
+		free(bin);
+	}
 
 	run_loop(sv.s, &ops, &sv, &end);
 	mhd.stop_daemon(sv.d); /* closes the listening socket too */

@@ -21,6 +21,7 @@
 #include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "util/procfs.h"
+#include "util/sanitize.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -260,9 +261,13 @@ int cmd_trace(int argc, char **argv)
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	/* attached: scripts may wait for this line before they start the workload */
-	if (so->mode != SESSION_SPAWN)
+	if (so->mode != SESSION_SPAWN) {
+		char *shown_bin = san_dup(info.binary);
+
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
-			info.binary);
+			shown_bin ? shown_bin : "?");
+		free(shown_bin);
+	}
 
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);

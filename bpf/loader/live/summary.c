@@ -8,6 +8,7 @@
 #include "live/figures.h"
 #include "live/summary.h"
 #include "util/fmt.h"
+#include "util/sanitize.h"
 
 #define STAGE_W 11
 #define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
@@ -140,14 +141,19 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 
 	if (info->argv && ps->pid == (__u32)info->target_pid) {
 		col += fprintf(f, ":");
-		/* a long command wraps between its words */
+		/* a long command wraps between its words, each escaped (util/sanitize.h) */
 		for (char *const *a = info->argv; *a; a++) {
-			if (a != info->argv && col + 1 + (int)strlen(*a) > LINE_MAX_COLS)
+			int len = (int)san_len(*a);
+
+			if (a != info->argv && col + 1 + len > LINE_MAX_COLS)
 				col = fprintf(f, "\n   ");
-			col += fprintf(f, " %s", *a);
+			fputc(' ', f);
+			san_fputs(f, *a);
+			col += 1 + len;
 		}
 	} else if (info->binary) {
-		fprintf(f, ": %s", info->binary);
+		fputs(": ", f);
+		san_fputs(f, info->binary);
 	}
 	fputc('\n', f);
 	if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)

@@ -15,6 +15,7 @@
 #include "util/errors.h"
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
+#include "util/sanitize.h"
 
 #define MAX_FILE_BYTES (4ull << 30) /* a recording larger than this is refused, not read */
 
@@ -168,12 +169,17 @@ static void parse_header(struct cur *c, struct recording *r)
 	names__init(n);
 	n->contract_version = get_max(c, 0xffff, "contract version");
 	str_into(c, n->provider, sizeof(n->provider), true, "provider");
+	if (!c->bad && n->provider[0] && !san_name_ok(n->provider))
+		corrupt(c, "a provider name outside the contract's [A-Za-z0-9_.-]");
 	count = get_max(c, INFL_MAX_CLASSES, "class count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
 		id = get_max(c, INFL_MAX_CLASSES - 1, "class id");
 		if (n->cls_declared & (1u << id))
 			corrupt(c, "class %llu named twice", (unsigned long long)id);
 		str_into(c, n->cls[id], sizeof(n->cls[id]), false, "class name");
+		if (!c->bad && !san_name_ok(n->cls[id]))
+			corrupt(c, "class %llu: a name outside the contract's [A-Za-z0-9_.-]",
+				(unsigned long long)id);
 		n->cls_declared |= 1u << id;
 	}
 	count = get_max(c, INFL_MAX_STAGES, "stage count");
@@ -182,6 +188,9 @@ static void parse_header(struct cur *c, struct recording *r)
 		if (n->stage_declared & (1u << id))
 			corrupt(c, "stage %llu named twice", (unsigned long long)id);
 		str_into(c, n->stage[id], sizeof(n->stage[id]), false, "stage name");
+		if (!c->bad && !san_name_ok(n->stage[id]))
+			corrupt(c, "stage %llu: a name outside the contract's [A-Za-z0-9_.-]",
+				(unsigned long long)id);
 		n->stage_declared |= 1u << id;
 	}
 	n->entry_mask = get_max(c, 0xffff, "entry stage mask");

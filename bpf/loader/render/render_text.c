@@ -14,24 +14,25 @@
 #include "util/fmt.h"
 #include "recording/rec_reader.h"
 #include "render/render.h"
+#include "util/sanitize.h"
 
 #define MAX_STAGE_COLS 9 /* 9 x 6 columns beside 28 of time and bytes: 82 would be too many */
 
 static void print_header(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct recording *r = tl->rec;
-	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?";
+	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?", s[69];
 	time_t secs = r->start_wall_ns / 1000000000ull;
 	struct tm tm;
 
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	fprintf(f, "recording  %s (format %u.%u, %s, %zu records%s)\n",
-		o->source ? o->source : "-", r->format_major, r->format_minor,
+		san_str(s, sizeof(s), o->source ? o->source : "-"), r->format_major, r->format_minor,
 		fmt_bytes(b1, r->file_bytes), r->nrecords, r->has_end ? "" : ", cut short");
-	fprintf(f, "command    %.68s\n", r->cmdline[0] ? r->cmdline : "(none)");
-	fprintf(f, "binary     %.68s\n", r->binary[0] ? r->binary : "(unknown)");
-	fprintf(f, "host       %.30s   contract %d (%s)\n", r->host,
+	fprintf(f, "command    %s\n", r->cmdline[0] ? san_str(s, sizeof(s), r->cmdline) : "(none)");
+	fprintf(f, "binary     %s\n", r->binary[0] ? san_str(s, sizeof(s), r->binary) : "(unknown)");
+	fprintf(f, "host       %s   contract %d (%s)\n", san_str(s, 31, r->host),
 		r->names.contract_version,
 		r->names.contract_version ? r->names.provider : "numeric names");
 	fprintf(f, "started    %s, lasted %s\n", when,
@@ -216,8 +217,10 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_proc *p = procs[i];
 
+		char comm[4 * 16 + 1];
+
 		fprintf(f, "\npid %u (%s): %zu events, %zu owners\n", p->pid,
-			p->comm[0] ? p->comm : "?", p->nev, p->nlives);
+			p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?", p->nev, p->nlives);
 		print_table(f, tl, p, step);
 		print_peak(f, tl, p);
 		print_stages(f, tl, p);

@@ -22,6 +22,7 @@
 #include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "util/procfs.h"
+#include "util/sanitize.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -265,7 +266,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (ta.interval_ns) {
 		struct live_opts lo = { .json = ta.json, .wide = ta.wide,
-					.tty = !ta.json && isatty(fileno(out)),
+					/* stdout is a stream of infl_track_stdout(): ask its fd */
+					.tty = !ta.json && isatty(out == stdout ? STDOUT_FILENO
+										 : fileno(out)),
 					.interval_ns = ta.interval_ns };
 
 		t.live = live__new(&lo, session__names(t.s), out);
@@ -282,9 +285,13 @@ int cmd_trace(int argc, char **argv)
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	/* attached: scripts may wait for this line before they start the workload */
-	if (so->mode != SESSION_SPAWN)
+	if (so->mode != SESSION_SPAWN) {
+		char *shown_bin = san_dup(info.binary);
+
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
-			info.binary);
+			shown_bin ? shown_bin : "?");
+		free(shown_bin);
+	}
 
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);
@@ -301,13 +308,20 @@ int cmd_trace(int argc, char **argv)
 			info.origin_ns = live__origin(t.live, &info.origin_pid);
 		summary__print(out, &snap, session__names(t.s), &info);
 	}
+	if (out == stdout) {
+		rc = rc ?: infl_flush_output(stdout, "stdout");
+	} else if ((fflush(out) || ferror(out)) && !rc) {
+		int e = render_output_errno(out) ?: EIO;
+
+		rc = infl_err(EXIT_IO, e == ENOSPC || e == EDQUOT ? "free some space, or write "
+			      "elsewhere" : NULL, "%s: %s: the output is incomplete", ta.out,
+			      strerror(e));
+	}
+	if (out != stdout && render_output_fclose(out) && !rc)
+		rc = infl_err(EXIT_IO, NULL, "%s: %s", ta.out, strerror(errno));
 	snapshot__free(&snap);
 	free(t.retired.procs);
 	live__free(t.live);
 	session__free(t.s);
-
-	if (fflush(out) || ferror(out) || (out != stdout && fclose(out)))
-		return infl_err(EXIT_IO, NULL, "%s: %s", ta.out ? ta.out : "stdout",
-				strerror(errno ?: EIO));
 	return rc ?: run_exit_status(&end, so->mode);
 }

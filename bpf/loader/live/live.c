@@ -289,7 +289,9 @@ static int tty_rows(const struct live *l)
 {
 	struct winsize ws;
 
-	if (ioctl(fileno(l->out), TIOCGWINSZ, &ws) || ws.ws_row < 5)
+	/* stdout may be a cookie stream (infl_track_stdout) without a descriptor of its own */
+	if (ioctl(l->out == stdout ? STDOUT_FILENO : fileno(l->out), TIOCGWINSZ, &ws) ||
+	    ws.ws_row < 5)
 		return 24;
 	return ws.ws_row;
 }

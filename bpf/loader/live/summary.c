@@ -8,8 +8,8 @@
 #include "contract/usdt_notes.h"
 #include "live/figures.h"
 #include "live/summary.h"
-#include "util/escape.h"
 #include "util/fmt.h"
+#include "util/sanitize.h"
 
 #define STAGE_W 11
 #define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
@@ -214,19 +214,19 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 
 	if (info->argv && ps->pid == (__u32)info->target_pid) {
 		col += fprintf(f, ":");
-		/* a long command wraps between its words; each word escaped (util/escape.h) */
+		/* a long command wraps between its words, each escaped (util/sanitize.h) */
 		for (char *const *a = info->argv; *a; a++) {
-			char w[512];
+			int len = (int)san_len(*a);
 
-			esc_into(w, sizeof(w), *a);
-			if (a != info->argv && col + 1 + (int)strlen(w) > LINE_MAX_COLS)
+			if (a != info->argv && col + 1 + len > LINE_MAX_COLS)
 				col = fprintf(f, "\n   ");
-			col += fprintf(f, " %s", w);
+			fputc(' ', f);
+			san_fputs(f, *a);
+			col += 1 + len;
 		}
 	} else if (info->binary) {
-		char w[512];
-
-		fprintf(f, ": %s", esc_into(w, sizeof(w), info->binary));
+		fputs(": ", f);
+		san_fputs(f, info->binary);
 	}
 	fputc('\n', f);
 	if (ps->oom.ns)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util/escape.h"
+#include "util/sanitize.h"
 #include "recording/rec_decode.h"
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
@@ -91,7 +91,12 @@ char *dec_str(struct cur *c, const char *what)
 		dec_corrupt(c, "%s contains a NUL byte", what);
 		return NULL;
 	}
-	s = esc_dup((const char *)c->p + c->off, n);
+	/* kept as it is: every output escapes it (util/sanitize.h), JSON losslessly */
+	s = malloc(n + 1);
+	if (s) {
+		memcpy(s, c->p + c->off, n);
+		s[n] = 0;
+	}
 	if (!s) {
 		dec_corrupt(c, "out of memory");
 		return NULL;
@@ -103,19 +108,18 @@ char *dec_str(struct cur *c, const char *what)
 void dec_name(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *what)
 {
 	size_t n = dec_max(c, REC_MAX_STR, what);
-	char raw[64], shown[64];
+	char raw[64];
 
 	if (!dec_need(c, n))
 		return;
 	if (n >= cap || n >= sizeof(raw) || (!n && !empty_ok)) {
-		dec_corrupt(c, "%s of %zu bytes (1 to %zu)", what, n, cap - 1);
+		dec_corrupt(c, "%s: a name of %zu bytes (1 to %zu)", what, n, cap - 1);
 		return;
 	}
 	memcpy(raw, c->p + c->off, n);
 	raw[n] = 0;
-	if (n && (memchr(raw, 0, n) || !esc_valid_name(raw))) {
-		dec_corrupt(c, "%s '%s' is not of [A-Za-z0-9_.-]", what,
-			    esc_into(shown, sizeof(shown), raw));
+	if (n && (memchr(raw, 0, n) || !san_name_ok(raw))) {
+		dec_corrupt(c, "%s: a name outside the contract's [A-Za-z0-9_.-]", what);
 		return;
 	}
 	strcpy(dst, raw);

@@ -27,8 +27,8 @@ bool dec_need(struct cur *c, size_t n);
 __u64 dec_le(struct cur *c, int bytes);
 __u64 dec_varint(struct cur *c);
 __u64 dec_max(struct cur *c, __u64 max, const char *what);
-/* A string field as a new escaped NUL-terminated copy (util/escape.h); NUL bytes inside are
- * refused. */
+/* A string field as a new NUL-terminated copy, as it is (outputs escape it); NUL bytes
+ * inside are refused. */
 char *dec_str(struct cur *c, const char *what);
 /* A name field (provider, class, stage) into a fixed array: [A-Za-z0-9_.-], 1-31 bytes
  * (`empty_ok`: "" too). */

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/errors.h"
-#include "util/escape.h"
 #include "recording/rec_decode.h"
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
@@ -20,36 +19,39 @@ static bool preamble_ok(const unsigned char *pre, size_t n)
 	return n >= REC_MAGIC_LEN && !memcmp(pre, REC_MAGIC, REC_MAGIC_LEN);
 }
 
-/* "not an inflight recording" with what the file starts with, escaped */
+/* "not an inflight recording" with what the file starts with (like hexdump -C's column) */
 static void bad_magic(char *err, const unsigned char *pre, size_t n)
 {
-	char raw[17] = { 0 }, shown[80];
+	char shown[9] = { 0 };
 
 	if (!n) {
 		snprintf(err, REC_ERR_LEN, "not an inflight recording: the file is empty");
 		return;
 	}
 	for (size_t i = 0; i < n && i < 8; i++)
-		raw[i] = pre[i] ? (char)pre[i] : '.';
+		shown[i] = pre[i] >= 0x20 && pre[i] < 0x7f && pre[i] != '"' && pre[i] != '\\' ?
+			   (char)pre[i] : '.';
 	snprintf(err, REC_ERR_LEN, "not an inflight recording (bad magic: it starts with "
-		 "\"%s\", not \"INFLREC\")", esc_into(shown, sizeof(shown), raw));
+		 "\"%s\", not \"INFLREC\")", shown);
 }
 
 static void parse_header(struct cur *c, struct recording *r)
 {
 	struct infl_names *n = &r->names;
 	__u64 count, id;
+	char what[32];
 	size_t len;
 
 	names__init(n);
 	n->contract_version = dec_max(c, 0xffff, "contract version");
-	dec_name(c, n->provider, sizeof(n->provider), true, "provider");
+	dec_name(c, n->provider, sizeof(n->provider), true, "the provider");
 	count = dec_max(c, INFL_MAX_CLASSES, "class count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
 		id = dec_max(c, INFL_MAX_CLASSES - 1, "class id");
 		if (n->cls_declared & (1u << id))
 			dec_corrupt(c, "class %llu named twice", (unsigned long long)id);
-		dec_name(c, n->cls[id], sizeof(n->cls[id]), false, "class name");
+		snprintf(what, sizeof(what), "class %llu", (unsigned long long)id);
+		dec_name(c, n->cls[id], sizeof(n->cls[id]), false, what);
 		n->cls_declared |= 1u << id;
 	}
 	count = dec_max(c, INFL_MAX_STAGES, "stage count");
@@ -57,7 +59,8 @@ static void parse_header(struct cur *c, struct recording *r)
 		id = dec_max(c, INFL_MAX_STAGES - 1, "stage id");
 		if (n->stage_declared & (1u << id))
 			dec_corrupt(c, "stage %llu named twice", (unsigned long long)id);
-		dec_name(c, n->stage[id], sizeof(n->stage[id]), false, "stage name");
+		snprintf(what, sizeof(what), "stage %llu", (unsigned long long)id);
+		dec_name(c, n->stage[id], sizeof(n->stage[id]), false, what);
 		n->stage_declared |= 1u << id;
 	}
 	n->entry_mask = dec_max(c, 0xffff, "entry stage mask");
@@ -666,12 +669,12 @@ int rec_complain(const char *path, int ret, const char *err)
 
 	switch (ret) {
 	case -ENOENT:
-		hint = "check the path; `inflight record -o FILE` writes one";
+		hint = "check the path (inflight record -o FILE makes one)";
 		break;
 	case -EACCES:
 	case -EPERM:
-		hint = "recordings are created mode 0640 for their owner (under sudo: the user "
-		       "who ran sudo); run as that user or root";
+		hint = "recordings are created mode 0640: read it as its owner or a member of its "
+		       "group (under sudo, record gives it to the user who ran sudo)";
 		break;
 	case -EISDIR:
 		hint = "give a recording file, not a directory";
@@ -684,16 +687,14 @@ int rec_complain(const char *path, int ret, const char *err)
 		break;
 	case -EBADMSG:
 		if (strstr(err, "not an inflight recording"))
-			hint = "give a file written by `inflight record`";
+			hint = "not a recording of `inflight record`";
 		else if (strstr(err, "truncated") || strstr(err, "corrupt"))
 			hint = "add --partial to read the complete records before this point";
 		break;
 	default:
 		break;
 	}
-	if (ret == -ENOENT || ret == -EACCES || ret == -EPERM || ret == -EISDIR)
-		return infl_err(EXIT_BAD_FILE, hint, "%s: cannot open: %s", path, err);
-	return infl_err(EXIT_BAD_FILE, hint, "%s: %s", path, err);
+	return infl_err(EXIT_BAD_FILE, hint, "cannot read recording %s: %s", path, err);
 }
 
 int rec_open_or_complain(const char *path, unsigned flags, struct recording **out)

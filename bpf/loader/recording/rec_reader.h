@@ -9,8 +9,9 @@
  *
  * A file that fails any check is refused with one line that says where and why; nothing in
  * it is trusted before it is checked (tests/fuzz/fuzz_recfile.c holds the reader to it).
- * Strings from the file (comm, argv, host, binary, tool) are escaped as they are read
- * (util/escape.h), and names must be of the contract's [A-Za-z0-9_.-].
+ * Strings from the file (comm, argv, host, binary, tool) are kept as they are: every output
+ * escapes them (util/sanitize.h), JSON losslessly. Names must be of the contract's
+ * [A-Za-z0-9_.-].
  */
 #ifndef INFLIGHT_REC_READER_H
 #define INFLIGHT_REC_READER_H
@@ -27,8 +28,8 @@
 struct rec_proc_info {
 	__u32 pid;
 	__u64 mono_ns;
-	char *comm;    /* escaped */
-	char *cmdline; /* escaped; the words joined by spaces */
+	char *comm;    /* as recorded: escape it for output (util/sanitize.h) */
+	char *cmdline; /* the words joined by spaces, as recorded */
 };
 
 struct rec_rss {

@@ -207,8 +207,15 @@ int rec_writer__create(const char *path, unsigned flags, struct rec_writer **out
 	if ((flags & REC_W_FORCE) && unlink(path) && errno != ENOENT)
 		return -errno;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		struct stat st;
+
+		err = -errno;
+		/* O_EXCL answers EEXIST for a symlink too: say what it is */
+		if (err == -EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			err = -ELOOP;
+		return err;
+	}
 	err = writer_new(fd, true, out);
 	if (err)
 		close(fd);

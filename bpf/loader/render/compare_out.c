@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/fmt.h"
+#include "util/sanitize.h"
 #include "contract/names.h"
 #include "live/summary.h"
 #include "render/columns.h"
@@ -14,10 +15,12 @@
 
 #define WIDTH 79
 
-/* `text` from column `col` on, wrapped between words at WIDTH, continuing at `indent` */
-static void wrap(FILE *f, int col, int indent, const char *text)
+/* `text` from column `col` on, escaped (util/sanitize.h) and wrapped between words at
+ * WIDTH, continuing at `indent`; never cut */
+static void wrap(FILE *f, int col, int indent, const char *raw)
 {
-	size_t len = strlen(text), at = 0;
+	char *text = san_dup(raw ? raw : "");
+	size_t len = text ? strlen(text) : 0, at = 0;
 
 	while (at < len) {
 		size_t w = WIDTH - col, cut = len - at <= w ? len - at : w;
@@ -42,6 +45,7 @@ static void wrap(FILE *f, int col, int indent, const char *text)
 	}
 	if (!len)
 		fputc('\n', f);
+	free(text);
 }
 
 static const char *value(char buf[FMT_LEN], enum cmp_unit u, double v)
@@ -89,9 +93,10 @@ static void runs_text(FILE *f, const struct cmp *c, int s)
 		int col;
 
 		if (sd->n > 1)
-			fprintf(f, "%s%c%zu %s\n", i ? "" : "", 'A' + s, i + 1, r->file);
+			fprintf(f, "%c%zu ", 'A' + s, i + 1);
 		else
-			fprintf(f, "%c  %s\n", 'A' + s, r->file);
+			fprintf(f, "%c  ", 'A' + s);
+		wrap(f, 3, 3, r->file);
 		col = fprintf(f, "   pid %u: ", r->p->pid);
 		wrap(f, col, col, render_command(r->tl, r->p));
 		fprintf(f, "   %s from its first event to its %s%s\n",

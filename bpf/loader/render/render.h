@@ -78,5 +78,9 @@ int render_output_open(const char *path, FILE **out);
 int render_output_open_guarded(const char *path, const char *const *inputs, size_t n,
 			       FILE **out);
 int render_output_close(FILE *f, const char *path, const char *what, int render_err);
+/* Why a write to an output of render_output_open (or stdout) failed: an errno, 0 if none. */
+int render_output_errno(FILE *f);
+/* Closes an output of render_output_open (not stdout); fclose's result. */
+int render_output_fclose(FILE *f);
 
 #endif /* INFLIGHT_RENDER_H */

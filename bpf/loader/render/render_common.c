@@ -12,6 +12,7 @@
 #include "util/fmt.h"
 #include "live/summary.h"
 #include "render/render.h"
+#include "util/sanitize.h"
 
 const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
 				    size_t *n)
@@ -119,10 +120,118 @@ double render_per_minute(const struct tl_proc *p, __u64 count)
 	return ns ? count * 60e9 / ns : 0;
 }
 
+/*
+ * Output files go through a cookie stream that remembers why a write failed: stdio drops
+ * the reason (ENOSPC, EIO) after a failed flush, and "Input/output error" would be all a
+ * user learns of a full disk. stdout has the same from util/errors.c.
+ */
+struct out_cookie {
+	int fd;
+	int err;
+};
+
+static ssize_t out_write(void *c, const char *buf, size_t n)
+{
+	struct out_cookie *oc = c;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = write(oc->fd, buf + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			oc->err = k < 0 ? errno : EIO;
+			errno = oc->err;
+			return done ? (ssize_t)done : -1;
+		}
+		done += k;
+	}
+	return n;
+}
+
+static int out_close(void *c)
+{
+	struct out_cookie *oc = c;
+	int err = close(oc->fd) ? errno : 0;
+
+	free(oc);
+	errno = err;
+	return err ? -1 : 0;
+}
+
+static int out_seek(void *c, off64_t *off, int whence)
+{
+	struct out_cookie *oc = c;
+	off_t r = lseek(oc->fd, *off, whence);
+
+	if (r < 0)
+		return -1;
+	*off = r;
+	return 0;
+}
+
+/* the cookies of the output files open now (report and compare have one, trace one) */
+static struct {
+	FILE *f;
+	struct out_cookie *c;
+} outs[4];
+
+int render_output_errno(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i].f == f && f)
+			return outs[i].c->err;
+	return infl_output_errno(f);
+}
+
+static FILE *out_stream(int fd)
+{
+	static const cookie_io_functions_t io = { .write = out_write, .close = out_close,
+						  .seek = out_seek };
+	struct out_cookie *c = calloc(1, sizeof(*c));
+	FILE *f;
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	f = fopencookie(c, "w", io);
+	if (!f) {
+		free(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (!outs[i].f) {
+			outs[i].f = f;
+			outs[i].c = c;
+			break;
+		}
+	return f;
+}
+
+static void out_forget(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i].f == f)
+			outs[i].f = NULL;
+}
+
+int render_output_fclose(FILE *f)
+{
+	int r;
+
+	if (f == stdout)
+		return 0;
+	r = fclose(f);
+	out_forget(f);
+	return r;
+}
+
 int render_finish(FILE *f)
 {
+	errno = 0;
 	if (fflush(f) || ferror(f))
-		return -EIO;
+		return -(render_output_errno(f) ?: errno ?: EIO);
 	return 0;
 }
 
@@ -161,7 +270,7 @@ int render_output_open_guarded(const char *path, const char *const *inputs, size
 		close(fd);
 		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(e));
 	}
-	*out = fdopen(fd, "w");
+	*out = out_stream(fd);
 	if (!*out) {
 		close(fd);
 		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(errno));
@@ -181,18 +290,23 @@ int render_output_close(FILE *f, const char *path, const char *what, int render_
 	long size;
 	int err = render_err;
 
-	if (fflush(f) || ferror(f))
-		err = -EIO;
+	errno = 0;
+	if ((fflush(f) || ferror(f)) && !err)
+		err = -(render_output_errno(f) ?: errno ?: EIO);
 	size = is_file ? ftell(f) : 0;
-	if (is_file && fclose(f) && !err)
+	if (is_file && render_output_fclose(f) && !err)
 		err = -errno;
 	if (err == -ENOMEM)
 		return infl_err(EXIT_GENERIC, NULL, "cannot render %s: %s", what, strerror(ENOMEM));
 	if (err)
 		return infl_err(EXIT_IO, NULL, "cannot write %s to %s: %s", what,
 				is_file ? path : "stdout", strerror(-err));
-	if (is_file)
-		fprintf(stderr, "inflight: wrote %s to %s (%s)\n", what, path,
+	if (is_file) {
+		char *shown = san_dup(path);
+
+		fprintf(stderr, "inflight: wrote %s to %s (%s)\n", what, shown ? shown : "?",
 			fmt_bytes(b, size > 0 ? size : 0));
+		free(shown);
+	}
 	return 0;
 }

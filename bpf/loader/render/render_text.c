@@ -14,14 +14,17 @@
 #include "util/fmt.h"
 #include "live/summary.h"
 #include "recording/rec_reader.h"
+#include "util/sanitize.h"
 #include "render/render.h"
 
 #define MAX_STAGE_COLS 9 /* 9 x 6 columns beside 28 of time and bytes: 82 would be too many */
 
-/* `text` after a label of `indent` columns, wrapped between words at 79 columns, never cut */
-static void wrapped(FILE *f, const char *label, int indent, const char *text)
+/* `text` after a label of `indent` columns, escaped (util/sanitize.h) and wrapped between
+ * words at 79 columns, never cut */
+static void wrapped(FILE *f, const char *label, int indent, const char *raw)
 {
-	size_t len = strlen(text), at = 0, w = 79 - indent;
+	char *text = san_dup(raw ? raw : "");
+	size_t len = text ? strlen(text) : 0, at = 0, w = 79 - indent;
 
 	fprintf(f, "%-*s", indent, label);
 	if (!len)
@@ -45,19 +48,21 @@ static void wrapped(FILE *f, const char *label, int indent, const char *text)
 		while (at < len && text[at] == ' ')
 			at++;
 	}
+	free(text);
 }
 
 static void print_header(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct recording *r = tl->rec;
-	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?";
+	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?", src[512], host[31];
 	time_t secs = r->start_wall_ns / 1000000000ull;
 	struct tm tm;
 
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	fprintf(f, "recording  %s (format %u.%u, %s, %zu records%s)\n",
-		o->source ? o->source : "-", r->format_major, r->format_minor,
+		san_str(src, sizeof(src), o->source ? o->source : "-"), r->format_major,
+		r->format_minor,
 		fmt_bytes(b1, r->file_bytes), r->nrecords,
 		r->cut ? ", cut short" : r->has_end ? "" : ", no end record");
 	if (r->cut)
@@ -65,7 +70,7 @@ static void print_header(FILE *f, const struct timeline *tl, const struct render
 	wrapped(f, "command", 11, render_command(tl, timeline__primary(tl))[0] ?
 		render_command(tl, timeline__primary(tl)) : "(none)");
 	wrapped(f, "binary", 11, r->binary[0] ? r->binary : "(unknown)");
-	fprintf(f, "host       %.30s   contract %d (%s)\n", r->host,
+	fprintf(f, "host       %s   contract %d (%s)\n", san_str(host, sizeof(host), r->host),
 		r->names.contract_version,
 		r->names.contract_version ? r->names.provider : "numeric names");
 	fprintf(f, "recorded   %s for %s\n", when,
@@ -243,7 +248,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 
 int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
-	char b1[FMT_LEN];
+	char b1[FMT_LEN], comm[4 * 16 + 1];
 	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 40);
 	size_t n;
 	const struct tl_proc **procs = render_procs(tl, o, &n);
@@ -255,7 +260,8 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		const struct tl_proc *p = procs[i];
 
 		fprintf(f, "\npid %u (%s): %" PRIu64 " events, %" PRIu64 " owners\n", p->pid,
-			p->comm[0] ? p->comm : "?", (uint64_t)p->nev, (uint64_t)p->nlives);
+			p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?", (uint64_t)p->nev,
+			(uint64_t)p->nlives);
 		if (n > 1 || strcmp(render_command(tl, p), render_command(tl, timeline__primary(tl))))
 			wrapped(f, "  command", 11, render_command(tl, p));
 		if (p->oom.ns) {

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util/escape.h"
+#include "util/sanitize.h"
 #include "util/fmt.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
@@ -30,11 +30,18 @@ const char *svg_stage_color(unsigned s)
 
 void svg_text(FILE *f, const char *s, size_t max)
 {
-	size_t n = s ? strnlen(s, max) : 0;
-	char *buf = esc_dup(s ? s : "", n);
+	char *buf = san_dup(s ? s : "");
 
 	if (!buf)
 		return;
+	/* at most `max` bytes of the escaped text, cut before a UTF-8 continuation byte */
+	if (strlen(buf) > max) {
+		size_t cut = max;
+
+		while (cut && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+			cut--;
+		buf[cut] = 0;
+	}
 	for (const char *p = buf; *p; p++) {
 		if (*p == '&')
 			fputs("&amp;", f);

@@ -22,7 +22,7 @@ po_run() {
 	case $cfg in
 	untraced) cmd=("$PO_PROVER" --json "$@") ;;
 	noprobes) cmd=("$PO_NOPROBES" --json "$@") ;;
-	live) cmd=("$INFLIGHT" --json -i 100ms -- "$PO_PROVER" --json "$@") ;;
+	live) cmd=("$INFLIGHT" --json -i 100ms -o "$TMPB/po.json" -- "$PO_PROVER" --json "$@") ;;
 	record) cmd=("$INFLIGHT" record -o "$TMPB/po.rec" -- "$PO_PROVER" --json "$@") ;;
 	esac
 	"$BENCH/measure" "${cmd[@]}" >"$TMPB/po.out" 2>"$TMPB/po.err"

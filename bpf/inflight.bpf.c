@@ -753,3 +753,5 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	event_finish(ev);
 	return 0;
 }
+
+#include "oom.bpf.h" /* the OOM killer's victims: bpf/oom.bpf.h (its own map, reads procs) */

@@ -64,11 +64,12 @@ check_eq "spawn: the command's exit status 7 is ours" "$?" 7
 summary_has "spawn, status 7" "$TMP/out" "  exited with status 7; tracing ended: command exited"
 
 # --- JSON ---
-timeout 60 "$INFLIGHT" --json -- "$TARGET" 2 >"$TMP/json"
+timeout 60 "$INFLIGHT" --json -o "$TMP/json" -- "$TARGET" 2
 check_eq "json: exit 0" "$?" 0
 check_eq "json: one line" "$(wc -l <"$TMP/json")" 1
 json=$(cat "$TMP/json")
-check_match "json: a summary" "$json" '^\{"type":"summary","reason":"command exited","torn":0,"procs_map_full":0,'
+check_match "json: a summary, schema 2, its clock named" "$json" \
+	'^\{"schema":2,"type":"summary","clock":\{"origin":"first probe event","origin_pid":[0-9]+,"origin_mono_ns":[0-9]+\},"reason":"command exited","torn":0,"procs_map_full":0,"processes":\['
 check_match "json: events" "$json" '"events":\{"buf_alloc":2,"buf_free":2,"stage":6\}'
 check_match "json: exit status" "$json" '"exited":true,"exit_status":0,"exit_signal":null,'
 check_match "json: the peak" "$json" '"peak":\{"bytes":4096,"bufs":1,'
@@ -83,9 +84,9 @@ check_match "timeline: a final table" "$last" '^pid [0-9]+  \+[0-9.]+s  tracked 
 check_match "timeline: its total row" "$last" \
 	'total +0 +0 +0( +-)*'
 check_match "timeline: peak and the exit" "$last" '^peak 4.00 KiB at \+[0-9.]+s  events 10  exited$'
-timeout 60 "$INFLIGHT" -i 10ms --json -- "$TARGET" 2 >"$TMP/livej"
-check_match "timeline json: interval lines first" "$(head -1 "$TMP/livej")" '^\{"type":"interval","time_s":'
-check_match "timeline json: the summary last" "$(tail -1 "$TMP/livej")" '^\{"type":"summary",'
+timeout 60 "$INFLIGHT" -i 10ms --json -o "$TMP/livej" -- "$TARGET" 2
+check_match "timeline json: interval lines first" "$(head -1 "$TMP/livej")" '^\{"schema":2,"type":"interval","clock":'
+check_match "timeline json: the summary last" "$(tail -1 "$TMP/livej")" '^\{"schema":2,"type":"summary",'
 check_eq "timeline json: every line an object" "$(grep -vc '^{.*}$' "$TMP/livej")" 0
 
 # --- SIGTERM: passed on to the command; the summary shows what it held ---
@@ -182,7 +183,7 @@ wait "$a" "$b"
 seen=$(wc -l <"$TMP/rs")
 gone=""
 for _ in $(seq 500); do # an interval after both exits with no process left
-	tail -n +$((seen + 1)) "$TMP/rs" | grep -q '"procs":\[\]' && gone=yes && break
+	tail -n +$((seen + 1)) "$TMP/rs" | grep -q '"processes":\[\]' && gone=yes && break
 	sleep 0.01
 done
 check_eq "-b restarts: both processes left the maps" "$gone" yes
@@ -193,8 +194,9 @@ kill -INT "$ipid"
 wait "$ipid"
 check_eq "-b restarts: exit 0" "$?" 0
 final=$(tail -n 1 "$TMP/rs")
-check_match "-b restarts: the summary is last" "$final" '^\{"type":"summary","reason":"interrupted \(SIGINT\)","torn":0,"procs_map_full":0,'
-check_eq "-b restarts: three processes in it" "$(grep -o '"pid":' <<<"$final" | wc -l)" 3
+check_match "-b restarts: the summary is last" "$final" '^\{"schema":2,"type":"summary","clock":\{[^}]*\},"reason":"interrupted \(SIGINT\)","torn":0,"procs_map_full":0,'
+check_eq "-b restarts: three processes in it" \
+	"$(python3 -c 'import json, sys; print(len(json.load(sys.stdin)["processes"]))' <<<"$final")" 3
 for p in "$a:2,\"buf_free\":2,\"stage\":6" "$b:3,\"buf_free\":3,\"stage\":9" \
 	"$c:1,\"buf_free\":1,\"stage\":3"; do
 	check_match "-b restarts: events of pid ${p%%:*}" "$final" \

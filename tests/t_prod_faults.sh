@@ -28,7 +28,8 @@ check_match "... huge at work: 1 buffer, 4 KiB" "$out" "work +1 +1 +4.00 KiB +hu
 check_match "... small, without an owner: 100 B" "$out" "\(none\) +0 +1 +100 B +small 1/100B"
 
 # --- the prover SIGKILLed mid-run ----------------------------------------------------------
-"$TMP/inflight" -i 50ms --json -- "$TMP/prover" -n 12 -p 4 --log-n 16 >"$TMP/b.out" 2>"$TMP/b.err" &
+"$TMP/inflight" -i 50ms --json -o "$TMP/b.out" -- "$TMP/prover" -n 12 -p 4 --log-n 16 \
+	>"$TMP/b.prover" 2>"$TMP/b.err" &
 tr=$!
 bg_track "$tr"
 holding() { grep '"type":"interval"' "$TMP/b.out" | grep -q '"tracked_bytes":[1-9]'; }

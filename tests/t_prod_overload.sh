@@ -61,7 +61,8 @@ echo "# storm: $((fired * 1000000000 / (end - start))) events/s, wall clock of b
 check_match "storm: no process lost for want of a slot" "$s" '"procs_map_full":0,'
 
 # --- contention: threads of one process on one lock ------------------------------------------
-"$TMP/inflight" --json -- "$TMP/probegen" threads 2 20000 >"$TMP/thr.out" 2>"$TMP/thr.err"
+"$TMP/inflight" --json -o "$TMP/thr.out" -- "$TMP/probegen" threads 2 20000 >/dev/null \
+	2>"$TMP/thr.err"
 check_eq "threads: exit 0" "$?" 0
 s=$(grep '"type":"summary"' "$TMP/thr.out")
 exact_or_marked "$s" $((2 * (2 * 20000 + 3))) "threads 2 x 20000"
@@ -86,7 +87,8 @@ check_match "report: the same loss, counted" "$("$TMP/inflight" report "$TMP/sto
 	echo "stage 1 0"
 	for i in $(seq 1 20); do echo "free $((0x100 + i)) 1 1000"; done
 } >"$TMP/bufs.txt"
-"$TMP/inflight" --json --max-bufs 8 -- "$TMP/probegen" script "$TMP/bufs.txt" >"$TMP/mb.out" 2>&1
+"$TMP/inflight" --json -o "$TMP/mb.out" --max-bufs 8 -- "$TMP/probegen" script "$TMP/bufs.txt" \
+	>/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/mb.out")
 check_match "--max-bufs 8, 20 live: 12 allocs counted as buffer-map-full" "$s" '"buf_map_full":12,'
 check_match "... and marked inexact" "$s" '"exact":false'
@@ -98,7 +100,8 @@ check_match "text summary: buffer map full 12" "$text" "anomalies: .*buffer map 
 check_match "text summary: INEXACT" "$text" "INEXACT"
 
 printf 'stage 1 0\nstage 2 0\nstage 3 0\nstage 4 0\nalloc 1 0 64 3\nfree 1 0 64\n' >"$TMP/owners.txt"
-"$TMP/inflight" --json --max-owners 2 -- "$TMP/probegen" script "$TMP/owners.txt" >"$TMP/mo.out" 2>&1
+"$TMP/inflight" --json -o "$TMP/mo.out" --max-owners 2 -- "$TMP/probegen" script \
+	"$TMP/owners.txt" >/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/mo.out")
 check_match "--max-owners 2: two stage events and one alloc without their owner counted" "$s" \
 	'"owner_map_full":3,'
@@ -135,7 +138,7 @@ stage 1 16
 stage 2 99
 alloc 0x4 1 4096 1
 IDS
-"$TMP/inflight" --json -- "$TMP/probegen" script "$TMP/bad.txt" >"$TMP/bad.out" 2>&1
+"$TMP/inflight" --json -o "$TMP/bad.out" -- "$TMP/probegen" script "$TMP/bad.txt" >/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/bad.out")
 check_match "bad class ids (16, 2^32-1, 200): 3 rejected" "$s" '"bad_class":3,'
 check_match "bad stage ids (16, 99): 2 rejected" "$s" '"bad_stage":2,'

@@ -1,13 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Least privilege (issue 5, item 1): inflight run as the unprivileged user nobody with only the
-# capabilities attaching needs works and counts exactly; once attached it holds no capability
-# at all (CapEff 0) and still reads its maps; with a capability missing it says which in one
-# line and exits 3; the command it starts does not inherit its capabilities.
+# Least privilege (issue 5, item 1; issue 13, item 3): inflight run as the unprivileged user
+# nobody with only the capabilities attaching needs works and counts exactly; once attached it
+# holds no capability at all (CapEff 0) and still reads its maps; with a capability missing it
+# says which in one line and exits 3; the command it starts does not inherit its capabilities,
+# not even at its own next exec as root (the bounding set is dropped, SECBIT_NOROOT locked,
+# NoNewPrivs set: before, the re-exec'd command held CapEff 000001fffeffffff); --user and sudo
+# make inflight and its command an unprivileged user; setuid programs under NoNewPrivs.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/production/lib_prod.sh"
 
 copy_bins inflight probegen
+cp "$BUILD/tests/exec_target" "$TMP/exec_target"
+chmod 755 "$TMP/exec_target"
 printf 'stage 1 0\nalloc 16 1 4096 1\nalloc 17 2 8192 1\nstage 1 1\nfree 16 1 4096\nstage 1 4\n' \
 	>"$TMP/run.txt"
 printf 'stage 1 0\nalloc 16 1 4096 1\ngate\nstage 1 1\nfree 16 1 4096\nstage 1 4\n' >"$TMP/gate.txt"
@@ -115,5 +120,89 @@ check_eq "loader: no capabilities once the command runs" "$(cap_eff "$tr")" 0000
 kill -USR1 "$child"
 wait "$tr"
 check_eq "spawned command under reduced privileges: exit status 0" "$?" 0
+
+# 5. the command's own exec: what a re-exec'd program holds (it reads its own status)
+# status_of OUTPUT FIELD: the field's value in a /proc/PID/status dump
+status_of() { awk -v f="$2:" '$1 == f { $1 = ""; sub(/^ /, ""); gsub(/\t/, " "); print }' <<<"$1"; }
+zero=0000000000000000
+out=$("$TMP/inflight" -- "$TMP/exec_target" cat /proc/self/status 2>"$TMP/err5")
+check_eq "root's -- command re-exec'd: exit 0" "$?" 0
+for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+	check_eq "root's -- command after its own exec: $f empty" "$(status_of "$out" $f)" $zero
+done
+check_eq "... NoNewPrivs set" "$(status_of "$out" NoNewPrivs)" 1
+check_eq "... still uid 0, a root without capabilities" "$(status_of "$out" Uid)" "0 0 0 0"
+check_match "... and traced: its probes counted" "$out" "events: buf_alloc 1, buf_free 1, stage 1$"
+
+out=$("$TMP/inflight" --user nobody -- "$TMP/exec_target" cat /proc/self/status 2>"$TMP/err6")
+check_eq "--user nobody: exit 0" "$?" 0
+check_eq "--user nobody: the command runs as nobody" "$(status_of "$out" Uid)" "65534 65534 65534 65534"
+check_eq "--user nobody: with nobody's group" "$(status_of "$out" Gid)" \
+	"$(id -g nobody) $(id -g nobody) $(id -g nobody) $(id -g nobody)"
+check_eq "--user nobody: no capability after its exec" \
+	"$(for f in CapInh CapPrm CapEff CapBnd CapAmb; do status_of "$out" $f; done | sort -u)" $zero
+
+# 6. inflight itself once attached, -- and --user: the user, no capability, NoNewPrivs
+"$TMP/inflight" --user nobody -- "$TMP/probegen" script "$TMP/gate.txt" >"$TMP/out7" 2>"$TMP/err7" &
+tr=$!
+bg_track "$tr"
+wait_until 10 file_has "$TMP/out7" '^gated' || not_ok "--user: the command reached its gate" "$(cat "$TMP/err7")"
+child=$(pgrep -P "$tr" | head -n 1)
+bg_track "$child"
+became() { [ "$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/$1/status")" = 65534655346553465534 ]; }
+check "--user nobody: inflight becomes nobody once attached" wait_until 10 became "$tr"
+st=$(cat "/proc/$tr/status")
+check_eq "... with every capability set empty, the bounding set too" \
+	"$(for f in CapInh CapPrm CapEff CapBnd CapAmb; do status_of "$st" $f; done | sort -u)" $zero
+check_eq "... and NoNewPrivs" "$(status_of "$st" NoNewPrivs)" 1
+check_eq "... its command is nobody's too" "$(awk '/^Uid:/ { print $2 }' "/proc/$child/status")" 65534
+kill -USR1 "$child"
+wait "$tr"
+check_eq "--user nobody: exits with the command's status 0" "$?" 0
+check_match "--user nobody: counted exactly, after dropping to nobody" "$(cat "$TMP/out7")" \
+	"events: buf_alloc 1, buf_free 1, stage 3$"
+
+# 7. under sudo: -p drops to the user who ran sudo; a -- command keeps its uid (root, no caps)
+"$TMP/probegen" script "$TMP/gate.txt" >"$TMP/pg8.out" &
+pg=$!
+bg_track "$pg"
+wait_until 5 file_has "$TMP/pg8.out" '^gated'
+SUDO_UID=65534 SUDO_GID=$(id -g nobody) SUDO_USER=nobody "$TMP/inflight" -p "$pg" >"$TMP/out8" 2>"$TMP/err8" &
+tr=$!
+bg_track "$tr"
+check "sudo, -p: inflight becomes the user who ran sudo once attached" wait_until 10 became "$tr"
+check_eq "... with no capability" "$(awk '/^CapEff:/ { print $2 }' "/proc/$tr/status")" $zero
+kill -USR1 "$pg"
+wait "$tr"
+check_eq "sudo, -p: exit 0" "$?" 0
+check_match "sudo, -p: the events after the attach counted as nobody" "$(cat "$TMP/out8")" \
+	"events: buf_alloc 0, buf_free 1, stage 2$"
+out=$(SUDO_UID=65534 SUDO_GID=$(id -g nobody) SUDO_USER=nobody "$TMP/inflight" -- "$TMP/exec_target" \
+	cat /proc/self/status 2>/dev/null)
+check_eq "sudo, --: the command keeps root's uid" "$(status_of "$out" Uid)" "0 0 0 0"
+check_eq "sudo, --: and no capability" "$(status_of "$out" CapEff)" $zero
+
+# 8. setuid programs run by the command: NoNewPrivs ignores the bit; --allow-new-privs honours
+# it, and still no capability comes (empty bounding set, SECBIT_NOROOT locked)
+cp "$(command -v cat)" "$TMP/suid-cat"
+chown root:root "$TMP/suid-cat"
+chmod 4755 "$TMP/suid-cat"
+out=$("$TMP/inflight" --user nobody -- "$TMP/exec_target" "$TMP/suid-cat" /proc/self/status 2>/dev/null)
+check_eq "setuid-root program under NoNewPrivs: runs as nobody, the bit ignored" \
+	"$(status_of "$out" Uid)" "65534 65534 65534 65534"
+out=$("$TMP/inflight" --user nobody --allow-new-privs -- "$TMP/exec_target" "$TMP/suid-cat" \
+	/proc/self/status 2>/dev/null)
+check_eq "--allow-new-privs: the setuid bit works (euid 0)" "$(status_of "$out" Uid)" "65534 0 0 0"
+check_eq "--allow-new-privs: but no capability comes with it" \
+	"$(for f in CapPrm CapEff CapBnd; do status_of "$out" $f; done | sort -u)" $zero
+check_eq "--allow-new-privs: no NoNewPrivs" "$(status_of "$out" NoNewPrivs)" 0
+
+# 9. --user mistakes: one line each
+"$TMP/inflight" --user no-such-user-here -- "$TMP/probegen" script "$TMP/run.txt" >/dev/null 2>"$TMP/err9"
+check_eq "--user NOSUCH: exit 2" "$?" 2
+check_eq "--user NOSUCH: one line naming it" "$(grep -c "no-such-user-here': no such user" "$TMP/err9")/$(wc -l <"$TMP/err9")" "1/1"
+as_nobody "$ATTACH_CAPS" "$TMP/inflight" --user root -- "$TMP/probegen" script "$TMP/run.txt" >/dev/null 2>"$TMP/err10"
+check_eq "--user without CAP_SETUID: exit 3" "$?" 3
+check_match "... naming CAP_SETUID and CAP_SETGID" "$(cat "$TMP/err10")" "needs CAP_SETUID and CAP_SETGID"
 
 finish

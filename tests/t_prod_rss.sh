@@ -14,10 +14,9 @@ MIB=1048576
 work=(-n 2 -p 4 --log-n 14)
 
 summary_of() { # UNTRACKED_MB -> $TMP/sum-N.json (inflight) and $TMP/prover-N.json (prover)
-	"$TMP/inflight" --json -- "$TMP/prover" "${work[@]}" --untracked-mb "$1" --json \
-		>"$TMP/both-$1" 2>"$TMP/err-$1"
-	grep '"type":"summary"' "$TMP/both-$1" >"$TMP/sum-$1.json"
-	grep '"peak_rss_mib"' "$TMP/both-$1" >"$TMP/prover-$1.json"
+	"$TMP/inflight" --json -o "$TMP/sum-$1.json" -- "$TMP/prover" "${work[@]}" \
+		--untracked-mb "$1" --json >"$TMP/out-$1" 2>"$TMP/err-$1"
+	grep '"peak_rss_mib"' "$TMP/out-$1" >"$TMP/prover-$1.json"
 }
 
 for mb in 0 "$N"; do
@@ -55,8 +54,8 @@ check_match "text summary: the RSS peak beside what was tracked then" "$(cat "$T
 	"rss peak [0-9.]+ MiB at \+[0-9.]+ s, with [0-9.]+ [KM]iB tracked then"
 
 # live timeline (JSON): while the prover runs, untracked = rss - tracked >= N MiB
-"$TMP/inflight" -i 50ms --json -- "$TMP/prover" -n 4 -p 4 --log-n 16 --untracked-mb "$N" \
-	>"$TMP/live" 2>/dev/null
+"$TMP/inflight" -i 50ms --json -o "$TMP/live" -- "$TMP/prover" -n 4 -p 4 --log-n 16 \
+	--untracked-mb "$N" >/dev/null 2>&1
 line=$(grep '"type":"interval"' "$TMP/live" | grep '"tracked_bytes":[1-9]' | head -n 1)
 check "live timeline: an interval while buffers were tracked" test -n "$line"
 rss=$(json_num "$line" rss_bytes)

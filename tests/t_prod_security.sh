@@ -76,7 +76,8 @@ else
 	out=$("$TMP/san-inflight" -- "$TMP/probegen" script "$TMP/run.txt" 2>"$TMP/san1.err")
 	check_eq "ASan/UBSan loader: trace exits 0" "$?" 0
 	check_match "ASan/UBSan loader: exact counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
-	"$TMP/san-inflight" --json -i 10ms -- "$TMP/probegen" storm 20000 >"$TMP/san2.out" 2>"$TMP/san2.err"
+	"$TMP/san-inflight" --json -i 10ms -o "$TMP/san2.out" -- "$TMP/probegen" storm 20000 \
+		2>"$TMP/san2.err"
 	check_eq "ASan/UBSan loader: timeline and JSON summary of a storm" "$?" 0
 	"$TMP/san-inflight" record -q -o "$TMP/san.rec" -- "$TMP/probegen" script "$TMP/run.txt" 2>"$TMP/san3.err"
 	check_eq "ASan/UBSan loader: record" "$?" 0

@@ -53,7 +53,7 @@ check_eq "their bytes" \
 	"$(metric "$body" "inflight_buffer_bytes{pid=\"$pg\",class=\"big\",stage=\"wait\"}")" 2097152
 check_eq "huge buffers at work" "$(metric "$body" "inflight_buffers{pid=\"$pg\",class=\"huge\",stage=\"work\"}")" 1
 check_eq "small buffer of no owner" \
-	"$(metric "$body" "inflight_buffer_bytes{pid=\"$pg\",class=\"small\",stage=\"(none)\"}")" 100
+	"$(metric "$body" "inflight_buffer_bytes{pid=\"$pg\",class=\"small\",stage=\"none\"}")" 100
 check_eq "owners waiting" "$(metric "$body" "inflight_owners{pid=\"$pg\",stage=\"wait\"}")" 1
 check_eq "owners born: an explicit 0" "$(metric "$body" "inflight_owners{pid=\"$pg\",stage=\"born\"}")" 0
 check_eq "tracked bytes" "$(metric "$body" "inflight_tracked_bytes{pid=\"$pg\"}")" 2101348

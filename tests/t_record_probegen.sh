@@ -18,21 +18,22 @@ check_eq "known answers: peak, its composition, anomalies, completions" "$(pytho
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["processes"][0]
-peak = {s["stage"]: s["classes"] for s in p["peak"]["by_stage"]}
-print(p["peak"]["bytes"], peak, p["late_attach"], p["anomalies"]["rejected"],
-      p["anomalies"]["double_allocs"], p["completed"]["owners"], p["final"], p["check"],
+peak = {s["stage"]: {c: v["bytes"] for c, v in s["classes"].items()} for s in p["peak"]["stages"]}
+print(p["peak"]["bytes"], peak, p["unmatched"], p["anomalies"]["bad_class"],
+      p["anomalies"]["dup_alloc"], p["completed"]["owners"],
+      (p["at_end"]["bytes"], p["at_end"]["bufs"], p["at_end"]["owners"]), p["check"],
       [c["name"] for c in d["recording"]["classes"]])' "$TMP/known.json")" \
-	"6500 {'work': {'small': 200, 'huge': 5000}, 'wait': {'meta': 300}, '(none)': {'big': 1000}} {'unmatched_frees': 1, 'unmatched_free_bytes': 777, 'unmatched_owners': 1} 1 1 2 {'bytes': 0, 'buffers': 0, 'owners_live': 0} {'mismatches': 0, 'first': ''} ['small', 'big', 'huge', 'meta', 'scratch', 'misc']"
+	"6500 {'work': {'small': 200, 'huge': 5000}, 'wait': {'meta': 300}, '(none)': {'big': 1000}} {'free': {'scratch': {'bufs': 1, 'bytes': 777}}, 'stage': {'wait': 1}} 1 1 2 (0, 0, 0) {'mismatches': 0, 'first': ''} ['small', 'big', 'huge', 'meta', 'scratch', 'misc']"
 "$I" report "$TMP/known.rec" --format chrome -o "$TMP/known.trace.json" 2>/dev/null
 check_eq "chrome lanes: owner 1 born, work, end (until its last free); owner 2 wait" \
 	"$(python3 -c '
 import json, sys, collections
-lanes = collections.defaultdict(list)
+stays = collections.defaultdict(list)
 for e in json.load(open(sys.argv[1]))["traceEvents"]:
-    if e["ph"] == "b":
-        lanes[e["id"]].append(e["name"])
-print(sorted(lanes.values()))' "$TMP/known.trace.json")" \
-	"[['owner 0x1 (born)', 'born', 'work', 'end'], ['owner 0x2 (wait)', 'wait']]"
+    if e["ph"] == "X" and e["cat"] == "owner":
+        stays[e["args"]["owner"]].append((e["ts"], e["name"]))
+print(sorted([n for _, n in sorted(v)] for v in stays.values()))' "$TMP/known.trace.json")" \
+	"[['born', 'work', 'end'], ['wait']]"
 check_eq "folded equals the independent decoder's" \
 	"$("$I" report "$TMP/known.rec" --format folded | sort)" \
 	"$(python3 "$ROOT/tests/record/recdump.py" "$TMP/known.rec" folded | sort)"

@@ -33,34 +33,36 @@ for name in incident fix; do
 	check_eq "$name: peak and completions equal the independent decoder's" "$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["processes"][0]
-print("peak", p["peak"]["bytes"], "at_us", int(round(p["peak"]["t_s"] * 1e6 - 0.5)), "done",
+print("peak", p["peak"]["bytes"], "at_us", int(round(p["peak"]["time_s"] * 1e6)), "done",
       p["completed"]["owners"])' "$TMP/$name.json")" "$(python3 "$ROOT/tests/record/recdump.py" "$r" summary)"
 	check_eq "$name: 18 partitions and 3 jobs completed, all memory returned" "$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["processes"][0]
-print(p["completed"]["by_first_stage"], p["final"]["bytes"], p["final"]["owners_live"])' \
-		"$TMP/$name.json")" "{'parse': 3, 'wait_permit': 18} 0 0"
+print({k: v["done"] for k, v in p["completed"]["by_kind"].items()}, p["at_end"]["bytes"],
+      p["at_end"]["owners"])' "$TMP/$name.json")" "{'parse': 3, 'wait_permit': 18} 0 0"
 	"$I" report "$r" -o "$TMP/$name.trace.json" 2>/dev/null
-	check_eq "$name: chrome lanes: one per owner, partitions through their stages" "$(python3 -c '
+	check_eq "$name: chrome: every owner's stays, partitions through their stages" "$(python3 -c '
 import json, sys, collections
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-lanes = collections.defaultdict(list)
+stays = collections.defaultdict(list)
 for e in ev:
-    if e["ph"] == "b":
-        lanes[e["id"]].append(e["name"])
-parts = [v[1:] for v in lanes.values() if "(wait_permit)" in v[0]]
+    if e["ph"] == "X" and e["cat"] == "owner":
+        stays[e["args"]["owner"], e["args"]["life"]].append((e["ts"], e["name"]))
+seqs = [[n for _, n in sorted(v)] for v in stays.values()]
+parts = [v for v in seqs if v[0] == "wait_permit"]
 ok = all(v[:3] == ["wait_permit", "synth", "chan_send"] and v[-1] == "finalize" for v in parts)
 counters = {e["name"] for e in ev if e["ph"] == "C"}
-print(len(lanes), len(parts), ok, sorted(counters))' "$TMP/$name.trace.json")" \
+print(len(seqs), len(parts), ok, sorted(counters))' "$TMP/$name.trace.json")" \
 		"21 18 True ['bytes by class', 'bytes by stage', 'owners by stage', 'rss']"
-	check_eq "$name: the chrome counters at the peak's instant sum to the peak" "$(python3 -c '
+	check_eq "$name: chrome counters at the peak's microsecond sum to the peak" "$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[2]))["processes"][0]
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-at = [e for e in ev if e["ph"] == "C" and e["name"] == "bytes by class"
-      and e["ts"] <= p["peak"]["t_s"] * 1e6 + 0.0005]
-print(sum(max(at, key=lambda e: e["ts"])["args"].values()) == p["peak"]["bytes"])' \
-		"$TMP/$name.trace.json" "$TMP/$name.json")" True
+pk = [e for e in ev if e["ph"] == "i"][0]
+at = [e for e in ev if e["ph"] == "C" and e["name"] == "bytes by class" and e["ts"] <= pk["ts"]]
+print(sum(max(at, key=lambda e: e["ts"])["args"].values()) == p["peak"]["bytes"],
+      pk["args"]["time_s"] == p["peak"]["time_s"])' \
+		"$TMP/$name.trace.json" "$TMP/$name.json")" "True True"
 	check_eq "$name: csv at 10 ms steps: the largest step maximum is the peak" "$("$I" report "$r" \
 		--format csv --step 10ms | awk -F, 'NR > 1 && $4 > m { m = $4 } END { print m }')" \
 		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["processes"][0]["peak"]["bytes"])' "$TMP/$name.json")"
@@ -87,6 +89,12 @@ check "compare: the fix's tracked peak is below 0.8 of the incident's (B/A $rati
 	python3 -c "import sys; sys.exit(0 if $ratio < 0.8 else 1)"
 out=$("$I" compare "$TMP/incident.rec" "$TMP/fix.rec")
 check_match "compare: text names both runs" "$out" '^B  .*fix\.rec$'
+check_match "compare: the verdict names the peak's fall" "$out" '^  peak +[0-9.]+ [KM]iB -> [0-9.]+ [KM]iB \(-[0-9]+%\)'
+check_match "compare: ... and the memory that left chan_send" "$out" '^  moved +memory x time from chan_send [0-9]+% -> [0-9]+%'
+check_match "compare: the full command of each run, wrapped, never cut" \
+	"$(printf '%s\n' "$out" | sed -n '/^B  /,/from its first event/p' | sed '1d;$d' |
+		sed -E 's/^ +(pid [0-9]+: )?//' | tr '\n' ' ')" \
+	'prover --pw 4 --chan-cap 4 --permit-release after-send --jobs 3 -n 3 --log-n 14 --partitions 6 $'
 
 # -p PID, ended by SIGINT: the recording is complete (end record) and reads
 "$TMP/prover" --pw 2 --jobs 1 -n 200 --log-n 12 --partitions 2 >/dev/null 2>&1 &

@@ -33,10 +33,10 @@ check_eq "the prover ran to completion under both tracers" "$?" 0
 stop_inflight
 grep '^[AFS] ' "$TMP/events.txt" | sort -k2,2n | awk -f "$ROOT/tests/tracer/replay.awk" >"$TMP/replay.txt"
 summary=$(tail -n 1 "$TMP/incident.json")
-proc='.procs[0]'
+proc='.processes[0]'
 want() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$TMP/replay.txt"; }
 
-check_eq "one process traced" "$(jq '.procs | length' <<<"$summary")" 1
+check_eq "one process traced" "$(jq '.processes | length' <<<"$summary")" 1
 check_eq "events per probe equal bpftrace's" \
 	"$(jq -r "$proc.events | \"\(.buf_alloc) \(.buf_free) \(.stage)\"" <<<"$summary")" "$(want events)"
 check_eq "peak bytes and buffers equal the reconstruction" \
@@ -62,8 +62,9 @@ if [ "$pile" -gt $((6 + 1 + 2)) ]; then ok "after-synth: $pile partitions hold a
 else not_ok "after-synth: partitions holding a/b/c at the peak" "$pile <= 9"; fi
 
 # --- 2. the fix: the same work, bounded ---------------------------------------------------
-fixed=$("$INFLIGHT" --json -- "$TMP/prover" --proofs 2 --pw 6 --chan-cap 1 \
-	--permit-release after-send --gpu-rounds 3 --log-n 14 2>/dev/null | tail -n 1)
+"$INFLIGHT" --json -o "$TMP/fixed.json" -- "$TMP/prover" --proofs 2 --pw 6 --chan-cap 1 \
+	--permit-release after-send --gpu-rounds 3 --log-n 14 >/dev/null 2>&1
+fixed=$(tail -n 1 "$TMP/fixed.json")
 pile=$(abc_holders "$fixed")
 if [ "$pile" -le $((6 + 1 + 2)) ]; then ok "after-send: $pile partitions hold a/b/c at the peak, within pw+cap+gw=9"
 else not_ok "after-send: partitions holding a/b/c at the peak" "$pile > 9"; fi

@@ -5,7 +5,9 @@
  * reach the record parsers instead of dying at the checksum) and also partial. Promises
  * beyond "no crash, no out-of-bounds access, no leak" (ASan, UBSan): a refused file comes
  * with a message and no recording; an accepted one builds a timeline whose replay never
- * leaves a negative count, and renders in every format. A broken promise aborts.
+ * leaves a negative count, and renders in every format (and compare) with no escape byte in
+ * any output: the strings it keeps as they are are escaped on their way out. A broken
+ * promise aborts.
  * Built for libFuzzer (`make fuzz`) and as a corpus replay in the suite.
  */
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "recording/rec_reader.h"
+#include "render/compare.h"
 #include "render/render.h"
 #include "render/timeline.h"
 
@@ -27,18 +30,42 @@
 
 static FILE *sink;
 
-static void render_all(const struct timeline *tl)
+/* Every renderer, each into memory: none may fail, and no output may carry an escape byte
+ * (strings from the file are escaped as they are read). compare runs the recording against
+ * itself. */
+static void render_all(struct recording *r, struct timeline *tl)
 {
-	struct render_opts o = { .source = "fuzz" };
+	struct render_opts o = { .source = "fuzz", .columns = 64 };
 	int (*const fns[])(FILE *, const struct timeline *, const struct render_opts *) = {
 		render_text, render_csv, render_json, render_chrome, render_folded, render_svg,
+		render_html,
 	};
+	struct cmp_run run = { .file = "fuzz", .rec = r, .tl = tl, .p = timeline__primary(tl) };
 
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		int err = fns[i](sink, tl, &o);
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]) + 3; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		int err = 0;
 
-		/* svg without a process is refused; nothing else may fail on /dev/null */
-		PROMISE(!err || (fns[i] == render_svg && !tl->nprocs));
+		PROMISE(f != NULL);
+		if (i < sizeof(fns) / sizeof(fns[0])) {
+			err = fns[i](f, tl, &o);
+		} else if (run.p) {
+			struct cmp c = { .side = { { &run, 1 }, { &run, 1 } } };
+			size_t k = i - sizeof(fns) / sizeof(fns[0]);
+
+			PROMISE(cmp_build(&c) == 0);
+			err = k == 0 ? cmp_print_text(f, &c) : k == 1 ? cmp_print_json(f, &c)
+							      : cmp_print_svg(f, &c);
+			cmp_free(&c);
+		}
+		fclose(f);
+		PROMISE(!err);
+		PROMISE(!memchr(buf, '\x1b', len));
+		if (sink)
+			fwrite(buf, 1, len, sink);
+		free(buf);
 	}
 }
 
@@ -46,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned modes[] = { 0, REC_READ_NO_CRC, REC_READ_NO_CRC | REC_READ_PARTIAL };
 	char err[REC_ERR_LEN];
+	bool rendered = false;
 
 	if (!sink)
 		sink = fopen("/dev/null", "w");
@@ -57,11 +85,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret) {
 			PROMISE(r == NULL);
 			PROMISE(err[0] != 0 && strlen(err) < REC_ERR_LEN);
+			PROMISE(!strchr(err, '\x1b') && !strchr(err, '\n'));
 			continue;
 		}
 		PROMISE(r != NULL);
 		PROMISE(r->has_end || (modes[m] & REC_READ_PARTIAL));
-		if (timeline__build(r, &tl) == 0) {
+		if (timeline__build(r, &tl, err) == 0) {
 			for (size_t i = 0; i < tl->nprocs; i++) {
 				const struct tl_proc *p = &tl->procs[i];
 				char what[128];
@@ -69,10 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* the replay clamps instead of wrapping below zero */
 				PROMISE(p->final.total_bytes <= p->peak_bytes || !p->peak_bytes ||
 					p->diverged);
-				PROMISE(p->nslices == 0 || p->nlives > 0);
+				PROMISE(p->retired <= p->nlives);
 				timeline__check(p, what, sizeof(what));
 			}
-			render_all(tl);
+			/* every renderer once per input: the modes read the same records */
+			if (!rendered)
+				render_all(r, tl);
+			rendered = true;
 			timeline__free(tl);
 		}
 		recording__free(r);

@@ -60,6 +60,16 @@ int main(void)
 	CHECK(strlen(out) == 1023 && out[1022] == '\n' && !strncmp(out, "inflight: aaa", 13),
 	      "an overlong message is cut, still one line (%zu bytes)", strlen(out));
 
+	/* a hostile path or comm quoted in a message: one line, nothing a terminal acts on */
+	out = STDERR_OF(infl_err(EXIT_NO_BINARY, "hint", "%s: %s", "/tmp/x\x1b]0;owned\x07\nfake: line\xff",
+				 strerror(ENOENT)));
+	if (!CHECK(!strcmp(out, "inflight: /tmp/x\\x1b]0;owned\\x07\\nfake: line\\xff: No such file or "
+				"directory; hint\n"),
+		   "a hostile string in an error line is escaped, the line stays one"))
+		printf("# got: %s", out);
+	out = STDERR_OF(infl_warn("%s", "\xe2\x80\xae" "evil"));
+	CHECK(!strcmp(out, "inflight: warning: \\u202eevil\n"), "bidi override in a warning shown");
+
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		const char *hint = NULL;
 		int code = infl_bpf_exit_code(map[i].err, &hint);

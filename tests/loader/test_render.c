@@ -115,17 +115,20 @@ static void expect_text(const char *got, const char *want, const char *what)
 struct ctx {
 	struct snapshot snap;
 	struct infl_names names;
-	bool json, wide;
+	bool json, wide, tty;
+	int prints;
 	struct summary_info info;
 };
 
 static void live_fn(FILE *f, void *p)
 {
 	struct ctx *c = p;
-	struct live_opts lo = { .json = c->json, .wide = c->wide, .start_ns = 9 * S };
+	struct live_opts lo = { .json = c->json, .wide = c->wide, .tty = c->tty,
+				.interval_ns = S };
 	struct live *l = live__new(&lo, &c->names, f);
 
-	live__print(l, &c->snap);
+	for (int i = 0; i < (c->prints ? c->prints : 1); i++)
+		live__print(l, &c->snap);
 	live__free(l);
 }
 
@@ -138,7 +141,8 @@ static void summary_fn(FILE *f, void *p)
 }
 
 static const char live_text[] =
-	"pid 4242  +4.00s  tracked 69.1 GiB  rss 100 GiB  untracked 30.9 GiB\n"
+	"inflight: times are seconds since the first probe event (pid 4242)\n"
+	"pid 4242  +3.00s  tracked 69.1 GiB  rss 100 GiB  untracked 30.9 GiB\n"
 	"stage       owners   bufs     bytes        srs        abc        aux      other\n"
 	"wait_permit      3      0         0          -          -          -          -\n"
 	"synth            2     12  8.02 GiB          -    6/6.00G    2/2.00G    4/20.0M\n"
@@ -146,7 +150,7 @@ static const char live_text[] =
 	"done             1      1  1.00 GiB          -          -    1/1.00G          -\n"
 	"(none)           0      1  44.0 GiB    1/44.0G          -          -          -\n"
 	"total           10     38  69.1 GiB    1/44.0G   18/18.0G    7/7.00G   12/60.0M\n"
-	"peak 73.1 GiB at +3.50s  events 362  INEXACT (see summary)\n"
+	"peak 73.1 GiB at +2.50s  events 362  INEXACT (see summary)\n"
 	"\n";
 
 static void test_live(struct ctx *c)
@@ -168,6 +172,27 @@ static void test_live(struct ctx *c)
 	free(out);
 	c->wide = false;
 
+	/* on a terminal: one screen redrawn in place, each line erased to its end */
+	c->tty = true;
+	c->prints = 2;
+	out = render(live_fn, c);
+	{
+		const char *second = strstr(out + 7, "\033[H");
+		int frames = 0;
+
+		for (const char *x = out; (x = strstr(x, "inflight  every 1.00 s")); x++)
+			frames++;
+		CHECK(!strncmp(out, "\033[2J\033[H", 7) && second && strncmp(second - 4, "\033[2J", 4) &&
+		      strstr(out, "peak 73.1 GiB at +2.50s  events 362  INEXACT (see summary)\033[K\n") &&
+		      strstr(second, "\033[J") && frames == 2 &&
+		      strstr(out, "times: seconds since the first probe event (pid 4242)"),
+		      "in place: cleared once, then homed; lines erased to their end, the screen "
+		      "below the frame erased");
+	}
+	free(out);
+	c->tty = false;
+	c->prints = 0;
+
 	c->json = true;
 	out = render(live_fn, c);
 	CHECK(strchr(out, '\n') == out + strlen(out) - 1, "live JSON: one line");
@@ -180,8 +205,19 @@ static void test_live(struct ctx *c)
 	}
 	CHECK(!strcmp(json_object_get_string(json_object_object_get(root, "type")), "interval"),
 	      "type interval");
-	CHECK(json_object_get_double(json_object_object_get(root, "time_s")) == 4.0, "time_s 4");
-	proc = json_object_array_get_idx(json_object_object_get(root, "procs"), 0);
+	CHECK(json_object_get_double(json_object_object_get(root, "time_s")) == 3.0,
+	      "time_s 3: since the first probe event");
+	CHECK_EQ_U64(json_object_get_int(json_object_object_get(root, "schema")), 2, "schema 2");
+	x = json_object_object_get(root, "clock");
+	CHECK(json_object_get_uint64(json_object_object_get(x, "origin_mono_ns")) == 10 * S &&
+	      json_object_get_int(json_object_object_get(x, "origin_pid")) == 4242,
+	      "clock: the first probe event of pid 4242");
+	proc = json_object_array_get_idx(json_object_object_get(root, "processes"), 0);
+	x = json_object_object_get(proc, "peak");
+	CHECK(json_object_get_double(json_object_object_get(x, "time_s")) == 2.5 &&
+	      json_object_get_uint64(json_object_object_get(x, "bytes")) ==
+		      73 * GiB + 60 * MiB + 6 * KiB,
+	      "the peak under the summary's keys: peak.bytes, peak.time_s 2.5");
 	CHECK_EQ_U64(json_object_get_uint64(json_object_object_get(proc, "pid")), 4242, "pid");
 	CHECK_EQ_U64(json_object_get_uint64(json_object_object_get(proc, "tracked_bytes")),
 		     69 * GiB + 60 * MiB + 6 * KiB, "tracked_bytes");
@@ -216,6 +252,7 @@ static const char summary_text[] =
 	"  4.00 s from the first event to the exit\n"
 	"  events: buf_alloc 100, buf_free 62, stage 200\n"
 	"  owners: 14 started, 4 done\n"
+	"  times: seconds since the first probe event (pid 4242)\n"
 	"\n"
 	"peak: 73.1 GiB in 42 buffers at +2.500 s (event 321)\n"
 	"  stage       owners   bufs     bytes  by class (bufs/bytes)\n"
@@ -284,7 +321,11 @@ static void test_summary(struct ctx *c)
 	}
 	CHECK(!strcmp(json_object_get_string(json_object_object_get(root, "type")), "summary"),
 	      "type summary");
-	proc = json_object_array_get_idx(json_object_object_get(root, "procs"), 0);
+	proc = json_object_array_get_idx(json_object_object_get(root, "processes"), 0);
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(proc, "command")),
+		      "./prover --pw 12") &&
+	      json_object_array_length(json_object_object_get(proc, "argv")) == 3,
+	      "command joined, argv as words");
 	CHECK(json_object_get_type(json_object_object_get(proc, "exit_status")) == json_type_null &&
 		      json_object_get_int(json_object_object_get(proc, "exit_signal")) == 9,
 	      "exit_signal 9, exit_status null");

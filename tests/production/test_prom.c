@@ -149,7 +149,7 @@ static void test_cells(void)
 	CHECK_EQ_U64(rc, 0, "render succeeds");
 	LINE(out, "inflight_buffers{pid=\"42\",class=\"big\",stage=\"wait\"} 3");
 	LINE(out, "inflight_buffer_bytes{pid=\"42\",class=\"big\",stage=\"wait\"} 3145728");
-	LINE(out, "inflight_buffers{pid=\"42\",class=\"small\",stage=\"(none)\"} 1");
+	LINE(out, "inflight_buffers{pid=\"42\",class=\"small\",stage=\"none\"} 1");
 	/* declared cells are there with zeros, so that "waiting in born" reads 0 */
 	LINE(out, "inflight_buffers{pid=\"42\",class=\"huge\",stage=\"born\"} 0");
 	LINE(out, "inflight_buffer_bytes{pid=\"42\",class=\"small\",stage=\"end\"} 0");
@@ -166,7 +166,8 @@ static void test_cells(void)
 	LINE(out, "inflight_owners{pid=\"42\",stage=\"wait\"} 3");
 	LINE(out, "inflight_owners{pid=\"42\",stage=\"born\"} 0");
 	LINE(out, "inflight_owners{pid=\"42\",stage=\"stage13\"} 1");
-	LINE(out, "inflight_owners{pid=\"42\",stage=\"(none)\"} 0");
+	LINE(out, "inflight_owners{pid=\"42\",stage=\"none\"} 0");
+	NO_LINE(out, "inflight_owners{pid=\"42\",stage=\"(none)\"} 0");
 	CHECK_EQ_U64(count_prefix(out, "inflight_owners{"), 4 + 1 + 1, "owners samples");
 
 	LINE(out, "inflight_tracked_bytes{pid=\"42\"} %u", (3u << 20) + 64 + 8192);
@@ -201,7 +202,7 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_buffers gauge");
 	LINE(out, "# TYPE inflight_stage_dwell_seconds histogram");
 	NO_LINE(out, "# EOF");
-	CHECK(families_well_formed(out, false) == 25, "25 families, never interleaved (got %d)",
+	CHECK(families_well_formed(out, false) == 27, "27 families, never interleaved (got %d)",
 	      families_well_formed(out, false));
 	free(out);
 
@@ -211,7 +212,7 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_dropped_events counter");
 	CHECK(strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"),
 	      "OpenMetrics ends with # EOF");
-	CHECK(families_well_formed(out, true) == 25, "OpenMetrics: 25 families, not interleaved");
+	CHECK(families_well_formed(out, true) == 27, "OpenMetrics: 27 families, not interleaved");
 	free(out);
 }
 
@@ -293,11 +294,84 @@ static void test_escaping(void)
 	char *out;
 	int rc;
 
-	/* names__parse only lets identifiers through; the renderer escapes all the same */
+	/* names__parse only lets identifiers through; the renderer escapes all the same: the
+	 * escaped text of sanitize.h (backslash doubled, newline as \n), then the format's
+	 * escapes, so that the label Prometheus decodes is that escaped text */
 	strcpy(odd.cls[0], "a\"b\\c\nd");
 	out = render(&snap, &odd, false, &rc);
-	LINE(out, "inflight_buffers{pid=\"1\",class=\"a\\\"b\\\\c\\nd\",stage=\"born\"} 0");
+	LINE(out, "inflight_buffers{pid=\"1\",class=\"a\\\"b\\\\\\\\c\\\\nd\",stage=\"born\"} 0");
 	free(out);
+
+	/* a stage declared as "none" keeps its name; the no-stage slot becomes "_none" */
+	odd = names;
+	strcpy(odd.stage[1], "none");
+	out = render(&snap, &odd, false, &rc);
+	LINE(out, "inflight_owners{pid=\"1\",stage=\"none\"} 0");
+	LINE(out, "inflight_owners{pid=\"1\",stage=\"_none\"} 0");
+	CHECK_EQ_U64(count_prefix(out, "inflight_owners{"), 5, "owners: 4 declared stages + _none");
+	free(out);
+}
+
+/* The identity family and the scrape-wide ones, with hostile strings from /proc. */
+static void test_identity(void)
+{
+	struct proc_snapshot ps[2] = { { .pid = 5 }, { .pid = 9 } };
+	struct snapshot snap = { .nprocs = 2, .procs = ps };
+	static const struct prom_identity ids[] = {
+		{ 5, "/usr/bin/prover", "prover", 1700000000 },
+		{ 9, "/tmp/x\x1b[31m\nevil \"q\" \xff", "\x1b]0;owned\x07", 0 },
+	};
+	static const char *const reasons[] = { "a", "b" };
+	static const __u64 closed[] = { 3, 0 };
+	struct prom_exporter x = { .open = 2, .accepted = 7, .nreasons = 2, .reason = reasons,
+				   .closed = closed };
+	struct prom_opts o = { .ident = ids, .nident = 2, .build_version = "0.1",
+			       .build_contract = "1", .build_libbpf = "1.5", .exporter = &x,
+			       .host_memory_bytes = 24ull << 30 };
+	char *buf = NULL, cmd[] = "promtool check metrics >/dev/null 2>&1";
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len), *p;
+	int status;
+
+	CHECK_EQ_U64(prom__render(f, &snap, &names, &o), 0, "render with identities");
+	fclose(f);
+	LINE(buf, "# TYPE inflight_process_info gauge");
+	LINE(buf, "inflight_process_info{pid=\"5\",binary=\"/usr/bin/prover\",comm=\"prover\","
+		  "start_time=\"1700000000\"} 1");
+	LINE(buf, "inflight_process_start_time_seconds{pid=\"5\"} 1700000000");
+	NO_LINE(buf, "inflight_process_start_time_seconds{pid=\"9\"} 0");
+	/* ESC, newline, quotes, an invalid byte: visible, one line, valid UTF-8 */
+	LINE(buf, "inflight_process_info{pid=\"9\",binary=\"/tmp/x\\\\x1b[31m\\\\nevil \\\"q\\\" "
+		  "\\\\xff\",comm=\"\\\\x1b]0;owned\\\\x07\",start_time=\"\"} 1");
+	CHECK(!strchr(buf, '\x1b') && !strchr(buf, '\x07') && !strchr(buf, '\xff'),
+	      "no raw ESC, BEL or invalid byte in the exposition");
+	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
+	LINE(buf, "inflight_exporter_connections 2");
+	LINE(buf, "inflight_exporter_connections_accepted_total 7");
+	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"a\"} 3");
+	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"b\"} 0");
+	LINE(buf, "inflight_host_memory_bytes 25769803776");
+	CHECK(families_well_formed(buf, false) == 27 + 5, "32 families (got %d)",
+	      families_well_formed(buf, false));
+	p = popen(cmd, "w");
+	if (CHECK(p != NULL, "promtool runs")) {
+		fputs(buf, p);
+		status = pclose(p);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "promtool check metrics: hostile identities still lint clean (status %d)",
+		      status);
+	}
+	free(buf);
+	buf = NULL;
+	o.openmetrics = true;
+	f = open_memstream(&buf, &len);
+	prom__render(f, &snap, &names, &o);
+	fclose(f);
+	LINE(buf, "# TYPE inflight_process info");
+	LINE(buf, "# TYPE inflight_build info");
+	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
+	CHECK(families_well_formed(buf, true) == 32, "OpenMetrics: 32 families");
+	free(buf);
 }
 
 static void test_accept(void)
@@ -420,6 +494,7 @@ int main(void)
 	test_dwell();
 	test_rss();
 	test_escaping();
+	test_identity();
 	test_accept();
 	test_listen();
 	test_promtool();

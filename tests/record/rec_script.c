@@ -29,23 +29,35 @@ void script_prover_names(struct infl_names *n)
 	n->entry_mask = (1u << STAGE_parse) | (1u << STAGE_wait_permit);
 }
 
-void script_begin(struct script *s, struct rec_writer *w, __u32 pid,
-		  const struct infl_names *names)
+void script_begin_as(struct script *s, struct rec_writer *w, __u32 pid,
+		     const struct infl_names *names, const char *host, char *const *argv,
+		     const char *comm, const char *cmdline)
 {
-	char *argv[] = { "prover", "--scripted", NULL };
+	int argc = 0;
 	struct rec_header_info h = {
-		.names = names, .host = "testhost", .argc = 2, .argv = argv,
+		.names = names, .host = host, .argv = argv,
 		.binary = "/usr/bin/prover", .mode = 2, .target_pid = pid,
 		.start_wall_ns = 1700000000000000000ull, .start_mono_ns = SCRIPT_T0,
 		.interval_ns = 100000000, .tool = "inflight test",
 	};
 
+	while (argv[argc])
+		argc++;
+	h.argc = argc;
 	memset(s, 0, sizeof(*s));
 	s->w = w;
 	s->pid = pid;
 	s->names = *names;
 	rec_writer__header(w, &h);
-	rec_writer__proc(w, pid, SCRIPT_T0, "prover", "prover --scripted");
+	rec_writer__proc(w, pid, SCRIPT_T0, comm, cmdline);
+}
+
+void script_begin(struct script *s, struct rec_writer *w, __u32 pid,
+		  const struct infl_names *names)
+{
+	char *argv[] = { "prover", "--scripted", NULL };
+
+	script_begin_as(s, w, pid, names, "testhost", argv, "prover", "prover --scripted");
 }
 
 static void emit(struct script *s, __u64 now, __u8 type, __u8 id, __u8 flags, __u8 slot,

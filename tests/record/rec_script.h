@@ -47,6 +47,10 @@ void script_prover_names(struct infl_names *n);
 /* Writes the header; `s` models process `pid`. */
 void script_begin(struct script *s, struct rec_writer *w, __u32 pid,
 		  const struct infl_names *names);
+/* The same with the header's host, command and the process's comm given (crafted files). */
+void script_begin_as(struct script *s, struct rec_writer *w, __u32 pid,
+		     const struct infl_names *names, const char *host, char *const *argv,
+		     const char *comm, const char *cmdline);
 void script_alloc(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes, __u64 owner);
 void script_free(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes);
 void script_stage(struct script *s, double ms, __u64 owner, __u32 stage);

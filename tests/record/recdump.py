@@ -174,7 +174,9 @@ def main():
                 stage = rec["stages"].get(slot, "(none)" if slot == SLOT_NONE else f"stage{slot}")
                 print(f"{stage};{rec['classes'].get(cls, f'cls{cls}')} {v // 1000000}")
     else:
-        print(f"peak {peak} at_us {(peak_ts - rec['t0']) // 1000} done {done}")
+        # the reports' clock: time 0 is the run's first probe event (any process)
+        first = min(e[3] for e in rec["events"] if e[4] <= 2)
+        print(f"peak {peak} at_us {(peak_ts - first) // 1000} done {done}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,22 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	struct infl_names names;
 
 	script_prover_names(&names);
-	script_begin(s, w, SCENARIO_PID, &names);
+	if (opts & SCENARIO_HOSTILE) {
+		char *argv[] = { "prover", "--x\n\x1b]0;pwned\x07", "\x1b[2J", NULL };
+
+		script_begin_as(s, w, SCENARIO_PID, &names, "evil\x1b[31mhost\r\n", argv,
+				"pro\x1b[5mver", "prover\r\nfake line \x9b" "31m");
+	} else if (opts & SCENARIO_LONG_CMD) {
+		char *argv[] = { "/opt/provers/bin/prover", "--pw", "12", "--jobs", "4", "--proofs",
+				 "4", "--log-n", "18", "--gpu-rounds", "3", "--permit-release",
+				 "after-synth", "--chan-cap", "1", "--srs-cache=/var/cache/srs",
+				 "--c1=/data/c1/sector-0042.json", NULL };
+
+		script_begin_as(s, w, SCENARIO_PID, &names, "testhost", argv, "prover",
+				"prover --long");
+	} else {
+		script_begin(s, w, SCENARIO_PID, &names);
+	}
 	script_alloc(s, 0 * k, 0x5000, CLS_srs, 1000, 0);
 	script_rss(s, 1 * k, 1500);
 	script_free(s, 5 * k, 0x9999, CLS_input, 50); /* allocated before we attached */

@@ -29,6 +29,8 @@
 
 #define SCENARIO_DROP_ONE (1u << 0) /* the ring buffer "drops" one event (a stage event) */
 #define SCENARIO_SLOW (1u << 1)	    /* every time doubled: the "before" of a comparison */
+#define SCENARIO_HOSTILE (1u << 2)  /* escape sequences and newlines in host, argv, comm */
+#define SCENARIO_LONG_CMD (1u << 3) /* a command line of 160 characters, the demo's kind */
 
 /* Writes the scenario to w, header to end record. `s` is left with the final model. */
 void scenario_write(struct script *s, struct rec_writer *w, unsigned opts);

@@ -10,37 +10,71 @@
 #include "check.h"
 #include "recording/rec_reader.h"
 #include "render/timeline.h"
+#include "render/timeline_replay.h"
+#include <unistd.h>
 #include "scenario.h"
 #include "../../probes/prover_ids.h"
 
 static struct recording *scenario_recording(unsigned opts)
 {
 	static struct script s;
-	FILE *tmp = tmpfile();
+	char path[] = "/tmp/test_timeline.XXXXXX";
+	int fd = mkstemp(path);
 	struct rec_writer *w;
 	struct recording *r = NULL;
 	char err[REC_ERR_LEN];
 
-	rec_writer__from_fd(fileno(tmp), &w);
+	if (fd < 0)
+		return NULL;
+	rec_writer__from_fd(fd, &w);
 	scenario_write(&s, w, opts);
 	rec_writer__close(w);
-	rewind(tmp);
-	{
-		size_t len = ftell(tmp);
-		unsigned char *d;
-
-		fseek(tmp, 0, SEEK_END);
-		len = ftell(tmp);
-		d = malloc(len);
-		rewind(tmp);
-		fread(d, 1, len, tmp);
-		if (rec_read_mem(d, len, 0, &r, err))
-			printf("# read: %s\n", err);
-		free(d);
-	}
-	fclose(tmp);
+	close(fd);
+	if (rec_open_file(path, 0, &r, err))
+		printf("# read: %s\n", err);
+	unlink(path); /* the reader keeps it open */
 	return r;
 }
+
+/* owners' stays, collected by a cursor's hooks */
+struct stay {
+	__u64 owner, t0, t1;
+	unsigned stage;
+};
+
+struct stays {
+	struct stay v[64];
+	int n;
+	__u64 retired_at[4];
+	unsigned kinds[4];
+};
+
+static int owner_index(__u64 owner)
+{
+	return owner == 0x200 ? 0 : owner == 0x101 ? 1 : owner == 0x102 ? 2 : 3;
+}
+
+static void on_stage(void *ctx, __u64 owner, struct tl_owner *o, unsigned from, unsigned to,
+		     __u64 entered, __u64 ts, bool created)
+{
+	struct stays *st = ctx;
+
+	(void)o;
+	(void)to;
+	(void)created;
+	if (from < INFL_MAX_STAGES && st->n < 64)
+		st->v[st->n++] = (struct stay){ owner, entered, ts, from };
+}
+
+static void on_retire(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts)
+{
+	struct stays *st = ctx;
+
+	st->retired_at[owner_index(owner)] = ts;
+	st->kinds[owner_index(owner)] = o->kind;
+}
+
+static const struct tl_hooks stay_hooks = { .stage_change = on_stage, .life_retire = on_retire };
 
 static __u64 ms_of(__u64 ns)
 {
@@ -64,7 +98,7 @@ static void test_scenario(void)
 	CHECK(r != NULL, "scenario recorded");
 	if (!r)
 		return;
-	CHECK(timeline__build(r, &tl) == 0, "timeline built");
+	CHECK(timeline__build(r, &tl, what) == 0, "timeline built (%s)", what);
 	CHECK_EQ_U64(tl->nprocs, 1, "one process");
 	p = timeline__primary(tl);
 	CHECK_EQ_U64(p->pid, SCENARIO_PID, "primary process is the target");
@@ -111,25 +145,35 @@ static void test_scenario(void)
 	CHECK_EQ_U64(byte_ms(p, CLS_pending, STAGE_finalize), 16000, "finalize;pending");
 	/* owners */
 	CHECK_EQ_U64(p->nlives, 3, "three owner lives");
-	CHECK(p->lives[0].owner == 0x200 && p->lives[1].owner == 0x101 &&
-	      p->lives[2].owner == 0x102, "lives in order of first sight");
-	CHECK(p->lives[0].nslices == 2 && p->lives[1].nslices == 5 && p->lives[2].nslices == 5,
-	      "slices per owner: 2, 5, 5");
 	{
-		const struct tl_slice *s = &p->slices[p->lives[1].first_slice];
-		static const unsigned st[] = { STAGE_wait_permit, STAGE_synth, STAGE_chan_send,
-					       STAGE_gpu, STAGE_finalize };
+		static struct stays st;
+		static const unsigned stg[] = { STAGE_wait_permit, STAGE_synth, STAGE_chan_send,
+						STAGE_gpu, STAGE_finalize };
 		static const unsigned t0[] = { 20, 30, 100, 200, 260 }, t1[] = { 30, 100, 200,
 										   260, 310 };
-		int good = 0;
+		int good = 0, n101 = 0, n200 = 0;
 
-		for (int i = 0; i < 5; i++)
-			good += s[i].stage == st[i] && ms_of(s[i].t0) == t0[i] &&
-				ms_of(s[i].t1) == t1[i] && !s[i].open && s[i].life == 1;
-		CHECK_EQ_U64(good, 5, "owner 0x101's slices: stages and times");
+		tl_cursor__init_hooks(&c, p, &stay_hooks, NULL, &st);
+		tl_cursor__until(&c, script_ns(10000));
+		tl_cursor__free(&c);
+		for (int i = 0; i < st.n; i++) {
+			n101 += st.v[i].owner == 0x101;
+			n200 += st.v[i].owner == 0x200;
+		}
+		for (int i = 0, k = 0; i < st.n && k < 5; i++) {
+			if (st.v[i].owner != 0x101)
+				continue;
+			good += st.v[i].stage == stg[k] && ms_of(st.v[i].t0) == t0[k] &&
+				ms_of(st.v[i].t1) == t1[k];
+			k++;
+		}
+		/* the stay in `done` ends with the retirement: no stay is reported for it */
+		CHECK(n101 == 5 && n200 == 2, "stays per owner: 0x101 5, 0x200 2 (%d, %d)", n101,
+		      n200);
+		CHECK_EQ_U64(good, 5, "owner 0x101's stays: stages and times");
+		CHECK(ms_of(st.retired_at[1]) == 310, "0x101 retired at 310 ms");
+		CHECK_EQ_U64(st.kinds[1], STAGE_wait_permit, "0x101 is a wait_permit-kind owner");
 	}
-	CHECK(p->lives[1].retired && ms_of(p->lives[1].t1) == 310, "0x101 retired at 310 ms");
-	CHECK_EQ_U64(p->lives[1].kind, STAGE_wait_permit, "0x101 is a wait_permit-kind owner");
 	CHECK_EQ_U64(p->dwell_sum_ns[STAGE_chan_send] / p->dwell_count[STAGE_chan_send] / 1000000,
 		     135, "mean dwell in chan_send");
 	CHECK_EQ_U64(p->dwell_sum_ns[STAGE_synth] / p->dwell_count[STAGE_synth] / 1000000, 80,
@@ -144,9 +188,32 @@ static void test_scenario(void)
 	/* time and RSS */
 	CHECK_EQ_U64(ms_of(p->t_end), 600, "the process ended at 600 ms");
 	CHECK_EQ_U64(p->nrss, 3, "three kernel RSS samples (statm ones set aside)");
+	CHECK(p->rss_kernel, "the kernel's RSS series is the one used");
 	CHECK_EQ_U64(p->rss_peak, 2600, "RSS peak");
 	CHECK_EQ_U64(ms_of(p->rss_peak_ts), 160, "RSS peak at 160 ms");
-	CHECK_EQ_U64(tl_proc__rss_at(p, script_ns(100)), 1500, "RSS at 100 ms");
+	CHECK_EQ_U64(p->rss_at_peak, 2600, "RSS at the tracked peak (210 ms)");
+	tl_cursor__init(&c, p);
+	tl_cursor__until(&c, script_ns(100));
+	CHECK_EQ_U64(tl_cursor__rss_at(&c, script_ns(100)), 1500, "RSS at 100 ms");
+	tl_cursor__until(&c, script_ns(200));
+	CHECK_EQ_U64(tl_cursor__rss_at(&c, script_ns(200)), 2600, "RSS at 200 ms");
+	tl_cursor__free(&c);
+	/* the summary's figures, as the replay counts them, equal the kernel's */
+	{
+		const struct infl_proc *k = p->kernel_final, *f = &p->fig;
+
+		CHECK(k && f->peak_bytes == k->peak_bytes && f->peak_ns == k->peak_ns &&
+		      f->owners_started == k->owners_started && f->owners_done == k->owners_done &&
+		      !memcmp(f->events, k->events, sizeof(f->events)) &&
+		      !memcmp(f->dwell_count, k->dwell_count, sizeof(f->dwell_count)) &&
+		      !memcmp(f->dwell_sum_ns, k->dwell_sum_ns, sizeof(f->dwell_sum_ns)) &&
+		      !memcmp(f->dwell_hist, k->dwell_hist, sizeof(f->dwell_hist)) &&
+		      !memcmp(f->unmatched_free, k->unmatched_free, sizeof(f->unmatched_free)) &&
+		      f->first_ns == k->first_ns && f->exit_ns == k->exit_ns,
+		      "replayed figures (events, dwell and its histogram, peak, owners, unmatched) "
+		      "equal the kernel's");
+		CHECK_EQ_U64(f->rss_peak, k->rss_peak, "replayed RSS peak");
+	}
 	timeline__free(tl);
 	recording__free(r);
 }
@@ -154,10 +221,11 @@ static void test_scenario(void)
 static void test_lost_event(void)
 {
 	struct recording *r = scenario_recording(SCENARIO_DROP_ONE);
+	char err[REC_ERR_LEN];
 	const struct tl_proc *p;
 	struct timeline *tl;
 
-	if (!r || timeline__build(r, &tl)) {
+	if (!r || timeline__build(r, &tl, err)) {
 		CHECK(0, "scenario with a drop built");
 		return;
 	}

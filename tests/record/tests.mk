@@ -6,7 +6,7 @@ REC_TEST_HELPERS := tests/record/rec_script.c tests/record/scenario.c
 REC_TEST_DEPS := $(REC_TEST_HELPERS) tests/record/rec_script.h tests/record/scenario.h \
 	tests/check.h $(LOADER_OFFLINE_LIB)
 REC_TEST_CFLAGS := -Ibpf -Ibpf/loader -Itests -Itests/record
-REC_TEST_PROGS := test_rec_format test_timeline rec_synth
+REC_TEST_PROGS := test_rec_format test_timeline rec_synth rec_gen
 
 TEST_BINS += $(addprefix $(TESTS_DIR)/,$(REC_TEST_PROGS))
 

@@ -5,13 +5,17 @@
 #include <string.h>
 #include <unistd.h>
 #include "attach/attach_opts.h"
+#include "attach/caps.h"
 #include "util/errors.h"
+#include "util/fmt.h"
 #include "util/parse.h"
 
 enum {
 	OPT_MAX_BUFS = 0x100,
 	OPT_MAX_OWNERS,
 	OPT_MAX_PROCS,
+	OPT_USER,
+	OPT_ALLOW_NEW_PRIVS,
 };
 
 static const struct argp_option options[] = {
@@ -31,6 +35,15 @@ static const struct argp_option options[] = {
 	  "Live owners (work items) tracked (default " INFL__XSTR(INFL_DEFAULT_MAX_OWNERS) ")", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Processes traced at once (default " INFL__XSTR(INFL_DEFAULT_MAX_PROCS) ")", 0 },
+	{ NULL, 0, NULL, 0, "Privileges (docs/production.md):", 30 },
+	{ "user", OPT_USER, "USER", 0,
+	  "Once attached, run as USER (a name or uid); a -- command runs as USER from its "
+	  "start. Default under sudo with -p or -b: the user who ran sudo",
+	  0 },
+	{ "allow-new-privs", OPT_ALLOW_NEW_PRIVS, NULL, 0,
+	  "Let a -- command gain privileges later through setuid or file-capability programs "
+	  "(it starts with NoNewPrivs otherwise)",
+	  0 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 90 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (and the verifier's log on failure)",
 	  0 },
@@ -65,6 +78,74 @@ static __u32 parse_limit(const char *opt, const char *arg, __u64 max)
 	if (err)
 		infl_die(EXIT_USAGE, NULL, "%s '%s': not a number: give a decimal count", opt, arg);
 	return (__u32)v;
+}
+
+/*
+ * What the kernel preallocates for the three hash maps, from their key and value sizes: per
+ * element its htab_elem header (48 bytes on 64-bit kernels) and the key and value rounded to
+ * 8; max_entries elements plus one spare per possible CPU; and a 16-byte bucket per entry,
+ * rounded up to a power of two (kernel/bpf/hashtab.c).
+ */
+static __u64 pow2_up(__u64 v)
+{
+	__u64 p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static __u64 htab_bytes(__u64 entries, __u64 key, __u64 value, __u64 ncpus)
+{
+	__u64 elem = 48 + ((key + 7) & ~7ull) + ((value + 7) & ~7ull);
+
+	return (entries + ncpus) * elem + pow2_up(entries) * 16;
+}
+
+__u64 attach_opts__map_bytes(const struct session_opts *so)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	__u64 ncpus = n > 0 ? (__u64)n : 1;
+
+	return htab_bytes(so->max_procs, sizeof(__u32), sizeof(struct infl_proc), ncpus) +
+	       htab_bytes(so->max_bufs, sizeof(struct infl_buf_key), sizeof(struct infl_buf), ncpus) +
+	       htab_bytes(so->max_owners, sizeof(struct infl_owner_key), sizeof(struct infl_owner),
+			  ncpus);
+}
+
+/* One line when the limits make the kernel preallocate a lot: more than a tenth of this
+ * host's memory or 256 MiB, whichever is less. */
+static void warn_map_memory(const struct session_opts *so)
+{
+	__u64 bytes = attach_opts__map_bytes(so), limit = 256ull << 20;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	char b[FMT_LEN];
+
+	if (pages > 0 && page > 0 && (__u64)pages * page / 10 < limit)
+		limit = (__u64)pages * page / 10;
+	if (bytes > limit)
+		infl_warn("--max-procs %u, --max-bufs %u, --max-owners %u: the kernel preallocates "
+			  "about %s for the maps, whether used or not",
+			  so->max_procs, so->max_bufs, so->max_owners, fmt_bytes(b, bytes));
+}
+
+/* --user, or under sudo with -p or -b the user who ran sudo (a -- command keeps the uid it
+ * was started with unless --user says otherwise, so that inflight may still signal it). */
+static void resolve_user(struct attach_opts *a)
+{
+	struct session_opts *so = &a->so;
+
+	if (a->user) {
+		if (caps__lookup_user(a->user, &so->user))
+			infl_die(EXIT_USAGE, "give a user name or a numeric uid", "--user '%s': no such user",
+				 a->user);
+		if (!caps__has(CAP_SETUID) || !caps__has(CAP_SETGID))
+			infl_die(EXIT_NOT_PRIV, "run inflight as root, or leave --user out",
+				 "--user %s: changing users needs CAP_SETUID and CAP_SETGID", so->user.name);
+		return;
+	}
+	if (so->mode != SESSION_SPAWN)
+		caps__sudo_user(&so->user);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -105,6 +186,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		a->so.verbose = true;
 		return 0;
+	case OPT_USER:
+		a->user = arg;
+		return 0;
+	case OPT_ALLOW_NEW_PRIVS:
+		a->so.allow_new_privs = true;
+		return 0;
 	case ARGP_KEY_ARG:
 		/* only words after `--` are a command; the rest of argv is its own */
 		if (!state->quoted || state->next - 1 < state->quoted)
@@ -119,6 +206,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!a->target_given)
 			infl_die(EXIT_USAGE, "give -p PID, -b PATH or -- CMD ARGS; see --help",
 				 "nothing to trace");
+		resolve_user(a);
+		warn_map_memory(&a->so);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -22,11 +22,16 @@
 struct attach_opts {
 	struct session_opts so; /* what session__open() takes */
 	bool target_given;
+	const char *user; /* --user, resolved into so.user at the end of parsing */
 };
 
 extern const struct argp attach_argp;
 
 /* Fills defaults (the child parser does it too, at ARGP_KEY_INIT). */
 void attach_opts__init(struct attach_opts *a);
+
+/* About what the kernel preallocates for the maps at these limits, in bytes (a warning is
+ * printed at the end of parsing when it is a lot). */
+__u64 attach_opts__map_bytes(const struct session_opts *so);
 
 #endif /* INFLIGHT_ATTACH_OPTS_H */

@@ -71,11 +71,14 @@ static int pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The contract check, in words a user can act on. */
-static int check_binary(const char *path, const char *shown)
+/* The contract check, in words a user can act on; `pid` (0: none) may have exited since. */
+static int check_binary(const char *path, const char *shown, pid_t pid)
 {
 	int err = usdt_notes__check_contract(path);
 
+	if (err && pid > 0 && proc_gone(pid))
+		return infl_err(EXIT_TARGET_EXITED, NULL,
+				"pid %d exited before inflight could attach to it", pid);
 	switch (err) {
 	case 0:
 		return 0;
@@ -100,12 +103,15 @@ static int check_binary(const char *path, const char *shown)
 }
 
 /*
- * Starts argv stopped right after its exec (PTRACE_TRACEME), so that the probes can be
- * attached to it, by pid, before its first instruction. session__open detaches it.
+ * Starts the command stopped right after its exec (PTRACE_TRACEME), so that the probes can be
+ * attached to it, by pid, before its first instruction. session__open detaches it. The child
+ * gives up every privilege first (caps__child_setup): what fails there, or the exec, comes
+ * back through the pipe as {stage, errno}.
  */
-static int spawn_stopped(char **argv, pid_t *out)
+static int spawn_stopped(const struct session_opts *o, pid_t *out)
 {
-	int pipefd[2], status, child_err = 0;
+	char **argv = o->argv;
+	int pipefd[2], status, child_err[2] = { 0, 0 };
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC))
@@ -115,24 +121,30 @@ static int spawn_stopped(char **argv, pid_t *out)
 		return infl_err(EXIT_GENERIC, NULL, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
-		/* the command gets none of the tracer's capabilities (root's exec restores its
-		 * own; a capability-granted inflight must not pass CAP_BPF on) */
-		caps__drop_all();
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+		/* the command gets none of the tracer's capabilities, now or at a later exec */
+		child_err[1] = -caps__child_setup(&o->user, o->allow_new_privs);
+		if (child_err[1])
+			child_err[0] = 1;
+		else if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
 			execvp(argv[0], argv);
-		child_err = errno;
-		if (write(pipefd[1], &child_err, sizeof(child_err)) < 0)
+		if (!child_err[0])
+			child_err[1] = errno;
+		if (write(pipefd[1], child_err, sizeof(child_err)) < 0)
 			_exit(127);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	if (read(pipefd[0], &child_err, sizeof(child_err)) == sizeof(child_err)) {
+	if (read(pipefd[0], child_err, sizeof(child_err)) == sizeof(child_err)) {
 		close(pipefd[0]);
 		waitpid(pid, &status, 0);
-		return infl_err(child_err == ENOENT || child_err == EACCES ? EXIT_NO_BINARY
-									 : EXIT_GENERIC,
+		if (child_err[0])
+			return infl_err(EXIT_NOT_PRIV, "see docs/production.md, Privileges",
+					"cannot start %s without privileges: %s", argv[0],
+					strerror(child_err[1]));
+		return infl_err(child_err[1] == ENOENT || child_err[1] == EACCES ? EXIT_NO_BINARY
+										 : EXIT_GENERIC,
 				"give a command that exists (a path, or a name on $PATH)",
-				"cannot run %s: %s", argv[0], strerror(child_err));
+				"cannot run %s: %s", argv[0], strerror(child_err[1]));
 	}
 	close(pipefd[0]);
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
@@ -192,16 +204,22 @@ static int attach_probes(struct session *s)
 		if (!s->skel->links.on_rss_stat)
 			return load_error(-errno, "attach kmem:rss_stat");
 	}
+	/* the OOM killer's victims (bpf/oom.bpf.h): without them an OOM kill reads as SIGKILL */
+	s->skel->links.on_oom_victim = bpf_program__attach(s->skel->progs.on_oom_victim);
+	if (!s->skel->links.on_oom_victim)
+		infl_warn("cannot watch the OOM killer (oom:mark_victim): %s; an OOM kill will "
+			  "read as a plain SIGKILL", strerror(errno));
 	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
 		s->links[i] = bpf_program__attach_usdt(progs[i], pid, s->path, provider,
 						       usdt_contract[i].name, NULL);
 		if (!s->links[i]) {
 			int err = -errno;
 
-			if (err == -ESRCH)
+			/* libbpf says ENOENT, ESRCH or EINVAL when the process exits while it
+			 * reads /proc/PID/maps or creates the uprobe: ask the process itself */
+			if (err == -ESRCH || (pid > 0 && proc_gone(pid)))
 				return infl_err(EXIT_TARGET_EXITED, NULL,
-						"attach to %s:%s in pid %d: the process is gone",
-						provider, usdt_contract[i].name, pid);
+						"pid %d exited while inflight attached to it", pid);
 			/* Linux 6.16 (and stable kernels since July 2025) want CAP_SYS_ADMIN to
 			 * create a uprobe again: upstream ba677dbe77af */
 			if ((err == -EACCES || err == -EPERM) && !caps__has(CAP_SYS_ADMIN))
@@ -254,14 +272,16 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 		if (proc_is_zombie(o->pid))
 			return infl_err(EXIT_TARGET_EXITED, NULL,
 					"pid %d has exited (a zombie waiting for its parent)", o->pid);
+		if (proc_is_kthread(o->pid))
+			return caps__kthread_error(o->pid);
 		err = proc_exe_path(o->pid, s->path, sizeof(s->path));
+		if (err && proc_gone(o->pid))
+			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before inflight "
+					"could attach to it", o->pid);
 		if (err)
-			return infl_err(err == -ENOENT ? EXIT_NO_PID : EXIT_NOT_PRIV,
-					err == -ENOENT ? NULL : "run as root or with CAP_SYS_PTRACE",
-					"pid %d: cannot read its executable: %s", o->pid,
-					strerror(-err));
+			return caps__exe_error(o->pid, -err);
 		shown_from_link(s);
-		return check_binary(s->path, s->shown);
+		return check_binary(s->path, s->shown, o->pid);
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
@@ -273,11 +293,11 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
-		return check_binary(s->path, o->binary);
+		return check_binary(s->path, o->binary, 0);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
 			return infl_err(EXIT_USAGE, "give a command after --", "no command given");
-		err = spawn_stopped(o->argv, &s->target);
+		err = spawn_stopped(o, &s->target);
 		if (err)
 			return err;
 		s->child = true;
@@ -286,7 +306,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
 					o->argv[0], strerror(-err));
 		shown_from_link(s);
-		return check_binary(s->path, o->argv[0]);
+		return check_binary(s->path, o->argv[0], s->target);
 	}
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
@@ -355,8 +375,12 @@ int session__open(const struct session_opts *o, struct session **out)
 			       strerror(errno));
 		goto fail;
 	}
-	if (o->drop_caps && caps__drop_all())
-		infl_warn("cannot drop capabilities: %s", strerror(errno));
+	if (o->drop_caps && (err = caps__drop_all(&o->user))) {
+		err = infl_err(EXIT_NOT_PRIV, NULL, "cannot drop privileges%s%s: %s",
+			       o->user.set ? " to user " : "", o->user.set ? o->user.name : "",
+			       strerror(-err));
+		goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -443,6 +467,10 @@ int session__snapshot(struct session *s, struct snapshot *snap)
 			return err;
 		}
 		snap->procs[snap->nprocs].pid = key;
+		/* chosen by the OOM killer? (bpf/oom.bpf.h; zero when not) */
+		memset(&snap->procs[snap->nprocs].oom, 0, sizeof(snap->procs[0].oom));
+		bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.oom_kills), &key,
+				    &snap->procs[snap->nprocs].oom);
 		snap->torn += torn;
 		snap->nprocs++;
 	}
@@ -547,6 +575,7 @@ int session__forget(struct session *s, __u32 pid)
 		return err;
 	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &pid))
 		return -errno;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.oom_kills), &pid); /* copied already */
 	return 0;
 }
 

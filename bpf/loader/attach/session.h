@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "inflight.h"
+#include "attach/caps.h"
 #include "contract/names.h"
 #include "live/snapshot.h"
 
@@ -32,6 +33,8 @@ struct session_opts {
 	__u32 max_procs;    /* traced processes */
 	bool no_rss;	    /* do not attach kmem:rss_stat */
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
+	struct caps_user user; /* once attached, become this user; a `--` command runs as it */
+	bool allow_new_privs;  /* a `--` command may gain privileges (setuid) after its exec */
 	bool verbose;	    /* libbpf's chatter */
 };
 

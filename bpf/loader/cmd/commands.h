@@ -8,6 +8,8 @@
 #ifndef INFLIGHT_COMMANDS_H
 #define INFLIGHT_COMMANDS_H
 
+#define INFL_VERSION "0.1" /* --version, recordings' tool field, inflight_build_info */
+
 /* `inflight [OPTIONS] TARGET`: live timeline and final summary (trace.c); the default */
 int cmd_trace(int argc, char **argv);
 /* `inflight list PATH|PID`: probes and names a binary carries (list.c) */

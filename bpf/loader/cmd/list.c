@@ -11,6 +11,7 @@
 #include "util/parse.h"
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/sanitize.h"
 #include "util/procfs.h"
 #include "util/fmt.h"
 #include "contract/names.h"
@@ -77,7 +78,9 @@ static int cmp_probe(const void *pa, const void *pb)
 static void print_text(const char *shown, const struct usdt_notes *un, const int *sites,
 		       const int *bad, int contract, const struct infl_names *n, int names_err)
 {
-	printf("binary    %s\n", shown);
+	fputs("binary    ", stdout);
+	san_fputs(stdout, shown);
+	fputc('\n', stdout);
 	printf("contract ");
 	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
 		printf(" %s: %d site%s%s%s", usdt_contract[i].name, sites[i], sites[i] == 1 ? "" : "s",
@@ -256,8 +259,8 @@ int cmd_list(int argc, char **argv)
 	else
 		print_text(shown, &un, sites, bad, contract, &n, names_err);
 	usdt_notes__free(&un);
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno));
+	if (infl_flush_output(stdout, "stdout"))
+		return EXIT_IO;
 	if (contract) {
 		char which[128] = "";
 

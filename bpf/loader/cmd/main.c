@@ -12,7 +12,7 @@
 #include "inflight_note.h"
 
 const char *argp_program_version =
-	"inflight 0.1 (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
+	"inflight " INFL_VERSION " (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
 
 const struct infl_command infl_commands[] = {
 	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
@@ -29,6 +29,7 @@ int main(int argc, char **argv)
 	static char name[64];
 
 	argp_err_exit_status = EXIT_USAGE;
+	infl_track_stdout(); /* a failed write to stdout is reported with its reason */
 	if (argc > 1) {
 		for (const struct infl_command *c = infl_commands; c->name; c++) {
 			if (strcmp(argv[1], c->name))

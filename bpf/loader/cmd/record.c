@@ -22,6 +22,7 @@
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
+#include "util/sanitize.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
 #include "recording/rec_format.h"
@@ -44,6 +45,7 @@ struct recorder {
 	struct session *s;
 	__u32 pids[MAX_PIDS]; /* seen, with a PROC record written */
 	__u64 drops[MAX_PIDS]; /* ring_drops at the last snapshot */
+	bool oom[MAX_PIDS];    /* its OOM record is written */
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
@@ -144,6 +146,7 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	rec_writer__proc(r->w, pid, now, comm, cmdline);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
+	r->oom[r->npids] = false;
 	return r->npids++;
 }
 
@@ -180,6 +183,10 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 
 			if (rss)
 				rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_STATM, rss);
+		}
+		if (k >= 0 && ps->oom.ns && !r->oom[k]) {
+			rec_writer__oom(r->w, ps->pid, &ps->oom);
+			r->oom[k] = true;
 		}
 		if (k >= 0 && ps->st.ring_drops > r->drops[k]) {
 			rec_writer__lost(r->w, snap->mono_ns, ps->pid, REC_LOST_KERNEL,
@@ -316,9 +323,13 @@ int cmd_record(int argc, char **argv)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the file first: a bad path must not cost a started command */
 	err = rec_writer__create(ra.out, ra.force ? REC_W_FORCE : 0, &r.w);
+	if (err == -ELOOP)
+		return infl_err(EXIT_IO, "remove it, or add --force to replace the link itself (its "
+				"target is never touched)",
+				"cannot create %s: it is a symbolic link, and a recording is never "
+				"written through one", ra.out);
 	if (err)
-		return infl_err(EXIT_IO, err == -EEXIST ? "add --force to replace it" :
-				err == -ELOOP ? "it is a symlink" : NULL,
+		return infl_err(EXIT_IO, err == -EEXIST ? "add --force to replace it" : NULL,
 				"cannot create %s: %s", ra.out, strerror(-err));
 	chown_to_sudo_user(ra.out);
 	err = session__open(so, &r.s);
@@ -331,9 +342,14 @@ int cmd_record(int argc, char **argv)
 	wall = wall_ns();
 	err = write_header(&r, &ra, start, wall);
 	/* also when not a terminal: scripts wait for this line to know the probes are live */
-	if (so->mode != SESSION_SPAWN && !ra.quiet)
-		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", session__binary(r.s),
-			ra.out);
+	if (so->mode != SESSION_SPAWN && !ra.quiet) {
+		char *bin = san_dup(session__binary(r.s)), *out = san_dup(ra.out);
+
+		fprintf(stderr, "inflight: recording %s to %s; Ctrl-C ends\n", bin ? bin : "?",
+			out ? out : "?");
+		free(bin);
+		free(out);
+	}
 
 	ops.interval_ns = ra.interval_ns;
 	if (!err)

@@ -28,6 +28,7 @@ static const struct {
 	{ "chrome", render_chrome, ".trace.json", "Chrome trace" },
 	{ "folded", render_folded, ".folded", "folded stacks" },
 	{ "svg", render_svg, ".svg", "SVG" },
+	{ "html", render_html, ".html", "HTML report" },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -42,7 +43,7 @@ struct report_args {
 enum { OPT_STEP = 0x100, OPT_PID, OPT_PARTIAL };
 
 static const struct argp_option report_options[] = {
-	{ "format", 'f', "FORMAT", 0, "text (default), csv, json, chrome, folded or svg", 0 },
+	{ "format", 'f', "FORMAT", 0, "text (default), csv, json, chrome, folded, svg or html", 0 },
 	{ "output", 'o', "OUT", 0, "Write to OUT instead of stdout", 0 },
 	{ "step", OPT_STEP, "DURATION", 0,
 	  "Timeline resolution of text, csv and json (e.g. 100ms, 1s); default: ~40 rows", 0 },
@@ -86,7 +87,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'f':
 		a->format = format_by_name(arg);
 		if (a->format < 0)
-			infl_die(EXIT_USAGE, "use text, csv, json, chrome, folded or svg",
+			infl_die(EXIT_USAGE, "use text, csv, json, chrome, folded, svg or html",
 				 "unknown format '%s'", arg);
 		return 0;
 	case 'o':
@@ -124,12 +125,14 @@ static const char report_doc[] =
 	"Formats: text (timeline table and summary), csv (one row per step), json (summary and "
 	"timeline), chrome (Chrome Trace Event JSON for Perfetto, chrome://tracing and "
 	"speedscope), folded (`stage;class byte-ms` lines for flamegraph.pl and speedscope), "
-	"svg (a self-contained chart: bytes by class, owners per stage, RSS, the peak). "
-	"With -o and no --format, the name chooses: .svg, .csv, .folded, .txt, .trace.json "
-	"(chrome), .json.\v"
+	"svg (a self-contained chart: bytes by stage and by class, owners per stage, RSS, the "
+	"peak and its composition), html (one offline page: the timeline by stage or class, "
+	"hover, zoom and pan, the peak's table, dwell per stage). With -o and no --format, "
+	"the name chooses: .svg, .html, .csv, .folded, .txt, .trace.json (chrome), .json.\v"
 	"EXAMPLES:\n"
 	"  inflight report run.rec\n"
 	"  inflight report run.rec -o run.svg\n"
+	"  inflight report run.rec -o run.html                         (open it in a browser)\n"
 	"  inflight report run.rec --format chrome -o run.trace.json   (open in ui.perfetto.dev)\n"
 	"  inflight report run.rec --format folded | flamegraph.pl > run-memory.svg\n"
 	"  inflight report run.rec --format csv --step 100ms\n"
@@ -145,8 +148,9 @@ int cmd_report(int argc, char **argv)
 	struct report_args a = { .format = -1 };
 	struct recording *rec = NULL;
 	struct timeline *tl = NULL;
+	char err[REC_ERR_LEN];
 	FILE *out;
-	int ret, err;
+	int ret;
 
 	argp_parse(&report_argp, argc, argv, 0, NULL, &a);
 	if (a.format < 0)
@@ -155,11 +159,17 @@ int cmd_report(int argc, char **argv)
 	ret = rec_open_or_complain(a.file, a.read_flags, &rec);
 	if (ret)
 		return ret;
-	err = timeline__build(rec, &tl);
-	if (err) {
+	ret = timeline__build(rec, &tl, err);
+	if (ret) {
+		ret = ret == -ENOMEM ? infl_err(EXIT_GENERIC, "free some memory and retry",
+						"%s: %s", a.file, err)
+				     : rec_complain(a.file, ret, err);
 		recording__free(rec);
-		return infl_err(EXIT_GENERIC, NULL, "%s: %s", a.file, strerror(-err));
+		return ret;
 	}
+	if (rec->cut)
+		infl_warn("%s: cut short; read the %zu complete records before it: %s", a.file,
+			  rec->nrecords, rec->cut_why);
 	if (a.ro.pid && !timeline__proc(tl, a.ro.pid)) {
 		timeline__free(tl);
 		recording__free(rec);
@@ -172,10 +182,11 @@ int cmd_report(int argc, char **argv)
 		return infl_err(EXIT_USAGE, "choose a larger --step", "--step gives more than a "
 				"million rows for this recording");
 	}
-	ret = render_output_open(a.out, &out);
+	ret = render_output_open_guarded(a.out, (const char *const *)&a.file, 1, &out);
 	if (!ret) {
-		err = formats[a.format].fn(out, tl, &a.ro);
-		ret = render_output_close(out, a.out, formats[a.format].what, err);
+		int rerr = formats[a.format].fn(out, tl, &a.ro);
+
+		ret = render_output_close(out, a.out, formats[a.format].what, rerr);
 	}
 	timeline__free(tl);
 	recording__free(rec);

@@ -8,30 +8,49 @@
  * commands do not need a web server at all). The socket is bound before the probes are
  * attached, so that a privileged port works, and the session then drops every capability.
  * One thread: the main loop runs libmicrohttpd's event loop and watches the target.
+ *
+ * Connections are held to the deadlines and budgets of cmd/serve_guard.h: slow, idle and
+ * numerous clients lose their connections, scrapes keep being answered.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include <bpf/libbpf_version.h>
+#include "inflight_note.h"
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
+#include "cmd/serve_guard.h"
+#include "cmd/serve_procs.h"
 #include "util/errors.h"
+#include "util/fmt.h"
+#include "util/procfs.h"
+#include "util/sanitize.h"
 #include "live/prom.h"
 #include "live/summary.h"
 
 #define MHD_LIBRARY "libmicrohttpd.so.12"
 #define MHD_PACKAGE "libmicrohttpd12"
-#define FORGET_EVERY_NS 1000000000ull /* how often exited processes are looked for (-b) */
+#define FORGET_EVERY_NS 100000000ull /* how often exited processes are looked for (-b) */
 #define DEFAULT_KEEP_EXITED_NS 120000000000ull /* 2 min: a few scrapes see the final state */
-#define MAX_CONNECTIONS 32
-#define CONNECTION_TIMEOUT_S 10
+#define MAX_CONNECTIONS 256 /* fewer when the descriptor limit is low (conn_slots) */
+#define PER_CLIENT_CONNECTIONS 64
+#define MAX_ANSWERING 8	   /* answers in memory at once: bounds the exporter's memory */
+#define FD_RESERVE 64	   /* descriptors kept free for everything but HTTP */
+#define MHD_IDLE_TIMEOUT_S 15 /* libmicrohttpd's own inactivity timeout: a backstop only */
+#define MHD_POOL_BYTES (16 * 1024) /* per connection: a request's headers, the answer's */
+#define LISTEN_BACKLOG 1024
+#define DEFER_ACCEPT_S 5
 
 /* the few libmicrohttpd functions we call, typed from its own header */
 static struct {
@@ -43,6 +62,7 @@ static struct {
 	typeof(&MHD_queue_response) queue_response;
 	typeof(&MHD_destroy_response) destroy_response;
 	typeof(&MHD_lookup_connection_value) lookup_value;
+	typeof(&MHD_get_connection_info) connection_info;
 } mhd;
 
 struct serve_args {
@@ -137,6 +157,7 @@ static int load_mhd(void)
 	SYM(queue_response, "MHD_queue_response");
 	SYM(destroy_response, "MHD_destroy_response");
 	SYM(lookup_value, "MHD_lookup_connection_value");
+	SYM(connection_info, "MHD_get_connection_info");
 #undef SYM
 	if (missing)
 		return infl_err(EXIT_GENERIC, "install " MHD_PACKAGE " 0.9.73 or later",
@@ -154,10 +175,13 @@ static int bind_listen(const struct serve_args *sa, int *out)
 	if (fd < 0)
 		return infl_err(EXIT_LISTEN, NULL, "--listen %s: socket: %s", text, strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* restart after a crash */
+	/* a connection reaches us with its first bytes, or not for DEFER_ACCEPT_S: sockets
+	 * that only connect never take a slot, and a scraper arrives with its request */
+	setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &(int){ DEFER_ACCEPT_S }, sizeof(int));
 	if (sa->listen.addr.ss_family == AF_INET6) /* [::] means IPv6 only; :PORT is IPv4 */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (const struct sockaddr *)&sa->listen.addr, sa->listen.len) ||
-	    listen(fd, 64)) {
+	    listen(fd, LISTEN_BACKLOG)) {
 		err = errno;
 		close(fd);
 		return infl_err(EXIT_LISTEN,
@@ -195,23 +219,54 @@ static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status, c
 		     MHD_RESPMEM_PERSISTENT);
 }
 
-static enum MHD_Result metrics(struct session *s, struct MHD_Connection *c)
+/* What the run loop drives (cmd/run_loop.h): the HTTP server, its guard, and what serve
+ * remembers of its processes. */
+struct server {
+	struct session *s;
+	struct MHD_Daemon *d;
+	struct guard guard;
+	struct serve_idents idents;
+	struct serve_retired retired;
+	__u64 keep_exited_ns;
+	__u64 next_forget;
+	__u64 host_memory; /* MemTotal */
+};
+
+static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 {
 	const char *accept = mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	struct prom_opts o = { .openmetrics = prom__accepts_openmetrics(accept) };
+	struct prom_exporter x = {
+		.open = sv->guard.st.open,
+		.accepted = sv->guard.st.accepted,
+		.nreasons = GUARD__REASONS,
+		.reason = guard_reason_key,
+		.closed = sv->guard.st.closed,
+	};
+	struct prom_opts o = {
+		.openmetrics = prom__accepts_openmetrics(accept),
+		.build_version = INFL_VERSION,
+		.build_contract = INFL__XSTR(INFLIGHT_CONTRACT_VERSION),
+		.build_libbpf = INFL__XSTR(LIBBPF_MAJOR_VERSION) "." INFL__XSTR(LIBBPF_MINOR_VERSION),
+		.exporter = &x,
+		.host_memory_bytes = sv->host_memory,
+	};
 	struct snapshot snap;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 	int err;
 
-	err = session__snapshot(s, &snap);
+	err = session__snapshot(sv->s, &snap);
 	if (err) {
 		infl_warn("scrape: snapshot: %s", strerror(-err));
 		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "snapshot failed\n");
 	}
+	if (!serve_idents__sync(&sv->idents, &snap, session__binary(sv->s))) {
+		o.ident = sv->idents.id;
+		o.nident = sv->idents.n;
+	}
 	f = open_memstream(&body, &len);
-	err = f ? prom__render(f, &snap, session__names(s), &o) : -ENOMEM;
+	err = f ? prom__render(f, &snap, session__names(sv->s), &o) : -ENOMEM;
 	if (f && fclose(f))
 		err = -ENOMEM;
 	snapshot__free(&snap);
@@ -224,74 +279,123 @@ static enum MHD_Result metrics(struct session *s, struct MHD_Connection *c)
 		     len, MHD_RESPMEM_MUST_FREE);
 }
 
+static struct guard_conn *guard_slot(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i =
+		mhd.connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req_cls)
 {
+	struct server *sv = cls;
+
 	(void)version;
 	(void)upload;
-	(void)req_cls;
+	if (!*req_cls) { /* the first call of a request: its headers are all in */
+		*req_cls = sv;
+		guard__request(&sv->guard, guard_slot(c), session__now_ns());
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
 	if (*upload_size) /* a GET with a body: ignore it */
 		*upload_size = 0;
 	if (!strcmp(url, "/metrics"))
-		return metrics(cls, c);
+		return metrics(sv, c);
 	if (!strcmp(url, "/"))
 		return reply_static(c, MHD_HTTP_OK, "inflight exporter: GET /metrics\n");
 	return reply_static(c, MHD_HTTP_NOT_FOUND, "not found: GET /metrics\n");
 }
 
-/* -b: processes that exited `keep_ns` ago leave the maps (room for new ones). */
-static void forget_exited(struct session *s, __u64 keep_ns)
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct server *sv = cls;
+
+	(void)req_cls;
+	(void)toe;
+	guard__answered(&sv->guard, guard_slot(c), session__now_ns());
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *sv = cls;
+	const union MHD_ConnectionInfo *fd, *peer;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		guard__remove(&sv->guard, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	fd = mhd.connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	peer = mhd.connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fd)
+		return;
+	*socket_context = guard__add(&sv->guard, fd->connect_fd, peer ? peer->client_addr : NULL,
+				     session__now_ns());
+	if (!*socket_context) /* more than the guard tracks: libmicrohttpd's limit is the same */
+		shutdown(fd->connect_fd, SHUT_RDWR);
+}
+
+/* -b: processes that exited `keep_ns` ago leave the maps (room for new ones); their final
+ * state is kept for the summary at the end. */
+static void forget_exited(struct server *sv)
 {
 	struct snapshot snap;
 	__u64 now = session__now_ns();
 
-	if (session__snapshot(s, &snap))
+	if (session__snapshot(sv->s, &snap))
 		return;
+	/* short-lived processes get an identity too, not only those a scrape sees */
+	serve_idents__sync(&sv->idents, &snap, session__binary(sv->s));
 	for (int i = 0; i < snap.nprocs; i++) {
 		const struct infl_proc *p = &snap.procs[i].st;
 
-		if (p->exited && p->exit_ns + keep_ns <= now)
-			session__forget(s, snap.procs[i].pid);
+		if (p->exited && p->exit_ns + sv->keep_exited_ns <= now &&
+		    !session__forget(sv->s, snap.procs[i].pid))
+			serve_retired__add(&sv->retired, &snap.procs[i]);
 	}
 	snapshot__free(&snap);
 }
 
-static int final_summary(struct session *s, const struct serve_args *sa,
+static int final_summary(struct server *sv, const struct serve_args *sa,
 			 const struct run_end *e)
 {
 	const struct session_opts *so = &sa->attach.so;
+	const struct serve_retired *r = &sv->retired;
 	struct summary_info info = { .target_status = -1 };
 	struct snapshot snap;
-	int err = session__snapshot(s, &snap);
+	char b[FMT_LEN];
+	int err = session__snapshot(sv->s, &snap);
 
+	err = err ?: serve_retired__prepend(r, &snap);
 	if (err)
 		return infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
-	info.binary = session__binary(s);
+	info.binary = session__binary(sv->s);
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 	info.end = run_end_text(e, so->mode);
-	info.target_pid = session__target_pid(s);
+	info.target_pid = session__target_pid(sv->s);
 	info.target_status = e->gone ? e->status : -1;
-	summary__print(stdout, &snap, session__names(s), &info);
+	if (r->older)
+		printf("inflight summary: %llu earlier process%s not shown (the last %d that exited "
+		       "are); the highest peak among them: %s (pid %u)\n\n",
+		       (unsigned long long)r->older, r->older == 1 ? "" : "es",
+		       SERVE_RETIRED_KEEP, fmt_bytes(b, r->older_peak), r->older_peak_pid);
+	summary__print(stdout, &snap, session__names(sv->s), &info);
 	snapshot__free(&snap);
 	return 0;
 }
-
-/* What the run loop drives (cmd/run_loop.h): the HTTP server, and -b's housekeeping. */
-struct server {
-	struct session *s;
-	struct MHD_Daemon *d;
-	__u64 keep_exited_ns;
-	__u64 next_forget;
-};
 
 static int serve_wait(void *ctx, int timeout_ms)
 {
 	struct server *sv = ctx;
 
 	mhd.run_wait(sv->d, timeout_ms);
+	guard__enforce(&sv->guard, session__now_ns());
 	return 0;
 }
 
@@ -301,16 +405,78 @@ static void serve_housekeep(void *ctx, __u64 now)
 
 	if (now < sv->next_forget)
 		return;
-	forget_exited(sv->s, sv->keep_exited_ns);
+	forget_exited(sv);
 	sv->next_forget = session__now_ns() + FORGET_EVERY_NS;
+}
+
+/* Descriptors open now, from /proc/self/fd. */
+static unsigned fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n > 2 ? n - 2 : 0; /* . and .. */
+}
+
+/* How many connections the descriptor limit allows (raised to its hard limit first), with
+ * FD_RESERVE left for everything else. */
+static unsigned conn_slots(void)
+{
+	struct rlimit rl;
+	unsigned used = fds_open(), avail;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 16;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	avail = rl.rlim_cur > used + FD_RESERVE + 16 ? rl.rlim_cur - used - FD_RESERVE : 16;
+	if (avail < MAX_CONNECTIONS)
+		infl_warn("serve: %u HTTP connections at most (RLIMIT_NOFILE %llu)", avail,
+			  (unsigned long long)rl.rlim_cur);
+	return avail < MAX_CONNECTIONS ? avail : MAX_CONNECTIONS;
+}
+
+static struct MHD_Daemon *start_http(struct server *sv, int fd)
+{
+	struct guard_limits lim = {
+		.slots = conn_slots(),
+		.per_client = PER_CLIENT_CONNECTIONS,
+		.max_answering = MAX_ANSWERING,
+		.header_ns = GUARD_HEADER_NS,
+		.answer_ns = GUARD_ANSWER_NS,
+	};
+
+	if (guard__init(&sv->guard, &lim))
+		return NULL;
+	/* no internal thread: run_wait in our loop serves requests, so a scrape never runs
+	 * concurrently with the loop's own session calls; epoll, so no descriptor limit of
+	 * select() applies */
+	return mhd.start_daemon(MHD_USE_AUTO, 0, NULL, NULL, on_request, sv,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, sv->guard.lim.slots,
+				/* a backstop above the guard's own per-client budget, which closes
+				 * a client's oldest connection instead of refusing its newest */
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				sv->guard.lim.per_client + sv->guard.lim.slots / 8,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)MHD_IDLE_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MHD_POOL_BYTES,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv,
+				MHD_OPTION_END);
 }
 
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_args sa = { .keep_exited_ns = DEFAULT_KEEP_EXITED_NS };
 	const struct session_opts *so = &sa.attach.so;
-	struct session *s = NULL;
-	struct MHD_Daemon *d = NULL;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
 	struct server sv = { 0 };
@@ -328,37 +494,38 @@ int cmd_serve(int argc, char **argv)
 	err = err ?: bind_listen(&sa, &fd);
 	if (err)
 		return err;
-	err = session__open(so, &s);
+	err = session__open(so, &sv.s);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	/* no internal thread: run_wait in our loop serves requests, so a scrape never runs
-	 * concurrently with the loop's own session calls */
-	d = mhd.start_daemon(MHD_NO_FLAG, 0, NULL, NULL, on_request, s,
-			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-			     MHD_OPTION_END);
-	if (!d) {
+	sv.keep_exited_ns = sa.keep_exited_ns;
+	sv.host_memory = proc_mem_total();
+	sv.d = start_http(&sv, fd);
+	if (!sv.d) {
 		close(fd);
-		session__free(s);
+		guard__free(&sv.guard);
+		session__free(sv.s);
 		return infl_err(EXIT_LISTEN, NULL, "serve: libmicrohttpd would not start");
 	}
 	getsockname(fd, (struct sockaddr *)&bound, &blen);
 	prom__fmt_addr(shown, sizeof(shown), (struct sockaddr *)&bound);
 	if (!sa.listen.loopback)
 		infl_warn("serving on %s: reachable from other hosts", shown);
-	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, session__binary(s));
+	{
+		char *bin = san_dup(session__binary(sv.s));
 
-	sv.s = s;
-	sv.d = d;
-	sv.keep_exited_ns = sa.keep_exited_ns;
-	run_loop(s, &ops, &sv, &end);
-	mhd.stop_daemon(d); /* closes the listening socket too */
-	rc = final_summary(s, &sa, &end);
-	session__free(s);
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
+		fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, bin ? bin : "?");
+		free(bin);
+	}
+
+	run_loop(sv.s, &ops, &sv, &end);
+	mhd.stop_daemon(sv.d); /* closes the listening socket too */
+	rc = final_summary(&sv, &sa, &end);
+	rc = rc ?: infl_flush_output(stdout, "stdout");
+	guard__free(&sv.guard);
+	serve_idents__free(&sv.idents);
+	serve_retired__free(&sv.retired);
+	session__free(sv.s);
 	return rc ?: run_exit_status(&end, so->mode);
 }

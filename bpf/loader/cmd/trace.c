@@ -17,10 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "attach/attach_opts.h"
+#include "render/render.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
 #include "util/procfs.h"
+#include "util/sanitize.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -29,6 +31,7 @@ struct trace_args {
 	__u64 interval_ns; /* 0: no timeline, the summary only */
 	bool json;
 	bool wide;
+	const char *out;   /* -o: the timeline and the summary go there */
 };
 
 static const struct argp_option trace_options[] = {
@@ -39,6 +42,9 @@ static const struct argp_option trace_options[] = {
 	  0 },
 	{ "json", 'j', NULL, 0, "JSON, one object per line (docs/json.md)", 0 },
 	{ "wide", 'w', NULL, 0, "A column for every class, however wide the table gets", 0 },
+	{ "output", 'o', "FILE", 0, "Write the timeline and the summary to FILE (created or "
+	  "truncated, never through a symlink) instead of stdout; with --json and -- CMD it "
+	  "keeps CMD's own output apart", 0 },
 	{ 0 },
 };
 
@@ -58,6 +64,9 @@ static error_t trace_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'w':
 		ta->wide = true;
+		return 0;
+	case 'o':
+		ta->out = arg;
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -94,6 +103,7 @@ static const char trace_doc[] =
 	"  inflight -- build/prover --pw 10      trace a command; summary when it ends\n"
 	"  inflight -i 1s -p 4242                a timeline every second; Ctrl-C ends\n"
 	"  inflight -i 500ms --json -b /usr/local/bin/prover > timeline.jsonl\n"
+	"  inflight -i 1s --json -o run.jsonl -- build/prover   JSON apart from its output\n"
 	"  inflight list build/prover            what a binary carries\n"
 	"\n"
 	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end tracing; the final snapshot and the\n"
@@ -228,25 +238,40 @@ int cmd_trace(int argc, char **argv)
 	struct run_ops ops = { trace_wait, trace_tick, trace_housekeep, 0 };
 	struct run_end end;
 	const struct session_opts *so = &ta.attach.so;
-	__u64 start;
+	FILE *out = stdout;
 	int err, rc = 0;
 	char shown[PATH_MAX] = "";
 
 	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
+	/* the command writes to stdout too: JSON there would interleave with its output */
+	if (ta.json && so->mode == SESSION_SPAWN && !ta.out)
+		return infl_err(EXIT_USAGE, "give -o FILE for the JSON: the command's own output "
+				"stays on stdout", "--json with -- CMD: the JSON lines would share "
+				"stdout with the command's output");
 	err = run_install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
+	/* the output first: a bad path must not cost a started command */
+	rc = render_output_open(ta.out, &out);
+	if (rc)
+		return rc;
 	/* the executable as the process names it, while it surely still runs */
 	if (so->mode == SESSION_PID && proc_exe_name(so->pid, shown, sizeof(shown)))
 		shown[0] = '\0';
-	start = session__now_ns(); /* before: a spawned command runs once open returns */
 	err = session__open(so, &t.s);
-	if (err)
+	if (err) {
+		if (out != stdout)
+			fclose(out);
 		return err;
+	}
 	if (ta.interval_ns) {
-		struct live_opts lo = { .json = ta.json, .wide = ta.wide, .start_ns = start };
+		struct live_opts lo = { .json = ta.json, .wide = ta.wide,
+					/* stdout is a stream of infl_track_stdout(): ask its fd */
+					.tty = !ta.json && isatty(out == stdout ? STDOUT_FILENO
+										 : fileno(out)),
+					.interval_ns = ta.interval_ns };
 
-		t.live = live__new(&lo, session__names(t.s), stdout);
+		t.live = live__new(&lo, session__names(t.s), out);
 		if (!t.live) {
 			session__free(t.s);
 			return infl_err(EXIT_GENERIC, NULL, "live timeline: %s", strerror(ENOMEM));
@@ -260,9 +285,13 @@ int cmd_trace(int argc, char **argv)
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	/* attached: scripts may wait for this line before they start the workload */
-	if (so->mode != SESSION_SPAWN)
+	if (so->mode != SESSION_SPAWN) {
+		char *shown_bin = san_dup(info.binary);
+
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
-			info.binary);
+			shown_bin ? shown_bin : "?");
+		free(shown_bin);
+	}
 
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);
@@ -275,14 +304,24 @@ int cmd_trace(int argc, char **argv)
 		info.end = run_end_text(&end, so->mode);
 		info.target_status = end.gone ? end.status : -1;
 		info.ring_lost = session__ring_lost(t.s);
-		summary__print(stdout, &snap, session__names(t.s), &info);
+		if (t.live)
+			info.origin_ns = live__origin(t.live, &info.origin_pid);
+		summary__print(out, &snap, session__names(t.s), &info);
 	}
+	if (out == stdout) {
+		rc = rc ?: infl_flush_output(stdout, "stdout");
+	} else if ((fflush(out) || ferror(out)) && !rc) {
+		int e = render_output_errno(out) ?: EIO;
+
+		rc = infl_err(EXIT_IO, e == ENOSPC || e == EDQUOT ? "free some space, or write "
+			      "elsewhere" : NULL, "%s: %s: the output is incomplete", ta.out,
+			      strerror(e));
+	}
+	if (out != stdout && render_output_fclose(out) && !rc)
+		rc = infl_err(EXIT_IO, NULL, "%s: %s", ta.out, strerror(errno));
 	snapshot__free(&snap);
 	free(t.retired.procs);
 	live__free(t.live);
 	session__free(t.s);
-
-	if (fflush(stdout) || ferror(stdout))
-		return infl_err(EXIT_IO, NULL, "stdout: %s", strerror(errno ?: EIO));
 	return rc ?: run_exit_status(&end, so->mode);
 }

@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The per-interval timeline, text and JSON. See live.h and docs/json.md. */
+/* The per-interval timeline, text (plain or in place) and JSON. See live.h and docs/json.md. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include "live/figures.h"
 #include "live/live.h"
+#include "live/summary.h"
 
 #define STAGE_W 11 /* "wait_permit" */
 #define CELL_W 10  /* "1234/23.4G" */
 #define TEXT_CLASS_COLS 4 /* 11 + 7 + 7 + 10 + 4 * 11 = 79 columns */
+
+/* ANSI sequences of the in-place view: home, erase to the end of the line / the screen */
+#define TTY_HOME "\033[H"
+#define TTY_CLEAR "\033[2J"
+#define TTY_EOL "\033[K"
+#define TTY_EOS "\033[J"
 
 struct live {
 	struct live_opts opts;
@@ -15,6 +27,12 @@ struct live {
 	FILE *out;
 	__u64 seen_bytes[INFL_MAX_CLASSES]; /* most bytes each class held at once, so far */
 	bool seen[INFL_MAX_CLASSES];
+	__u64 origin;	  /* the clock: the run's first probe event, 0 before one */
+	__u32 origin_pid;
+	bool labelled;	  /* the clock was named (plain text) */
+	bool drawn;	  /* the in-place view has drawn a frame */
+	int rows;	  /* lines left on the terminal in the frame being drawn */
+	int cut;	  /* lines that did not fit */
 };
 
 struct live *live__new(const struct live_opts *opts, const struct infl_names *names, FILE *out)
@@ -32,6 +50,33 @@ struct live *live__new(const struct live_opts *opts, const struct infl_names *na
 void live__free(struct live *l)
 {
 	free(l);
+}
+
+__u64 live__origin(const struct live *l, __u32 *pid)
+{
+	*pid = l->origin_pid;
+	return l->origin;
+}
+
+/* One line of output: in the in-place view, erased to its end and only while it fits. */
+static void line(struct live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(struct live *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->opts.tty && l->rows <= 1) {
+		l->cut++;
+		return;
+	}
+	va_start(ap, fmt);
+	vfprintf(l->out, fmt, ap);
+	va_end(ap);
+	if (l->opts.tty) {
+		fputs(TTY_EOL, l->out);
+		l->rows--;
+	}
+	fputc('\n', l->out);
 }
 
 static const char *cell_text(char buf[2 * FMT_LEN], struct infl_cell x)
@@ -88,57 +133,59 @@ static int pick_columns(const struct live *l, int cols[INFL_MAX_CLASSES], bool *
 static void text_row(struct live *l, const char *label, __u64 owners, struct infl_cell all,
 		     const struct infl_cell *by_cls, const int *cols, int ncols, bool other)
 {
-	char name[STAGE_W + 1], b[FMT_LEN], cb[2 * FMT_LEN];
+	char name[STAGE_W + 1], b[FMT_LEN], cb[2 * FMT_LEN], row[256];
 	struct infl_cell rest = all;
+	int o;
 
-	fprintf(l->out, "%-*s %6llu %6llu %9s", STAGE_W, fit(name, sizeof(name), label, STAGE_W),
-		(unsigned long long)owners, (unsigned long long)all.count,
-		all.count || all.bytes ? fmt_bytes(b, all.bytes) : "0");
-	for (int k = 0; k < ncols; k++) {
+	o = snprintf(row, sizeof(row), "%-*s %6llu %6llu %9s", STAGE_W,
+		     fit(name, sizeof(name), label, STAGE_W), (unsigned long long)owners,
+		     (unsigned long long)all.count, all.count || all.bytes ? fmt_bytes(b, all.bytes) : "0");
+	for (int k = 0; k < ncols && o < (int)sizeof(row); k++) {
 		struct infl_cell x = by_cls[cols[k]];
 
-		fprintf(l->out, " %*s", CELL_W, cell_text(cb, x));
+		o += snprintf(row + o, sizeof(row) - o, " %*s", CELL_W, cell_text(cb, x));
 		rest.count -= x.count;
 		rest.bytes -= x.bytes;
 	}
-	if (other)
-		fprintf(l->out, " %*s", CELL_W, cell_text(cb, rest));
-	fputc('\n', l->out);
+	if (other && o < (int)sizeof(row))
+		snprintf(row + o, sizeof(row) - o, " %*s", CELL_W, cell_text(cb, rest));
+	line(l, "%s", row);
 }
 
-/* seconds since the origin; 0 for an instant before it, never "-0.00" */
-static double rel_s(__u64 t, __u64 origin)
+static double rel_s(const struct live *l, __u64 t)
 {
-	return t >= origin ? (t - origin) / 1e9 : 0;
+	return summary_rel_s(t, l->origin);
 }
 
 static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 {
 	const struct infl_proc *p = &ps->st;
 	struct composition_totals t;
-	int cols[INFL_MAX_CLASSES], ncols;
-	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], name[CELL_W + 1];
+	int cols[INFL_MAX_CLASSES], ncols, o;
+	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], name[CELL_W + 1], row[256];
 	bool other;
 
 	composition_totals(p->cur, p->owners, &t);
 	ncols = pick_columns(l, cols, &other);
 
-	fprintf(l->out, "pid %u  +%.2fs  tracked %s", ps->pid, rel_s(now, l->opts.start_ns),
-		fmt_bytes(b1, t.all.bytes));
+	o = snprintf(row, sizeof(row), "pid %u  +%.2fs  tracked %s", ps->pid, rel_s(l, now),
+		     fmt_bytes(b1, t.all.bytes));
 	if (p->rss_total)
-		fprintf(l->out, "  rss %s  untracked %s", fmt_bytes(b2, p->rss_total),
-			fmt_bytes(b3, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
+		snprintf(row + o, sizeof(row) - o, "  rss %s  untracked %s",
+			 fmt_bytes(b2, p->rss_total),
+			 fmt_bytes(b3, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
 	else
-		fprintf(l->out, "  rss unknown");
-	fputc('\n', l->out);
+		snprintf(row + o, sizeof(row) - o, "  rss unknown");
+	line(l, "%s", row);
 
-	fprintf(l->out, "%-*s %6s %6s %9s", STAGE_W, "stage", "owners", "bufs", "bytes");
+	o = snprintf(row, sizeof(row), "%-*s %6s %6s %9s", STAGE_W, "stage", "owners", "bufs",
+		     "bytes");
 	for (int k = 0; k < ncols; k++)
-		fprintf(l->out, " %*s", CELL_W,
-			fit(name, sizeof(name), names__cls(l->names, cols[k]), CELL_W));
+		o += snprintf(row + o, sizeof(row) - o, " %*s", CELL_W,
+			      fit(name, sizeof(name), names__cls(l->names, cols[k]), CELL_W));
 	if (other)
-		fprintf(l->out, " %*s", CELL_W, "other");
-	fputc('\n', l->out);
+		snprintf(row + o, sizeof(row) - o, " %*s", CELL_W, "other");
+	line(l, "%s", row);
 
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		struct infl_cell by_cls[INFL_MAX_CLASSES];
@@ -152,15 +199,22 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	}
 	text_row(l, "total", t.owners, t.all, t.cls, cols, ncols, other);
 
-	fprintf(l->out, "peak %s", fmt_bytes(b1, p->peak_bytes));
+	o = snprintf(row, sizeof(row), "peak %s", fmt_bytes(b1, p->peak_bytes));
 	if (p->peak_bytes)
-		fprintf(l->out, " at +%.2fs", rel_s(p->peak_ns, l->opts.start_ns));
-	fprintf(l->out, "  events %llu",
-		(unsigned long long)(p->events[INFL_PROBE_ALLOC] + p->events[INFL_PROBE_FREE] +
-				     p->events[INFL_PROBE_STAGE]));
+		o += snprintf(row + o, sizeof(row) - o, " at +%.2fs", rel_s(l, p->peak_ns));
+	o += snprintf(row + o, sizeof(row) - o, "  events %llu",
+		      (unsigned long long)(p->events[INFL_PROBE_ALLOC] + p->events[INFL_PROBE_FREE] +
+					   p->events[INFL_PROBE_STAGE]));
 	if (proc_inexact(p))
-		fprintf(l->out, "  INEXACT (see summary)");
-	fprintf(l->out, "%s\n\n", p->exited ? "  exited" : "");
+		o += snprintf(row + o, sizeof(row) - o, "  INEXACT (see summary)");
+	snprintf(row + o, sizeof(row) - o, "%s", ps->oom.ns ? "  OOM-KILLED" : p->exited ? "  exited" : "");
+	line(l, "%s", row);
+	if (ps->oom.ns) {
+		char oom[160];
+
+		line(l, "  %s", summary_oom_text(oom, sizeof(oom), &ps->oom, l->origin));
+	}
+	line(l, "%s", "");
 }
 
 static void json_proc(struct live *l, struct json *j, const struct proc_snapshot *ps)
@@ -182,12 +236,18 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 		json_u64(j, p->rss_total > p->total_bytes ? p->rss_total - p->total_bytes : 0);
 	else
 		json_null(j);
-	json_kv_u64(j, "peak_bytes", p->peak_bytes);
-	json_key(j, "peak_time_s");
+	/* the same keys as the summary's peak */
+	json_key(j, "peak");
+	json_obj(j);
+	json_kv_u64(j, "bytes", p->peak_bytes);
+	json_kv_u64(j, "bufs", p->peak_bufs);
+	json_key(j, "time_s");
 	if (p->peak_bytes)
-		json_f64(j, rel_s(p->peak_ns, l->opts.start_ns), 6);
+		json_f64(j, rel_s(l, p->peak_ns), 6);
 	else
 		json_null(j);
+	json_kv_u64(j, "seq", p->peak_seq);
+	json_obj_end(j);
 	json_key(j, "events");
 	json_obj(j);
 	json_kv_u64(j, "buf_alloc", p->events[INFL_PROBE_ALLOC]);
@@ -195,14 +255,56 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
 	json_obj_end(j);
 	json_kv_bool(j, "exact", !proc_inexact(p));
+	summary_json_oom(j, &ps->oom, l->origin);
 	json_composition(j, p->cur, p->owners, l->names);
 	json_obj_end(j);
 }
 
-void live__print(struct live *l, const struct snapshot *snap)
+static void print_json(struct live *l, const struct snapshot *snap)
 {
-	if (!l->opts.start_ns)
-		l->opts.start_ns = snap->mono_ns;
+	struct json j;
+
+	json_init(&j, l->out);
+	json_obj(&j);
+	json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
+	json_kv_str(&j, "type", "interval");
+	summary_json_clock(&j, l->origin, l->origin_pid);
+	json_key(&j, "time_s");
+	if (l->origin)
+		json_f64(&j, rel_s(l, snap->mono_ns), 6);
+	else
+		json_null(&j);
+	json_kv_u64(&j, "torn", snap->torn);
+	json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
+	json_key(&j, "processes");
+	json_arr(&j);
+	for (int i = 0; i < snap->nprocs; i++)
+		json_proc(l, &j, &snap->procs[i]);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end_line(&j);
+}
+
+static int tty_rows(const struct live *l)
+{
+	struct winsize ws;
+
+	/* stdout may be a cookie stream (infl_track_stdout) without a descriptor of its own */
+	if (ioctl(l->out == stdout ? STDOUT_FILENO : fileno(l->out), TIOCGWINSZ, &ws) ||
+	    ws.ws_row < 5)
+		return 24;
+	return ws.ws_row;
+}
+
+static void note_seen(struct live *l, const struct snapshot *snap)
+{
+	__u32 pid;
+	__u64 o = summary_origin(snap, &pid);
+
+	if (o && (!l->origin || o < l->origin)) {
+		l->origin = o;
+		l->origin_pid = pid;
+	}
 	/* classes seen so far decide the columns; update before rendering */
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct infl_proc *p = &snap->procs[i].st;
@@ -220,31 +322,49 @@ void live__print(struct live *l, const struct snapshot *snap)
 				l->seen_bytes[c] = bytes;
 		}
 	}
-	if (l->opts.json) {
-		struct json j;
+}
 
-		json_init(&j, l->out);
-		json_obj(&j);
-		json_kv_str(&j, "type", "interval");
-		json_kv_f64(&j, "time_s", rel_s(snap->mono_ns, l->opts.start_ns), 6);
-		json_kv_u64(&j, "torn", snap->torn);
-		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
-		json_key(&j, "procs");
-		json_arr(&j);
-		for (int i = 0; i < snap->nprocs; i++)
-			json_proc(l, &j, &snap->procs[i]);
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end_line(&j);
+void live__print(struct live *l, const struct snapshot *snap)
+{
+	char b[FMT_LEN];
+
+	note_seen(l, snap);
+	if (l->opts.json) {
+		print_json(l, snap);
 		return;
 	}
+	if (l->opts.tty) {
+		/* one screen, redrawn in place: clear it once, then home and overwrite */
+		fputs(l->drawn ? TTY_HOME : TTY_CLEAR TTY_HOME, l->out);
+		l->drawn = true;
+		l->rows = tty_rows(l);
+		l->cut = 0;
+		if (l->origin)
+			line(l, "inflight  every %s  times: seconds since the first probe event "
+			     "(pid %u)", fmt_duration(b, l->opts.interval_ns), l->origin_pid);
+		else
+			line(l, "inflight  every %s", fmt_duration(b, l->opts.interval_ns));
+		line(l, "%s", "");
+	} else if (!l->labelled && l->origin) {
+		fprintf(l->out, "inflight: times are seconds since the first probe event (pid %u)\n",
+			l->origin_pid);
+		l->labelled = true;
+	}
 	if (!snap->nprocs)
-		fprintf(l->out, "+%.2fs  no traced process has hit a probe yet\n\n",
-			rel_s(snap->mono_ns, l->opts.start_ns));
+		line(l, "%s", "no traced process has hit a probe yet");
 	for (int i = 0; i < snap->nprocs; i++)
 		text_proc(l, &snap->procs[i], snap->mono_ns);
 	if (snap->procs_map_full)
-		fprintf(l->out, "%llu events of processes beyond --max-procs were not counted\n\n",
-			(unsigned long long)snap->procs_map_full);
+		line(l, "%llu events of processes beyond --max-procs were not counted",
+		     (unsigned long long)snap->procs_map_full);
+	if (l->opts.tty) {
+		if (l->cut) {
+			l->rows = 2;
+			line(l, "... %d more lines: a taller terminal shows them", l->cut);
+		}
+		fputs(TTY_EOS, l->out);
+	} else if (!snap->nprocs || snap->procs_map_full) {
+		fputc('\n', l->out);
+	}
 	fflush(l->out);
 }

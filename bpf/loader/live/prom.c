@@ -8,18 +8,23 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "contract/usdt_notes.h"
 #include "live/figures.h"
 #include "live/prom.h"
+#include "util/sanitize.h"
 
-enum prom_type { GAUGE, COUNTER, HISTOGRAM };
+enum prom_type { GAUGE, COUNTER, HISTOGRAM, INFO };
 
 struct prom_w {
 	FILE *f;
 	const struct infl_names *n;
 	bool om;
+	const struct prom_opts *o;
+	const struct snapshot *snap;
+	char none[INFL_NAME_LEN + 8]; /* the no-stage slot's label value */
 };
 
 /* A sample's labels: pid always, the others when set. */
@@ -31,30 +36,34 @@ struct labels {
 	const char *val;
 };
 
-static const char *const type_name[] = { "gauge", "counter", "histogram" };
+static const char *const type_name[] = { "gauge", "counter", "histogram", "info" };
 
 /* "# HELP" / "# TYPE" of a family. A counter family is named without "_total" in
- * OpenMetrics and with it in the 0.0.4 format; its samples always end in "_total". */
+ * OpenMetrics and with it in the 0.0.4 format; its samples always end in "_total". An info
+ * family is OpenMetrics' "info" type there and a gauge named NAME_info in the 0.0.4 format;
+ * its one sample is NAME_info{...} 1. */
 static void family(struct prom_w *w, const char *name, enum prom_type t, const char *help)
 {
-	const char *suffix = t == COUNTER && !w->om ? "_total" : "";
+	const char *suffix = t == COUNTER && !w->om ? "_total" : t == INFO && !w->om ? "_info" : "";
+	enum prom_type shown = t == INFO && !w->om ? GAUGE : t;
 
 	fprintf(w->f, "# HELP %s%s %s\n", name, suffix, help);
-	fprintf(w->f, "# TYPE %s%s %s\n", name, suffix, type_name[t]);
+	fprintf(w->f, "# TYPE %s%s %s\n", name, suffix, type_name[shown]);
 }
 
-/* A label value: backslash, double quote and newline escaped (both formats). */
+/* A label value: what came from outside (a comm, a path) as sanitize.h's escaped text, so
+ * it holds no control character, no newline and only valid UTF-8 (Prometheus refuses a
+ * scrape with invalid UTF-8); then the format's own escapes of backslash and quote. */
 static void label_value(FILE *f, const char *v)
 {
+	char buf[4 * 1024];
+	const char *e = san_is_safe(v) ? v : san_str(buf, sizeof(buf), v);
+
 	fputc('"', f);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	for (; *e; e++) {
+		if (*e == '\\' || *e == '"')
 			fputc('\\', f);
-		if (*v == '\n') {
-			fputs("\\n", f);
-			continue;
-		}
-		fputc(*v, f);
+		fputc(*e, f);
 	}
 	fputc('"', f);
 }
@@ -98,6 +107,35 @@ static const char *seconds(char buf[32], __u64 ns)
 	return buf;
 }
 
+/*
+ * The stage label: the declared name, or for the no-stage slot (buffers of no owner, owners
+ * not yet staged) "none", which needs no quoting in PromQL regexps as "(none)" would; when
+ * the binary declares a stage named "none" itself, underscores go in front until it is
+ * unique ("_none").
+ */
+static void pick_none(struct prom_w *w)
+{
+	bool taken;
+
+	snprintf(w->none, sizeof(w->none), "none");
+	do {
+		taken = false;
+		for (int s = 0; s < INFL_MAX_STAGES; s++)
+			taken |= !strcmp(names__stage(w->n, s), w->none);
+		if (taken && strlen(w->none) + 1 < sizeof(w->none)) {
+			memmove(w->none + 1, w->none, strlen(w->none) + 1);
+			w->none[0] = '_';
+		} else {
+			taken = false;
+		}
+	} while (taken);
+}
+
+static const char *stage_label(const struct prom_w *w, int s)
+{
+	return s == INFL_SLOT_NONE ? w->none : names__stage(w->n, s);
+}
+
 /* Which (class, stage slot) cells get a sample: declared ones (zeros too) and any other
  * that holds something. The no-stage slot goes with the declared classes. */
 static bool class_shown(const struct infl_names *n, int c)
@@ -127,7 +165,7 @@ static void cells(struct prom_w *w, const struct proc_snapshot *ps, bool bytes)
 		for (int s = 0; s < INFL_SLOTS; s++) {
 			const struct infl_cell *x = &ps->st.cur[c][s];
 			struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c),
-					    .stage = names__stage(w->n, s) };
+					    .stage = stage_label(w, s) };
 
 			if (cell_shown(w->n, c, s, x))
 				sample(w, name, "", &l, bytes ? x->bytes : x->count);
@@ -148,7 +186,7 @@ static void f_buffer_bytes(struct prom_w *w, const struct proc_snapshot *ps)
 static void f_owners(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	for (int s = 0; s < INFL_SLOTS; s++) {
-		struct labels l = { .pid = ps->pid, .stage = names__stage(w->n, s) };
+		struct labels l = { .pid = ps->pid, .stage = stage_label(w, s) };
 
 		if (ps->st.owners[s] || slot_shown(w->n, s))
 			sample(w, "inflight_owners", "", &l, ps->st.owners[s]);
@@ -242,7 +280,7 @@ static void f_unmatched_free_bytes(struct prom_w *w, const struct proc_snapshot 
 static void f_unmatched_stages(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	for (int s = 0; s < INFL_MAX_STAGES; s++) {
-		struct labels l = { .pid = ps->pid, .stage = names__stage(w->n, s) };
+		struct labels l = { .pid = ps->pid, .stage = stage_label(w, s) };
 
 		if (ps->st.unmatched_stage[s] || slot_shown(w->n, s))
 			sample(w, "inflight_unmatched_stages", "_total", &l,
@@ -283,7 +321,7 @@ static void f_dwell(struct prom_w *w, const struct proc_snapshot *ps)
 	const struct infl_proc *p = &ps->st;
 
 	for (int s = 0; s < INFL_MAX_STAGES; s++) {
-		struct labels l = { .pid = ps->pid, .stage = names__stage(w->n, s) };
+		struct labels l = { .pid = ps->pid, .stage = stage_label(w, s) };
 		char le[32], v[32];
 		__u64 cum = 0;
 
@@ -307,6 +345,45 @@ static void f_dwell(struct prom_w *w, const struct proc_snapshot *ps)
 	}
 }
 
+static int cmp_ident(const void *key, const void *elem)
+{
+	__u32 pid = *(const __u32 *)key, other = ((const struct prom_identity *)elem)->pid;
+
+	return pid < other ? -1 : pid > other;
+}
+
+static const struct prom_identity *identity(const struct prom_w *w, __u32 pid)
+{
+	if (!w->o || !w->o->ident)
+		return NULL;
+	return bsearch(&pid, w->o->ident, w->o->nident, sizeof(*w->o->ident), cmp_ident);
+}
+
+/* Who the pid is, for a PromQL join: `... * on (instance, pid) group_left (binary, comm)
+ * inflight_process_info`. One series per process lifetime; unknown fields are empty. */
+static void f_process_info(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	const struct prom_identity *id = identity(w, ps->pid);
+	char start[24] = "";
+
+	if (id && id->start_time_s)
+		snprintf(start, sizeof(start), "%llu", (unsigned long long)id->start_time_s);
+	fprintf(w->f, "inflight_process_info{pid=\"%u\"", ps->pid);
+	label(w->f, "binary", id && id->binary ? id->binary : "");
+	label(w->f, "comm", id && id->comm ? id->comm : "");
+	label(w->f, "start_time", start);
+	fputs("} 1\n", w->f);
+}
+
+static void f_start_time(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	const struct prom_identity *id = identity(w, ps->pid);
+	struct labels l = { .pid = ps->pid };
+
+	if (id && id->start_time_s)
+		sample(w, "inflight_process_start_time_seconds", "", &l, id->start_time_s);
+}
+
 static const struct {
 	const char *name; /* counters: without _total */
 	enum prom_type type;
@@ -324,6 +401,10 @@ static const struct {
 	{ "inflight_rss_peak_bytes", GAUGE, f_rss_peak, "Highest resident set size seen" },
 	{ "inflight_untracked_bytes", GAUGE, f_untracked,
 	  "Resident bytes not explained by tracked buffers (RSS - tracked, at least 0)" },
+	{ "inflight_process", INFO, f_process_info,
+	  "Who the pid is: its executable, comm and start time (unix seconds); join on pid" },
+	{ "inflight_process_start_time_seconds", GAUGE, f_start_time,
+	  "When the process started, unix seconds" },
 	{ "inflight_process_exited", GAUGE, f_exited, "1 once the process has exited" },
 	{ "inflight_counts_exact", GAUGE, f_exact,
 	  "0 when some update was not accounted (map full, lock timeout)" },
@@ -343,22 +424,60 @@ static const struct {
 	{ "inflight_stage_dwell_seconds", HISTOGRAM, f_dwell, "Time owners spent in a stage" },
 };
 
+static void build_info(struct prom_w *w)
+{
+	family(w, "inflight_build", INFO, "The exporter's version, probe contract and libbpf");
+	fputs("inflight_build_info{version=", w->f);
+	label_value(w->f, w->o->build_version);
+	label(w->f, "contract", w->o->build_contract ? w->o->build_contract : "");
+	label(w->f, "libbpf", w->o->build_libbpf ? w->o->build_libbpf : "");
+	fputs("} 1\n", w->f);
+}
+
+/* The exporter's own connections (cmd/serve_guard.h): closing one is never silent. */
+static void exporter(struct prom_w *w, const struct prom_exporter *x)
+{
+	family(w, "inflight_exporter_connections", GAUGE, "HTTP connections open now");
+	fprintf(w->f, "inflight_exporter_connections %u\n", x->open);
+	family(w, "inflight_exporter_connections_accepted", COUNTER, "HTTP connections accepted");
+	fprintf(w->f, "inflight_exporter_connections_accepted_total %llu\n",
+		(unsigned long long)x->accepted);
+	family(w, "inflight_exporter_connections_closed", COUNTER,
+	       "HTTP connections the exporter closed, by reason (deadline or budget)");
+	for (unsigned i = 0; i < x->nreasons; i++) {
+		fputs("inflight_exporter_connections_closed_total{reason=", w->f);
+		label_value(w->f, x->reason[i]);
+		fprintf(w->f, "} %llu\n", (unsigned long long)x->closed[i]);
+	}
+}
+
 int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *n,
 		 const struct prom_opts *o)
 {
 	struct infl_names numeric;
-	struct prom_w w = { .f = f, .n = n, .om = o && o->openmetrics };
+	struct prom_w w = { .f = f, .n = n, .om = o && o->openmetrics, .o = o, .snap = snap };
 
 	if (!n) {
 		names__init(&numeric);
 		w.n = &numeric;
 	}
+	pick_none(&w);
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		family(&w, families[i].name, families[i].type, families[i].help);
 		for (int p = 0; p < snap->nprocs; p++)
 			families[i].fn(&w, &snap->procs[p]);
 	}
 	/* scrape-wide: no pid */
+	if (o && o->build_version)
+		build_info(&w);
+	if (o && o->exporter)
+		exporter(&w, o->exporter);
+	if (o && o->host_memory_bytes) {
+		family(&w, "inflight_host_memory_bytes", GAUGE,
+		       "The host's memory (MemTotal), for alerts on peaks near it");
+		fprintf(f, "inflight_host_memory_bytes %llu\n",
+			(unsigned long long)o->host_memory_bytes);
+	}
 	family(&w, "inflight_untraced_events", COUNTER,
 	       "Events of processes that found no slot (--max-procs reached)");
 	fprintf(f, "inflight_untraced_events_total %llu\n",

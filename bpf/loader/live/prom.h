@@ -11,14 +11,38 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <linux/types.h>
 #include "contract/names.h"
 #include "live/snapshot.h"
 
 #define PROM_CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define PROM_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
+/* Who a traced process is (inflight_process_info); any field may be NULL / 0: unknown. */
+struct prom_identity {
+	__u32 pid;
+	const char *binary;  /* its executable (/proc/PID/exe) */
+	const char *comm;    /* /proc/PID/comm, as the process set it */
+	__u64 start_time_s;  /* unix seconds */
+};
+
+/* The exporter's own connections (cmd/serve_guard.h). */
+struct prom_exporter {
+	unsigned open;
+	__u64 accepted;
+	unsigned nreasons;
+	const char *const *reason; /* label values of inflight_exporter_connections_closed */
+	const __u64 *closed;
+};
+
 struct prom_opts {
 	bool openmetrics; /* OpenMetrics 1.0: counter families without _total, "# EOF" */
+	const struct prom_identity *ident; /* sorted by pid; NULL: no identities */
+	int nident;
+	const char *build_version; /* inflight_build_info; NULL: not written */
+	const char *build_contract, *build_libbpf;
+	const struct prom_exporter *exporter; /* NULL: no exporter families */
+	__u64 host_memory_bytes; /* inflight_host_memory_bytes; 0: not written */
 };
 
 /*
@@ -26,7 +50,9 @@ struct prom_opts {
  * are written for the classes and stages the binary declares (zeros included, so that a
  * query for "waiting in chan_send" reads 0 rather than nothing) and for any other cell that
  * is non-zero. Dwell histograms: cumulative `le` buckets at the kernel's log2 microsecond
- * bounds (2 us .. 2^31 us) and +Inf. Returns 0, or -EIO when `f` reports an error.
+ * bounds (2 us .. 2^31 us) and +Inf. The no-stage slot is stage="none" ("_none" when the
+ * binary declares a stage "none"). Label values from outside (comm, paths) are written as
+ * util/sanitize.h's escaped text. Returns 0, or -EIO when `f` reports an error.
  */
 int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *n,
 		 const struct prom_opts *o);

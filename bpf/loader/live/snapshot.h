@@ -8,11 +8,13 @@
 
 #include <linux/types.h>
 #include "inflight.h"
+#include "oom.h"
 
 /* One traced process at one instant: the kernel's record, copied out under its lock. */
 struct proc_snapshot {
 	__u32 pid;
 	struct infl_proc st;
+	struct infl_oom_kill oom; /* the OOM killer chose it (oom.ns != 0): bpf/oom.h */
 };
 
 struct snapshot {

@@ -2,12 +2,14 @@
 /* The final summary, text and JSON. See summary.h and docs/json.md. */
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
 #include "contract/usdt_notes.h"
 #include "live/figures.h"
 #include "live/summary.h"
 #include "util/fmt.h"
+#include "util/sanitize.h"
 
 #define STAGE_W 11
 #define LIST_COL 39 /* where the "by class" list starts: after the bytes column */
@@ -32,9 +34,81 @@ static const char *plural(__u64 n)
 	return n == 1 ? "" : "s";
 }
 
-static double rel_s(__u64 t, __u64 origin)
+double summary_rel_s(__u64 t, __u64 origin)
 {
-	return t >= origin ? (t - origin) / 1e9 : 0;
+	/* whole microseconds (truncated, like the Chrome trace's integer timestamps), so that
+	 * every output prints the same number for one instant */
+	return t >= origin ? (double)((t - origin) / 1000) / 1e6
+			   : -(double)((origin - t) / 1000) / 1e6;
+}
+
+__u64 summary_origin(const struct snapshot *snap, __u32 *pid)
+{
+	__u64 o = 0;
+
+	*pid = 0;
+	for (int i = 0; i < snap->nprocs; i++) {
+		__u64 f = snap->procs[i].st.first_ns;
+
+		if (f && (!o || f < o)) {
+			o = f;
+			*pid = snap->procs[i].pid;
+		}
+	}
+	return o;
+}
+
+void summary_json_clock(struct json *j, __u64 origin, __u32 pid)
+{
+	json_key(j, "clock");
+	json_obj(j);
+	json_kv_str(j, "origin", "first probe event");
+	json_key(j, "origin_pid");
+	if (origin)
+		json_u64(j, pid);
+	else
+		json_null(j);
+	json_key(j, "origin_mono_ns");
+	if (origin)
+		json_u64(j, origin);
+	else
+		json_null(j);
+	json_obj_end(j);
+}
+
+#define rel_s summary_rel_s
+
+const char *summary_oom_text(char *buf, size_t len, const struct infl_oom_kill *k, __u64 origin)
+{
+	char b1[FMT_LEN], b2[FMT_LEN];
+	int n = snprintf(buf, len, "the kernel's OOM killer chose it at +%.3f s, holding %s "
+			 "tracked in %llu buffers", rel_s(k->ns, origin),
+			 fmt_bytes(b1, k->tracked_bytes), (unsigned long long)k->tracked_bufs);
+
+	if (k->rss_bytes && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, ", RSS %s", fmt_bytes(b2, k->rss_bytes));
+	return buf;
+}
+
+void summary_json_oom(struct json *j, const struct infl_oom_kill *k, __u64 origin)
+{
+	json_key(j, "oom_kill");
+	if (!k || !k->ns) {
+		json_null(j);
+		return;
+	}
+	json_obj(j);
+	json_kv_f64(j, "time_s", rel_s(k->ns, origin), 6);
+	json_kv_u64(j, "tid", k->tid);
+	json_kv_u64(j, "seq", k->seq);
+	json_kv_u64(j, "tracked_bytes", k->tracked_bytes);
+	json_kv_u64(j, "tracked_bufs", k->tracked_bufs);
+	json_key(j, "rss_bytes");
+	if (k->rss_bytes)
+		json_u64(j, k->rss_bytes);
+	else
+		json_null(j);
+	json_obj_end(j);
 }
 
 /* Leak candidates: what owners in terminal stages still hold. */
@@ -130,33 +204,43 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLAS
 }
 
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
-			const struct summary_info *info)
+			const struct summary_info *info, __u64 origin)
 {
 	const struct infl_proc *p = &ps->st;
 	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
-	char st[64], d[FMT_LEN];
+	char st[64], d[FMT_LEN], oom[160];
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
 
 	if (info->argv && ps->pid == (__u32)info->target_pid) {
 		col += fprintf(f, ":");
-		/* a long command wraps between its words */
+		/* a long command wraps between its words, each escaped (util/sanitize.h) */
 		for (char *const *a = info->argv; *a; a++) {
-			if (a != info->argv && col + 1 + (int)strlen(*a) > LINE_MAX_COLS)
+			int len = (int)san_len(*a);
+
+			if (a != info->argv && col + 1 + len > LINE_MAX_COLS)
 				col = fprintf(f, "\n   ");
-			col += fprintf(f, " %s", *a);
+			fputc(' ', f);
+			san_fputs(f, *a);
+			col += 1 + len;
 		}
 	} else if (info->binary) {
-		fprintf(f, ": %s", info->binary);
+		fputs(": ", f);
+		san_fputs(f, info->binary);
 	}
 	fputc('\n', f);
-	if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
+	if (ps->oom.ns)
+		fprintf(f, "  OOM-KILLED: killed by the kernel's OOM killer%s",
+			ps->pid == (__u32)info->target_pid && info->target_status >= 0 ? " (SIGKILL)" : "");
+	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
 	else
 		fprintf(f, "  %s", p->exited ? "exited" : "still running");
 	if (info->end)
 		fprintf(f, "; tracing ended: %s", info->end);
 	fputc('\n', f);
+	if (ps->oom.ns)
+		fprintf(f, "  %s\n", summary_oom_text(oom, sizeof(oom), &ps->oom, origin));
 	fprintf(f, "  %s from the first event to the %s\n",
 		fmt_duration(d, p->first_ns && end > p->first_ns ? end - p->first_ns : 0),
 		p->exited ? "exit" : "end");
@@ -169,7 +253,8 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		(unsigned long long)p->owners_done);
 }
 
-static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_names *n,
+		      __u64 origin)
 {
 	char b[FMT_LEN], b2[FMT_LEN];
 
@@ -179,11 +264,11 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 	}
 	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
 		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, plural(p->peak_bufs),
-		rel_s(p->peak_ns, p->first_ns), (unsigned long long)p->peak_seq);
+		rel_s(p->peak_ns, origin), (unsigned long long)p->peak_seq);
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
 		fprintf(f, "  rss peak %s at +%.3f s, with %s tracked then\n",
-			fmt_bytes(b, p->rss_peak), rel_s(p->rss_peak_ns, p->first_ns),
+			fmt_bytes(b, p->rss_peak), rel_s(p->rss_peak_ns, origin),
 			fmt_bytes(b2, p->tracked_at_rss_peak));
 }
 
@@ -307,10 +392,14 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 }
 
 static void text_proc(FILE *f, const struct proc_snapshot *ps, __u64 now,
-		      const struct infl_names *n, const struct summary_info *info)
+		      const struct infl_names *n, const struct summary_info *info, __u64 origin,
+		      __u32 opid, bool first)
 {
-	text_header(f, ps, now, info);
-	text_peak(f, &ps->st, n);
+	text_header(f, ps, now, info, origin);
+	/* the clock, once per summary */
+	if (first && origin)
+		fprintf(f, "  times: seconds since the first probe event (pid %u)\n", opid);
+	text_peak(f, &ps->st, n, origin);
 	text_end(f, &ps->st, n);
 	text_dwell(f, &ps->st, n);
 	text_unmatched(f, &ps->st, n);
@@ -334,92 +423,85 @@ static void json_cells(struct json *j, const char *key, const struct infl_cell *
 	json_obj_end(j);
 }
 
-static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
-		      const struct infl_names *n, const struct summary_info *info)
+static void json_opt_u64(struct json *j, const char *key, bool known, __u64 v)
 {
-	const struct infl_proc *p = &ps->st;
-	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
-	struct composition_totals t;
-	struct leaks lk;
-	bool target = ps->pid == (__u32)info->target_pid;
+	json_key(j, key);
+	if (known)
+		json_u64(j, v);
+	else
+		json_null(j);
+}
 
-	json_obj(j);
-	json_kv_u64(j, "pid", ps->pid);
-	json_key(j, "binary");
-	if (info->binary)
-		json_str(j, info->binary);
+static void json_opt_str(struct json *j, const char *key, const char *v)
+{
+	json_key(j, key);
+	if (v)
+		json_str(j, v);
 	else
 		json_null(j);
-	json_key(j, "command");
-	if (target && info->argv) {
-		json_arr(j);
-		for (char *const *a = info->argv; *a; a++)
-			json_str(j, *a);
-		json_arr_end(j);
-	} else {
-		json_null(j);
-	}
-	json_kv_bool(j, "exited", p->exited);
-	json_key(j, "exit_status");
-	if (target && info->target_status >= 0 && WIFEXITED(info->target_status))
-		json_u64(j, WEXITSTATUS(info->target_status));
-	else
-		json_null(j);
-	json_key(j, "exit_signal");
-	if (target && info->target_status >= 0 && WIFSIGNALED(info->target_status))
-		json_u64(j, WTERMSIG(info->target_status));
-	else
-		json_null(j);
-	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0, 6);
-	json_key(j, "events");
-	json_obj(j);
-	for (int i = 0; i < INFL_PROBE__COUNT; i++)
-		json_kv_u64(j, usdt_contract[i].name, p->events[i]);
-	json_obj_end(j);
-	json_key(j, "owners");
-	json_obj(j);
-	json_kv_u64(j, "started", p->owners_started);
-	json_kv_u64(j, "done", p->owners_done);
-	json_obj_end(j);
+}
+
+static void json_peak(struct json *j, const struct proc_facts *pf)
+{
+	const struct infl_proc *p = pf->st;
 
 	json_key(j, "peak");
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->peak_bytes);
 	json_kv_u64(j, "bufs", p->peak_bufs);
-	json_kv_f64(j, "time_s", p->peak_bytes ? rel_s(p->peak_ns, p->first_ns) : 0, 6);
+	json_key(j, "time_s");
+	if (p->peak_bytes)
+		json_f64(j, rel_s(p->peak_ns, pf->origin), 6);
+	else
+		json_null(j);
 	json_kv_u64(j, "seq", p->peak_seq);
-	json_composition(j, p->peak, p->peak_owners, n);
+	json_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
+	json_composition(j, p->peak, p->peak_owners, pf->names);
 	json_obj_end(j);
 
 	json_key(j, "rss");
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->rss_total);
 	json_kv_u64(j, "peak_bytes", p->rss_peak);
-	json_kv_f64(j, "peak_time_s", p->rss_peak ? rel_s(p->rss_peak_ns, p->first_ns) : 0, 6);
+	json_key(j, "peak_time_s");
+	if (p->rss_peak)
+		json_f64(j, rel_s(p->rss_peak_ns, pf->origin), 6);
+	else
+		json_null(j);
 	json_kv_u64(j, "tracked_at_peak", p->tracked_at_rss_peak);
 	json_obj_end(j);
+}
+
+static void json_at_end(struct json *j, const struct proc_facts *pf)
+{
+	const struct infl_proc *p = pf->st;
+	struct composition_totals t;
+	struct leaks lk;
 
 	composition_totals(p->cur, p->owners, &t);
-	find_leaks(p, n, &lk);
+	find_leaks(p, pf->names, &lk);
 	json_key(j, "at_end");
 	json_obj(j);
 	json_kv_u64(j, "bytes", t.all.bytes);
 	json_kv_u64(j, "bufs", t.all.count);
 	json_kv_u64(j, "owners", t.owners);
-	json_key(j, "untracked_bytes");
-	if (p->rss_total)
-		json_u64(j, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0);
-	else
-		json_null(j);
-	json_composition(j, p->cur, p->owners, n);
+	json_opt_u64(j, "untracked_bytes", p->rss_total,
+		     p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0);
+	json_composition(j, p->cur, p->owners, pf->names);
 	json_key(j, "leak_candidates");
 	json_obj(j);
 	json_kv_u64(j, "owners", lk.owners);
 	json_kv_u64(j, "bufs", lk.all.count);
 	json_kv_u64(j, "bytes", lk.all.bytes);
-	json_cells(j, "classes", lk.cls, INFL_MAX_CLASSES, n);
+	json_cells(j, "classes", lk.cls, INFL_MAX_CLASSES, pf->names);
 	json_obj_end(j);
 	json_obj_end(j);
+}
+
+static void json_dwell(struct json *j, const struct proc_facts *pf)
+{
+	const struct infl_proc *p = pf->st;
+	const struct infl_names *n = pf->names;
 
 	json_key(j, "dwell");
 	json_arr(j);
@@ -456,21 +538,99 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 	json_obj(j);
 	for (size_t i = 0; i < infl_nanomalies; i++)
 		json_kv_u64(j, infl_anomalies[i].key, infl_anomaly_count(p, i));
-	json_kv_u64(j, "ring_lost", info->ring_lost);
+	json_kv_u64(j, "ring_lost", pf->ring_lost);
 	json_obj_end(j);
-	json_kv_bool(j, "exact", !proc_inexact(p));
+}
+
+void summary__json_proc(struct json *j, const struct proc_facts *pf)
+{
+	const struct infl_proc *p = pf->st;
+	__u64 end = p->exited && p->exit_ns ? p->exit_ns : pf->now;
+	int ws = pf->wait_status;
+
+	json_kv_u64(j, "pid", pf->pid);
+	json_opt_str(j, "comm", pf->comm);
+	json_opt_str(j, "binary", pf->binary);
+	json_opt_str(j, "command", pf->command);
+	json_key(j, "argv");
+	if (pf->argv) {
+		json_arr(j);
+		for (char *const *a = pf->argv; *a; a++)
+			json_str(j, *a);
+		json_arr_end(j);
+	} else {
+		json_null(j);
+	}
+	json_kv_bool(j, "exited", p->exited);
+	json_opt_u64(j, "exit_status", ws >= 0 && WIFEXITED(ws), ws >= 0 ? WEXITSTATUS(ws) : 0);
+	json_opt_u64(j, "exit_signal", ws >= 0 && WIFSIGNALED(ws), ws >= 0 ? WTERMSIG(ws) : 0);
+	summary_json_oom(j, pf->oom, pf->origin);
+	json_key(j, "first_event_s");
+	if (p->first_ns)
+		json_f64(j, rel_s(p->first_ns, pf->origin), 6);
+	else
+		json_null(j);
+	json_key(j, "end_s");
+	json_f64(j, rel_s(end, pf->origin), 6);
+	/* on the clock's whole microseconds, so that end_s - first_event_s is exactly this */
+	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ?
+		    rel_s(end, pf->origin) - rel_s(p->first_ns, pf->origin) : 0, 6);
+	json_key(j, "events");
+	json_obj(j);
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		json_kv_u64(j, usdt_contract[i].name, p->events[i]);
+	json_obj_end(j);
+	json_key(j, "owners");
+	json_obj(j);
+	json_kv_u64(j, "started", p->owners_started);
+	json_kv_u64(j, "done", p->owners_done);
+	json_obj_end(j);
+	json_peak(j, pf);
+	json_at_end(j, pf);
+	json_dwell(j, pf);
+	json_kv_bool(j, "exact", !proc_inexact(p) && !pf->approximate);
+}
+
+static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
+		      const struct infl_names *n, const struct summary_info *info, __u64 origin)
+{
+	bool target = ps->pid == (__u32)info->target_pid;
+	char cmd[4096] = "";
+	struct proc_facts pf = {
+		.pid = ps->pid, .binary = info->binary, .wait_status = target ? info->target_status : -1,
+		.origin = origin, .now = now, .rss_at_peak = UINT64_MAX,
+		.ring_lost = info->ring_lost, .st = &ps->st, .names = n, .oom = &ps->oom,
+	};
+
+	if (target && info->argv) {
+		size_t o = 0;
+
+		for (char *const *a = info->argv; *a && o < sizeof(cmd); a++)
+			o += snprintf(cmd + o, sizeof(cmd) - o, "%s%s", a == info->argv ? "" : " ", *a);
+		pf.command = cmd;
+		pf.argv = info->argv;
+	}
+	json_obj(j);
+	summary__json_proc(j, &pf);
 	json_obj_end(j);
 }
 
 void summary__print(FILE *f, const struct snapshot *snap, const struct infl_names *n,
 		    const struct summary_info *info)
 {
+	__u32 opid = info->origin_pid;
+	__u64 origin = info->origin_ns;
+
+	if (!origin)
+		origin = summary_origin(snap, &opid);
 	if (info->json) {
 		struct json j;
 
 		json_init(&j, f);
 		json_obj(&j);
+		json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 		json_kv_str(&j, "type", "summary");
+		summary_json_clock(&j, origin, opid);
 		json_key(&j, "reason");
 		if (info->end)
 			json_str(&j, info->end);
@@ -478,10 +638,10 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 			json_null(&j);
 		json_kv_u64(&j, "torn", snap->torn);
 		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
-		json_key(&j, "procs");
+		json_key(&j, "processes");
 		json_arr(&j);
 		for (int i = 0; i < snap->nprocs; i++)
-			json_proc(&j, &snap->procs[i], snap->mono_ns, n, info);
+			json_proc(&j, &snap->procs[i], snap->mono_ns, n, info, origin);
 		json_arr_end(&j);
 		json_obj_end(&j);
 		json_end_line(&j);
@@ -500,7 +660,7 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 	for (int i = 0; i < snap->nprocs; i++) {
 		if (i)
 			fputc('\n', f);
-		text_proc(f, &snap->procs[i], snap->mono_ns, n, info);
+		text_proc(f, &snap->procs[i], snap->mono_ns, n, info, origin, opid, i == 0);
 	}
 	if (snap->procs_map_full)
 		fprintf(f, "\n%llu events of processes beyond --max-procs were not counted\n",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The recording format's tables: which infl_proc field each tag names, and the CRC. */
 #include <stddef.h>
+#include <zlib.h>
 #include "recording/rec_format.h"
 
 #define FIELD(tag, member)                                                                     \
@@ -51,23 +52,16 @@ const struct rec_field rec_fields[] = {
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 
-/* Table-driven CRC-32, reflected polynomial 0xedb88320; the table is built on first use. */
+/* zlib's CRC-32 (the binary links zlib anyway): several times faster than a byte table,
+ * which matters when a multi-GiB recording is checked */
 __u32 rec_crc32(__u32 crc, const void *buf, size_t len)
 {
-	static __u32 table[256];
-	const unsigned char *p = buf;
+	while (len) {
+		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
 
-	if (!table[1]) {
-		for (__u32 i = 0; i < 256; i++) {
-			__u32 c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
+		crc = crc32(crc, buf, n);
+		buf = (const char *)buf + n;
+		len -= n;
 	}
-	crc = ~crc;
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return crc;
 }

@@ -21,7 +21,7 @@
 #define REC_MAGIC_LEN 8
 #define REC_PREAMBLE_LEN 16
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 0
+#define REC_FORMAT_MINOR 1 /* 1.1: OOM records */
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */
@@ -37,6 +37,7 @@ enum rec_type {
 	REC_RSS = 5,	  /* one RSS sample */
 	REC_LOST = 6,	  /* events known lost */
 	REC_END = 7,	  /* exactly once, last: final counters of every process */
+	REC_OOM = 8,	  /* 1.1: the kernel's OOM killer chose a traced process */
 };
 
 enum rec_rss_source {

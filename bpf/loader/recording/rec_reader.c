@@ -1,203 +1,82 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Reads recordings. Every read goes through a bounds-checked cursor; a failed check sets
- * one error message (the first) and makes every later read return zero, so the parsers stay
- * linear and a corrupt file can never walk them out of bounds.
+ * Reads recordings: the preamble and header at open, then one checked walk over the records
+ * (rec_scan) that hands their contents to a visitor and keeps only per-process facts.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
 #include "util/errors.h"
+#include "recording/rec_decode.h"
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
+#include "recording/rec_source.h"
 
-#define MAX_FILE_BYTES (4ull << 30) /* a recording larger than this is refused, not read */
-
-struct cur {
-	const unsigned char *p;
-	size_t len, off;
-	bool bad;
-	char *err;     /* REC_ERR_LEN bytes */
-	size_t at;     /* file offset of p[0], for messages */
-	size_t record; /* record number, for messages */
-};
-
-static bool corrupt(struct cur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool corrupt(struct cur *c, const char *fmt, ...)
+static bool preamble_ok(const unsigned char *pre, size_t n)
 {
-	char what[160];
-	va_list ap;
-
-	if (c->bad)
-		return false;
-	c->bad = true;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	snprintf(c->err, REC_ERR_LEN, "corrupt record %zu at offset %zu: %s", c->record,
-		 c->at + c->off, what);
-	return false;
+	return n >= REC_MAGIC_LEN && !memcmp(pre, REC_MAGIC, REC_MAGIC_LEN);
 }
 
-static bool need(struct cur *c, size_t n)
+/* "not an inflight recording" with what the file starts with (like hexdump -C's column) */
+static void bad_magic(char *err, const unsigned char *pre, size_t n)
 {
-	if (c->bad)
-		return false;
-	if (c->len - c->off < n)
-		return corrupt(c, "field runs past the end of its record");
-	return true;
-}
+	char shown[9] = { 0 };
 
-static __u64 get_le(struct cur *c, int bytes)
-{
-	__u64 v = 0;
-
-	if (!need(c, bytes))
-		return 0;
-	for (int i = 0; i < bytes; i++)
-		v |= (__u64)c->p[c->off + i] << (8 * i);
-	c->off += bytes;
-	return v;
-}
-
-static __u64 get_varint(struct cur *c)
-{
-	__u64 v = 0;
-
-	for (int shift = 0; shift < 70; shift += 7) {
-		__u8 b;
-
-		if (!need(c, 1))
-			return 0;
-		b = c->p[c->off++];
-		if (shift == 63 && b > 1)
-			break;
-		v |= (__u64)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	corrupt(c, "varint longer than 64 bits");
-	return 0;
-}
-
-static __u64 get_max(struct cur *c, __u64 max, const char *what)
-{
-	__u64 v = get_varint(c);
-
-	if (v > max) {
-		corrupt(c, "%s %llu out of range (max %llu)", what, (unsigned long long)v,
-			(unsigned long long)max);
-		return 0;
-	}
-	return v;
-}
-
-/* A string field as a new NUL-terminated copy (NUL bytes inside are refused). */
-static char *get_str(struct cur *c, const char *what)
-{
-	size_t n = get_max(c, REC_MAX_STR, what);
-	char *s;
-
-	if (!need(c, n))
-		return NULL;
-	if (memchr(c->p + c->off, 0, n)) {
-		corrupt(c, "%s contains a NUL byte", what);
-		return NULL;
-	}
-	s = malloc(n + 1);
-	if (!s) {
-		corrupt(c, "out of memory");
-		return NULL;
-	}
-	memcpy(s, c->p + c->off, n);
-	s[n] = 0;
-	c->off += n;
-	return s;
-}
-
-/* A string field into a fixed array; `empty_ok` says whether "" is a valid value. */
-static void str_into(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *what)
-{
-	char *s = get_str(c, what);
-
-	if (!s)
+	if (!n) {
+		snprintf(err, REC_ERR_LEN, "not an inflight recording: the file is empty");
 		return;
-	if (strlen(s) >= cap || (!s[0] && !empty_ok))
-		corrupt(c, "%s '%.40s' is empty or longer than %zu bytes", what, s, cap - 1);
-	else
-		strcpy(dst, s);
-	free(s);
-}
-
-/* Appends one zeroed element to a growable array; NULL (and the cursor corrupt) on ENOMEM. */
-static void *grow(struct cur *c, void **arr, size_t *n, size_t *cap, size_t elem)
-{
-	if (c->bad)
-		return NULL;
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *p = realloc(*arr, ncap * elem);
-
-		if (!p) {
-			corrupt(c, "out of memory");
-			return NULL;
-		}
-		*arr = p;
-		*cap = ncap;
 	}
-	memset((char *)*arr + *n * elem, 0, elem);
-	return (char *)*arr + (*n)++ * elem;
+	for (size_t i = 0; i < n && i < 8; i++)
+		shown[i] = pre[i] >= 0x20 && pre[i] < 0x7f && pre[i] != '"' && pre[i] != '\\' ?
+			   (char)pre[i] : '.';
+	snprintf(err, REC_ERR_LEN, "not an inflight recording (bad magic: it starts with "
+		 "\"%s\", not \"INFLREC\")", shown);
 }
-
-struct caps {
-	size_t procs, events, snaps, rss, lost;
-};
 
 static void parse_header(struct cur *c, struct recording *r)
 {
 	struct infl_names *n = &r->names;
 	__u64 count, id;
+	char what[32];
 	size_t len;
 
 	names__init(n);
-	n->contract_version = get_max(c, 0xffff, "contract version");
-	str_into(c, n->provider, sizeof(n->provider), true, "provider");
-	count = get_max(c, INFL_MAX_CLASSES, "class count");
+	n->contract_version = dec_max(c, 0xffff, "contract version");
+	dec_name(c, n->provider, sizeof(n->provider), true, "the provider");
+	count = dec_max(c, INFL_MAX_CLASSES, "class count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
-		id = get_max(c, INFL_MAX_CLASSES - 1, "class id");
+		id = dec_max(c, INFL_MAX_CLASSES - 1, "class id");
 		if (n->cls_declared & (1u << id))
-			corrupt(c, "class %llu named twice", (unsigned long long)id);
-		str_into(c, n->cls[id], sizeof(n->cls[id]), false, "class name");
+			dec_corrupt(c, "class %llu named twice", (unsigned long long)id);
+		snprintf(what, sizeof(what), "class %llu", (unsigned long long)id);
+		dec_name(c, n->cls[id], sizeof(n->cls[id]), false, what);
 		n->cls_declared |= 1u << id;
 	}
-	count = get_max(c, INFL_MAX_STAGES, "stage count");
+	count = dec_max(c, INFL_MAX_STAGES, "stage count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
-		id = get_max(c, INFL_MAX_STAGES - 1, "stage id");
+		id = dec_max(c, INFL_MAX_STAGES - 1, "stage id");
 		if (n->stage_declared & (1u << id))
-			corrupt(c, "stage %llu named twice", (unsigned long long)id);
-		str_into(c, n->stage[id], sizeof(n->stage[id]), false, "stage name");
+			dec_corrupt(c, "stage %llu named twice", (unsigned long long)id);
+		snprintf(what, sizeof(what), "stage %llu", (unsigned long long)id);
+		dec_name(c, n->stage[id], sizeof(n->stage[id]), false, what);
 		n->stage_declared |= 1u << id;
 	}
-	n->entry_mask = get_max(c, 0xffff, "entry stage mask");
-	n->terminal_mask = get_max(c, 0xffff, "terminal stage mask");
+	n->entry_mask = dec_max(c, 0xffff, "entry stage mask");
+	n->terminal_mask = dec_max(c, 0xffff, "terminal stage mask");
 	if (n->entry_mask & n->terminal_mask)
-		corrupt(c, "a stage is both entry and terminal");
-	r->host = get_str(c, "host");
-	r->argc = get_max(c, REC_MAX_ARGS, "argument count");
+		dec_corrupt(c, "a stage is both entry and terminal");
+	r->host = dec_str(c, "host");
+	r->argc = dec_max(c, REC_MAX_ARGS, "argument count");
 	r->argv = calloc(r->argc + 1, sizeof(*r->argv));
 	if (!r->argv) {
-		corrupt(c, "out of memory");
+		dec_corrupt(c, "out of memory");
 		return;
 	}
 	len = 1;
 	for (int i = 0; i < r->argc && !c->bad; i++) {
-		r->argv[i] = get_str(c, "argument");
+		r->argv[i] = dec_str(c, "argument");
 		len += r->argv[i] ? strlen(r->argv[i]) + 1 : 0;
 	}
 	r->cmdline = calloc(1, len);
@@ -206,328 +85,505 @@ static void parse_header(struct cur *c, struct recording *r)
 			strcat(r->cmdline, " ");
 		strcat(r->cmdline, r->argv[i]);
 	}
-	r->binary = get_str(c, "binary");
-	r->mode = get_max(c, 2, "attach mode");
-	r->target_pid = get_max(c, 0xffffffffu, "target pid");
-	r->start_wall_ns = get_varint(c);
-	r->start_mono_ns = get_varint(c);
-	r->interval_ns = get_varint(c);
-	r->tool = get_str(c, "tool");
+	r->binary = dec_str(c, "binary");
+	r->mode = dec_max(c, 2, "attach mode");
+	r->target_pid = dec_max(c, 0xffffffffu, "target pid");
+	r->start_wall_ns = dec_varint(c);
+	r->start_mono_ns = dec_varint(c);
+	r->interval_ns = dec_varint(c);
+	r->tool = dec_str(c, "tool");
 	if (!c->bad && (!r->host || !r->cmdline || !r->binary || !r->tool))
-		corrupt(c, "out of memory");
+		dec_corrupt(c, "out of memory");
 }
 
-static void parse_proc(struct cur *c, struct recording *r, struct caps *cap)
+/* ---- the walk ---- */
+
+struct frame {
+	__u32 type, len;
+	const unsigned char *payload;
+};
+
+/* Reads the frame at pos: 1 and the frame, 0 at the end of the file, -EBADMSG (err says
+ * why: truncated or corrupt) or -errno. */
+static int read_frame(struct rec_rd *rd, __u64 pos, size_t record, bool crc_check,
+		      struct frame *fr, char *err)
 {
-	struct rec_proc_info *p = grow(c, (void **)&r->procs, &r->nprocs, &cap->procs,
-				       sizeof(*p));
+	const unsigned char *p;
+	long long got = rec_rd_get(rd, pos, REC_FRAME_HEAD, &p);
+	__u32 crc;
 
-	if (!p)
-		return;
-	p->pid = get_max(c, 0xffffffffu, "pid");
-	p->mono_ns = get_varint(c);
-	p->comm = get_str(c, "comm");
-	p->cmdline = get_str(c, "cmdline");
-}
-
-static __s64 unzigzag(__u64 v)
-{
-	return (__s64)(v >> 1) ^ -(__s64)(v & 1);
-}
-
-static void parse_events(struct cur *c, struct recording *r, struct caps *cap)
-{
-	/* the smallest encoded event is 11 bytes: a count above len/11 is a lie */
-	__u64 count = get_max(c, (c->len - c->off) / 11, "event count");
-	__u64 ts = get_varint(c);
-
-	if (!count && !c->bad)
-		corrupt(c, "empty event chunk");
-	for (__u64 i = 0; i < count && !c->bad; i++) {
-		struct infl_event *ev = grow(c, (void **)&r->events, &r->nevents, &cap->events,
-					     sizeof(*ev));
-
-		if (!ev)
-			return;
-		ev->type = get_le(c, 1);
-		ev->id = get_le(c, 1);
-		ev->flags = get_le(c, 1);
-		ev->from_slot = get_le(c, 1);
-		ts += unzigzag(get_varint(c));
-		ev->ts_ns = ts;
-		ev->seq = get_varint(c);
-		ev->pid = get_max(c, 0xffffffffu, "pid");
-		ev->tid = get_max(c, 0xffffffffu, "tid");
-		ev->arg0 = get_varint(c);
-		ev->arg1 = get_varint(c);
-		ev->arg2 = get_varint(c);
-		if (ev->type > INFL_EV_EXIT)
-			corrupt(c, "event type %u unknown", ev->type);
-		else if (ev->from_slot >= INFL_SLOTS)
-			corrupt(c, "event slot %u out of range", ev->from_slot);
-		/* rejected events carry the id the program passed; all others a valid one */
-		else if (!(ev->flags & INFL_EVF_REJECTED) &&
-			 ((ev->type == INFL_EV_STAGE && ev->id >= INFL_MAX_STAGES) ||
-			  (ev->type <= INFL_EV_FREE && ev->id >= INFL_MAX_CLASSES)))
-			corrupt(c, "event id %u out of range", ev->id);
+	if (got < 0) {
+		snprintf(err, REC_ERR_LEN, "read error at offset %llu: %s",
+			 (unsigned long long)pos, strerror((int)-got));
+		return (int)got;
 	}
+	if (!got)
+		return 0;
+	if (got < REC_FRAME_HEAD + 0) {
+		snprintf(err, REC_ERR_LEN, "truncated: %lld stray bytes after record %zu at "
+			 "offset %llu", got, record - 1, (unsigned long long)pos);
+		return -EBADMSG;
+	}
+	fr->type = p[0] | p[1] << 8;
+	fr->len = (__u32)p[4] | (__u32)p[5] << 8 | (__u32)p[6] << 16 | (__u32)p[7] << 24;
+	if (p[2] || p[3] || fr->len > REC_MAX_PAYLOAD) {
+		snprintf(err, REC_ERR_LEN, "corrupt record %zu at offset %llu: bad frame (type "
+			 "%u, length %u)", record, (unsigned long long)pos, fr->type, fr->len);
+		return -EBADMSG;
+	}
+	got = rec_rd_get(rd, pos, REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL, &p);
+	if (got < 0) {
+		snprintf(err, REC_ERR_LEN, "read error at offset %llu: %s",
+			 (unsigned long long)pos, strerror((int)-got));
+		return (int)got;
+	}
+	if (got < REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL) {
+		snprintf(err, REC_ERR_LEN, "truncated: record %zu at offset %llu needs %u bytes, "
+			 "%lld left", record, (unsigned long long)pos,
+			 fr->len + REC_FRAME_HEAD + REC_FRAME_TAIL, got);
+		return -EBADMSG;
+	}
+	crc = p[8 + fr->len] | p[9 + fr->len] << 8 | p[10 + fr->len] << 16 |
+	      (__u32)p[11 + fr->len] << 24;
+	if (crc_check && crc != rec_crc32(0, p, REC_FRAME_HEAD + fr->len)) {
+		snprintf(err, REC_ERR_LEN, "corrupt record %zu at offset %llu: checksum mismatch",
+			 record, (unsigned long long)pos);
+		return -EBADMSG;
+	}
+	fr->payload = p + REC_FRAME_HEAD;
+	return 1;
 }
 
-/* The process-state encoding of REC_SNAPSHOT and REC_END into `st`. */
-static void parse_state(struct cur *c, struct infl_proc *st)
+struct scan {
+	struct recording *r;
+	const struct rec_visitor *v;
+	void *ctx;
+	struct infl_proc *scratch;
+	size_t cap_procs, cap_ranges, cap_lost, cap_ooms;
+	/* pid -> index in r->ranges (open addressing), and the last one found */
+	__u32 *slot_pid, *slot_idx;
+	size_t slots;
+	size_t last;
+	__u64 rec_start, rec_end; /* the record being read */
+	bool oom;
+};
+
+static void *grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
-	__u64 count = get_max(c, (c->len - c->off) / 3, "field count");
+	if (n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		void *p = realloc(*arr, ncap * elem);
 
-	memset(st, 0, sizeof(*st));
-	for (__u64 i = 0; i < count && !c->bad; i++) {
-		__u64 tag = get_varint(c), idx = get_varint(c), v = get_varint(c);
-		const struct rec_field *rf = NULL;
+		if (!p)
+			return NULL;
+		*arr = p;
+		*cap = ncap;
+	}
+	memset((char *)*arr + n * elem, 0, elem);
+	return (char *)*arr + n * elem;
+}
 
-		for (size_t f = 0; f < rec_nfields; f++)
-			if (rec_fields[f].tag == tag)
-				rf = &rec_fields[f];
-		if (c->bad || !rf)
-			continue; /* a field of a newer minor version */
-		if (idx >= rf->nelems) {
-			corrupt(c, "field %llu index %llu out of range", (unsigned long long)tag,
-				(unsigned long long)idx);
+static size_t pid_hash(__u32 pid, size_t slots)
+{
+	return (size_t)((pid * 0x9e3779b1u) >> 8) & (slots - 1);
+}
+
+/* The range of `pid`, created at its first sight; NULL when out of memory. */
+static struct rec_range *range_of(struct scan *s, __u32 pid)
+{
+	struct recording *r = s->r;
+	struct rec_range *rg;
+	size_t h;
+
+	if (s->last < r->nranges && r->ranges[s->last].pid == pid)
+		return &r->ranges[s->last];
+	if ((r->nranges + 1) * 2 > s->slots) {
+		size_t n = s->slots ? s->slots * 2 : 64;
+		__u32 *sp = calloc(n, sizeof(*sp)), *si = calloc(n, sizeof(*si));
+
+		if (!sp || !si) {
+			free(sp);
+			free(si);
+			return NULL;
+		}
+		for (size_t i = 0; i < r->nranges; i++) {
+			for (h = pid_hash(r->ranges[i].pid, n); si[h]; h = (h + 1) & (n - 1))
+				;
+			sp[h] = r->ranges[i].pid;
+			si[h] = i + 1;
+		}
+		free(s->slot_pid);
+		free(s->slot_idx);
+		s->slot_pid = sp;
+		s->slot_idx = si;
+		s->slots = n;
+	}
+	for (h = pid_hash(pid, s->slots); s->slot_idx[h]; h = (h + 1) & (s->slots - 1)) {
+		if (s->slot_pid[h] == pid) {
+			s->last = s->slot_idx[h] - 1;
+			return &r->ranges[s->last];
+		}
+	}
+	rg = grow((void **)&r->ranges, r->nranges, &s->cap_ranges, sizeof(*rg));
+	if (!rg)
+		return NULL;
+	rg->pid = pid;
+	rg->first = s->rec_start;
+	s->slot_pid[h] = pid;
+	s->slot_idx[h] = ++r->nranges;
+	s->last = r->nranges - 1;
+	return rg;
+}
+
+static void on_event(void *ctx, const struct infl_event *ev)
+{
+	struct scan *s = ctx;
+	struct rec_range *rg = range_of(s, ev->pid);
+
+	if (!rg) {
+		s->oom = true;
+		return;
+	}
+	rg->end = s->rec_end;
+	rg->events++;
+	s->r->nevents++;
+	if (ev->ts_ns > s->r->max_ts)
+		s->r->max_ts = ev->ts_ns;
+	if (s->v && s->v->event)
+		s->v->event(s->ctx, ev);
+}
+
+static void parse_proc(struct cur *c, struct scan *s)
+{
+	struct recording *r = s->r;
+	struct rec_proc_info *p = grow((void **)&r->procs, r->nprocs, &s->cap_procs, sizeof(*p));
+
+	if (!p) {
+		dec_corrupt(c, "out of memory");
+		return;
+	}
+	r->nprocs++;
+	p->pid = dec_max(c, 0xffffffffu, "pid");
+	p->mono_ns = dec_varint(c);
+	p->comm = dec_str(c, "comm");
+	p->cmdline = dec_str(c, "cmdline");
+}
+
+static void parse_snapshot(struct cur *c, struct scan *s)
+{
+	__u64 mono = dec_varint(c);
+	__u32 pid = dec_max(c, 0xffffffffu, "pid");
+
+	dec_state(c, s->scratch);
+	if (c->bad)
+		return;
+	s->r->nsnaps++;
+	if (mono > s->r->max_ts)
+		s->r->max_ts = mono;
+	if (s->v && s->v->snapshot)
+		s->v->snapshot(s->ctx, mono, pid, s->scratch);
+}
+
+static void parse_rss(struct cur *c, struct scan *s)
+{
+	struct rec_rss rss;
+	struct rec_range *rg;
+
+	rss.mono_ns = dec_varint(c);
+	rss.pid = dec_max(c, 0xffffffffu, "pid");
+	rss.source = dec_max(c, REC_RSS_KERNEL, "rss source");
+	rss.bytes = dec_varint(c);
+	if (c->bad)
+		return;
+	rg = range_of(s, rss.pid);
+	if (!rg) {
+		dec_corrupt(c, "out of memory");
+		return;
+	}
+	rg->end = s->rec_end;
+	s->r->nrss++;
+	if (s->v && s->v->rss)
+		s->v->rss(s->ctx, &rss);
+}
+
+static void parse_lost(struct cur *c, struct scan *s)
+{
+	struct recording *r = s->r;
+	__u64 mono = dec_varint(c);
+	__u32 pid = dec_max(c, 0xffffffffu, "pid");
+	__u32 kind = dec_max(c, REC_LOST_USER, "lost kind");
+	__u64 count = dec_varint(c);
+	struct rec_lost *l = NULL;
+
+	if (c->bad)
+		return;
+	for (size_t i = 0; i < r->nlost && !l; i++)
+		if (r->lost[i].pid == pid && r->lost[i].kind == kind)
+			l = &r->lost[i];
+	if (!l) {
+		l = grow((void **)&r->lost, r->nlost, &s->cap_lost, sizeof(*l));
+		if (!l) {
+			dec_corrupt(c, "out of memory");
 			return;
 		}
-		if (rf->elem_size == 4) {
-			__u32 v32 = v;
-
-			if (v32 != v)
-				corrupt(c, "field %llu value too large", (unsigned long long)tag);
-			memcpy((char *)st + rf->offset + 4 * idx, &v32, 4);
-		} else {
-			memcpy((char *)st + rf->offset + 8 * idx, &v, 8);
-		}
+		r->nlost++;
+		l->mono_ns = mono;
+		l->pid = pid;
+		l->kind = kind;
 	}
+	l->count += count;
 }
 
-static void parse_snapshot(struct cur *c, struct recording *r, struct caps *cap,
-			   struct infl_proc *scratch)
+static void parse_oom(struct cur *c, struct scan *s)
 {
-	struct rec_snap *s = grow(c, (void **)&r->snaps, &r->nsnaps, &cap->snaps, sizeof(*s));
+	struct recording *r = s->r;
+	struct rec_oom *o = grow((void **)&r->ooms, r->nooms, &s->cap_ooms, sizeof(*o));
 
-	if (!s)
+	if (!o) {
+		dec_corrupt(c, "out of memory");
 		return;
-	s->mono_ns = get_varint(c);
-	s->pid = get_max(c, 0xffffffffu, "pid");
-	parse_state(c, scratch);
-	s->seq = scratch->seq;
-	s->total_bytes = scratch->total_bytes;
-	s->total_bufs = scratch->total_bufs;
-	s->peak_bytes = scratch->peak_bytes;
-	s->ring_drops = scratch->ring_drops;
-	s->rss_total = scratch->rss_total;
-	memcpy(s->owners, scratch->owners, sizeof(s->owners));
-	for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
-		for (int sl = 0; sl < INFL_SLOTS; sl++)
-			s->class_bytes[cl] += scratch->cur[cl][sl].bytes;
-}
-
-static void parse_rss(struct cur *c, struct recording *r, struct caps *cap)
-{
-	struct rec_rss *s = grow(c, (void **)&r->rss, &r->nrss, &cap->rss, sizeof(*s));
-
-	if (!s)
-		return;
-	s->mono_ns = get_varint(c);
-	s->pid = get_max(c, 0xffffffffu, "pid");
-	s->source = get_max(c, REC_RSS_KERNEL, "rss source");
-	s->bytes = get_varint(c);
-}
-
-static void parse_lost(struct cur *c, struct recording *r, struct caps *cap)
-{
-	struct rec_lost *l = grow(c, (void **)&r->lost, &r->nlost, &cap->lost, sizeof(*l));
-
-	if (!l)
-		return;
-	l->mono_ns = get_varint(c);
-	l->pid = get_max(c, 0xffffffffu, "pid");
-	l->kind = get_max(c, REC_LOST_USER, "lost kind");
-	l->count = get_varint(c);
+	}
+	o->k.ns = dec_varint(c);
+	o->pid = dec_max(c, 0xffffffffu, "pid");
+	o->k.tid = dec_max(c, 0xffffffffu, "tid");
+	o->k.seq = dec_varint(c);
+	o->k.tracked_bytes = dec_varint(c);
+	o->k.tracked_bufs = dec_varint(c);
+	o->k.rss_bytes = dec_varint(c);
+	if (!c->bad)
+		r->nooms++;
 }
 
 static void parse_end(struct cur *c, struct recording *r)
 {
 	__u64 n;
 
-	r->end_mono_ns = get_varint(c);
-	r->end_wall_ns = get_varint(c);
-	r->exit_status = unzigzag(get_varint(c));
-	r->end_events = get_varint(c);
-	r->end_user_lost = get_varint(c);
+	r->end_mono_ns = dec_varint(c);
+	r->end_wall_ns = dec_varint(c);
+	r->exit_status = dec_unzigzag(dec_varint(c));
+	r->end_events = dec_varint(c);
+	r->end_user_lost = dec_varint(c);
 	/* every process costs at least two bytes (pid, field count) */
-	n = get_max(c, (c->len - c->off) / 2, "process count");
+	n = dec_max(c, (c->len - c->off) / 2, "process count");
 	if (c->bad)
 		return;
 	r->finals = calloc(n ? n : 1, sizeof(*r->finals));
 	if (!r->finals) {
-		corrupt(c, "out of memory");
+		dec_corrupt(c, "out of memory");
 		return;
 	}
 	for (__u64 i = 0; i < n && !c->bad; i++) {
-		r->finals[i].pid = get_max(c, 0xffffffffu, "pid");
-		parse_state(c, &r->finals[i].st);
+		r->finals[i].pid = dec_max(c, 0xffffffffu, "pid");
+		dec_state(c, &r->finals[i].st);
 		r->nfinals++;
 	}
+	if (!c->bad && r->end_mono_ns > r->max_ts)
+		r->max_ts = r->end_mono_ns;
 	r->has_end = !c->bad;
 }
 
-static int parse(const unsigned char *d, size_t len, unsigned flags, struct recording *r,
-		 char *err)
+static void body_reset(struct recording *r)
 {
-	struct infl_proc *scratch = NULL;
-	struct caps cap = { 0 };
-	size_t off = REC_PREAMBLE_LEN;
-	unsigned major, minor;
-	bool seen_header = false;
-
-	if (len < REC_PREAMBLE_LEN || memcmp(d, REC_MAGIC, REC_MAGIC_LEN)) {
-		snprintf(err, REC_ERR_LEN, "not an inflight recording (bad magic)");
-		return -EBADMSG;
-	}
-	major = d[8] | d[9] << 8;
-	minor = d[10] | d[11] << 8;
-	if (major != REC_FORMAT_MAJOR) {
-		snprintf(err, REC_ERR_LEN, "format version %u.%u; this inflight reads %u.x",
-			 major, minor, REC_FORMAT_MAJOR);
-		return -EPROTO;
-	}
-	if (d[12] || d[13] || d[14] || d[15]) {
-		snprintf(err, REC_ERR_LEN, "corrupt preamble: reserved bytes are not zero");
-		return -EBADMSG;
-	}
-	r->format_major = major;
-	r->format_minor = minor;
-	r->file_bytes = len;
-	scratch = malloc(sizeof(*scratch));
-	if (!scratch) {
-		snprintf(err, REC_ERR_LEN, "out of memory");
-		return -ENOMEM;
-	}
-	while (off < len) {
-		struct cur c = { .err = err, .record = r->nrecords + 1 };
-		size_t left = len - off;
-		__u32 type, plen, crc;
-
-		if (left < REC_FRAME_HEAD + REC_FRAME_TAIL) {
-			snprintf(err, REC_ERR_LEN, "truncated: %zu stray bytes after record %zu "
-				 "at offset %zu", left, r->nrecords, off);
-			goto bad;
-		}
-		type = d[off] | d[off + 1] << 8;
-		plen = (__u32)d[off + 4] | (__u32)d[off + 5] << 8 | (__u32)d[off + 6] << 16 |
-		       (__u32)d[off + 7] << 24;
-		if (d[off + 2] || d[off + 3] || plen > REC_MAX_PAYLOAD) {
-			snprintf(err, REC_ERR_LEN, "corrupt record %zu at offset %zu: bad frame "
-				 "(type %u, length %u)", c.record, off, type, plen);
-			goto bad;
-		}
-		if (left - REC_FRAME_HEAD - REC_FRAME_TAIL < plen) {
-			snprintf(err, REC_ERR_LEN, "truncated: record %zu at offset %zu needs %u "
-				 "bytes, %zu left", c.record, off,
-				 plen + REC_FRAME_HEAD + REC_FRAME_TAIL, left);
-			goto bad;
-		}
-		crc = d[off + 8 + plen] | d[off + 9 + plen] << 8 | d[off + 10 + plen] << 16 |
-		      (__u32)d[off + 11 + plen] << 24;
-		if (!(flags & REC_READ_NO_CRC) &&
-		    crc != rec_crc32(0, d + off, REC_FRAME_HEAD + plen)) {
-			snprintf(err, REC_ERR_LEN, "corrupt record %zu at offset %zu: checksum "
-				 "mismatch", c.record, off);
-			goto bad;
-		}
-		c.p = d + off + REC_FRAME_HEAD;
-		c.len = plen;
-		c.at = off + REC_FRAME_HEAD;
-		if (!seen_header && type != REC_HEADER) {
-			corrupt(&c, "the first record is not a header");
-		} else if (r->has_end) {
-			corrupt(&c, "record after the end record");
-		} else {
-			switch (type) {
-			case REC_HEADER:
-				if (seen_header)
-					corrupt(&c, "a second header");
-				else
-					parse_header(&c, r);
-				seen_header = true;
-				break;
-			case REC_PROC:
-				parse_proc(&c, r, &cap);
-				break;
-			case REC_EVENTS:
-				parse_events(&c, r, &cap);
-				break;
-			case REC_SNAPSHOT:
-				parse_snapshot(&c, r, &cap, scratch);
-				break;
-			case REC_RSS:
-				parse_rss(&c, r, &cap);
-				break;
-			case REC_LOST:
-				parse_lost(&c, r, &cap);
-				break;
-			case REC_END:
-				parse_end(&c, r);
-				break;
-			default:
-				break; /* a record type of a newer minor version */
-			}
-		}
-		if (c.bad)
-			goto bad;
-		r->nrecords++;
-		off += REC_FRAME_HEAD + plen + REC_FRAME_TAIL;
-	}
-	if (!seen_header) {
-		snprintf(err, REC_ERR_LEN, "truncated: no header record");
-		goto bad;
-	}
-	if (!r->has_end && !(flags & REC_READ_PARTIAL)) {
-		snprintf(err, REC_ERR_LEN, "truncated: no end record after %zu records (the "
-			 "recording was interrupted)", r->nrecords);
-		goto bad;
-	}
-	free(scratch);
-	return 0;
-bad:
-	free(scratch);
-	return -EBADMSG;
-}
-
-void recording__free(struct recording *r)
-{
-	if (!r)
-		return;
-	free(r->host);
-	for (int i = 0; r->argv && i < r->argc; i++)
-		free(r->argv[i]);
-	free(r->argv);
-	free(r->cmdline);
-	free(r->binary);
-	free(r->tool);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].comm);
 		free(r->procs[i].cmdline);
 	}
 	free(r->procs);
-	free(r->events);
-	free(r->snaps);
-	free(r->rss);
+	free(r->ranges);
 	free(r->lost);
 	free(r->finals);
-	free(r);
+	free(r->ooms);
+	r->ooms = NULL;
+	r->nooms = 0;
+	r->procs = NULL;
+	r->ranges = NULL;
+	r->lost = NULL;
+	r->finals = NULL;
+	r->nprocs = r->nranges = r->nlost = r->nfinals = 0;
+	r->nevents = r->nsnaps = r->nrss = 0;
+	r->max_ts = 0;
+	r->has_end = false;
+	r->cut = false;
+	r->cut_why[0] = 0;
+	r->end_mono_ns = r->end_wall_ns = r->end_events = r->end_user_lost = 0;
+	r->exit_status = -1;
 }
 
-int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
-		 char err[REC_ERR_LEN])
+/* One record of the body; false (and err set) when it fails its check. */
+static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char *err)
+{
+	struct recording *r = s->r;
+	struct cur c = { .p = fr->payload, .len = fr->len, .err = err,
+			 .at = pos + REC_FRAME_HEAD, .record = r->nrecords + 1 };
+
+	s->rec_start = pos;
+	s->rec_end = pos + REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL;
+	if (r->has_end) {
+		dec_corrupt(&c, "record after the end record");
+		return false;
+	}
+	switch (fr->type) {
+	case REC_HEADER:
+		dec_corrupt(&c, "a second header");
+		break;
+	case REC_PROC:
+		parse_proc(&c, s);
+		break;
+	case REC_EVENTS:
+		dec_events(&c, on_event, s);
+		if (s->oom)
+			dec_corrupt(&c, "out of memory");
+		break;
+	case REC_SNAPSHOT:
+		parse_snapshot(&c, s);
+		break;
+	case REC_RSS:
+		parse_rss(&c, s);
+		break;
+	case REC_LOST:
+		parse_lost(&c, s);
+		break;
+	case REC_END:
+		parse_end(&c, r);
+		break;
+	case REC_OOM:
+		parse_oom(&c, s);
+		break;
+	default:
+		break; /* a record type of a newer minor version */
+	}
+	return !c.bad;
+}
+
+int rec_scan(struct recording *r, const struct rec_visitor *v, void *ctx,
+	     char err[REC_ERR_LEN])
+{
+	struct scan s = { .r = r, .v = v, .ctx = ctx, .last = SIZE_MAX };
+	bool partial = r->flags & REC_READ_PARTIAL;
+	__u64 pos = r->header_end;
+	struct rec_rd rd;
+	int ret = 0;
+
+	err[0] = 0;
+	body_reset(r);
+	r->nrecords = 1;
+	s.scratch = malloc(sizeof(*s.scratch));
+	if (!s.scratch) {
+		snprintf(err, REC_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	rec_rd_init(&rd, r->src);
+	for (;;) {
+		struct frame fr;
+		int k = read_frame(&rd, pos, r->nrecords + 1, !(r->flags & REC_READ_NO_CRC), &fr,
+				   err);
+
+		if (!k)
+			break;
+		if (k == 1 && body_record(&s, &fr, pos, err)) {
+			pos += REC_FRAME_HEAD + fr.len + REC_FRAME_TAIL;
+			r->nrecords++;
+			continue;
+		}
+		ret = k < 0 && k != -EBADMSG ? k : -EBADMSG;
+		if (partial && ret == -EBADMSG && !s.oom) {
+			/* keep what came before the first bad record; say what was set aside */
+			r->cut = true;
+			snprintf(r->cut_why, sizeof(r->cut_why), "%s", err);
+			err[0] = 0;
+			ret = 0;
+		}
+		break;
+	}
+	r->data_end = pos;
+	if (!ret && !r->has_end && !partial) {
+		snprintf(err, REC_ERR_LEN, "truncated: no end record after %zu records (the "
+			 "recording was interrupted)", r->nrecords);
+		ret = -EBADMSG;
+	}
+	rec_rd_free(&rd);
+	free(s.scratch);
+	free(s.slot_pid);
+	free(s.slot_idx);
+	r->scanned = !ret;
+	return ret;
+}
+
+/* ---- open ---- */
+
+static int open_common(struct recording *r, const unsigned char *pre, size_t npre,
+		       char *err)
+{
+	unsigned major, minor;
+	struct rec_rd rd;
+	struct frame fr;
+	int k;
+
+	if (!preamble_ok(pre, npre) || npre < REC_PREAMBLE_LEN) {
+		if (preamble_ok(pre, npre))
+			snprintf(err, REC_ERR_LEN, "truncated: %zu bytes, shorter than the "
+				 "preamble", npre);
+		else
+			bad_magic(err, pre, npre);
+		return -EBADMSG;
+	}
+	major = pre[8] | pre[9] << 8;
+	minor = pre[10] | pre[11] << 8;
+	if (major != REC_FORMAT_MAJOR) {
+		snprintf(err, REC_ERR_LEN, "format version %u.%u; this inflight reads %u.x",
+			 major, minor, REC_FORMAT_MAJOR);
+		return -EPROTO;
+	}
+	if (pre[12] || pre[13] || pre[14] || pre[15]) {
+		snprintf(err, REC_ERR_LEN, "corrupt preamble: reserved bytes are not zero");
+		return -EBADMSG;
+	}
+	r->format_major = major;
+	r->format_minor = minor;
+	rec_rd_init(&rd, r->src);
+	k = read_frame(&rd, REC_PREAMBLE_LEN, 1, !(r->flags & REC_READ_NO_CRC), &fr, err);
+	if (k == 0) {
+		snprintf(err, REC_ERR_LEN, "truncated: no header record");
+		k = -EBADMSG;
+	} else if (k == 1) {
+		struct cur c = { .p = fr.payload, .len = fr.len, .err = err,
+				 .at = REC_PREAMBLE_LEN + REC_FRAME_HEAD, .record = 1 };
+
+		if (fr.type != REC_HEADER)
+			dec_corrupt(&c, "the first record is not a header");
+		else
+			parse_header(&c, r);
+		k = c.bad ? -EBADMSG : 0;
+		r->header_end = REC_PREAMBLE_LEN + REC_FRAME_HEAD + fr.len + REC_FRAME_TAIL;
+		r->data_end = r->header_end;
+		r->nrecords = 1;
+	}
+	rec_rd_free(&rd);
+	return k;
+}
+
+static struct recording *recording_new(unsigned flags)
 {
 	struct recording *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->src = calloc(1, sizeof(*r->src));
+	if (!r->src) {
+		free(r);
+		return NULL;
+	}
+	r->src->fd = -1;
+	r->flags = flags;
+	r->exit_status = -1;
+	return r;
+}
+
+int rec_open_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+		 char err[REC_ERR_LEN])
+{
+	struct recording *r = recording_new(flags);
+	unsigned char pre[REC_PREAMBLE_LEN] = { 0 };
 	int ret;
 
 	*out = NULL;
@@ -536,8 +592,41 @@ int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording 
 		snprintf(err, REC_ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
-	r->exit_status = -1;
-	ret = parse(data, len, flags, r, err);
+	rec_src_mem(r->src, data, len);
+	memcpy(pre, data, len < sizeof(pre) ? len : sizeof(pre));
+	r->file_bytes = len;
+	ret = open_common(r, pre, len < sizeof(pre) ? len : sizeof(pre), err);
+	if (ret) {
+		recording__free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int rec_open_file(const char *path, unsigned flags, struct recording **out,
+		  char err[REC_ERR_LEN])
+{
+	struct recording *r = recording_new(flags);
+	unsigned char pre[REC_PREAMBLE_LEN] = { 0 };
+	size_t npre = 0;
+	int ret;
+
+	*out = NULL;
+	err[0] = 0;
+	if (!r) {
+		snprintf(err, REC_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rec_src_open(path, r->src, pre, &npre, preamble_ok);
+	if (ret == -EBADMSG)
+		bad_magic(err, pre, npre);
+	else if (ret)
+		snprintf(err, REC_ERR_LEN, "%s", strerror(-ret));
+	if (!ret) {
+		r->file_bytes = r->src->len;
+		ret = open_common(r, pre, npre, err);
+	}
 	if (ret) {
 		recording__free(r);
 		return ret;
@@ -549,69 +638,89 @@ int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording 
 int rec_read_file(const char *path, unsigned flags, struct recording **out,
 		  char err[REC_ERR_LEN])
 {
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd, ret;
+	int ret = rec_open_file(path, flags, out, err);
 
-	*out = NULL;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, REC_ERR_LEN, "%s", strerror(errno));
-		return ret;
+	if (!ret)
+		ret = rec_scan(*out, NULL, NULL, err);
+	if (ret && *out) {
+		recording__free(*out);
+		*out = NULL;
 	}
-	for (;;) {
-		ssize_t k;
-
-		if (len == cap) {
-			unsigned char *p;
-
-			if (cap >= MAX_FILE_BYTES) {
-				snprintf(err, REC_ERR_LEN, "larger than %llu GiB",
-					 MAX_FILE_BYTES >> 30);
-				ret = -EFBIG;
-				goto out;
-			}
-			cap = cap ? cap * 2 : 1 << 20;
-			p = realloc(buf, cap);
-			if (!p) {
-				snprintf(err, REC_ERR_LEN, "out of memory");
-				ret = -ENOMEM;
-				goto out;
-			}
-			buf = p;
-		}
-		k = read(fd, buf + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			ret = -errno;
-			snprintf(err, REC_ERR_LEN, "%s", strerror(errno));
-			goto out;
-		}
-		if (!k)
-			break;
-		len += k;
-	}
-	ret = rec_read_mem(buf, len, flags, out, err);
-out:
-	free(buf);
-	close(fd);
 	return ret;
+}
+
+int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+		 char err[REC_ERR_LEN])
+{
+	int ret = rec_open_mem(data, len, flags, out, err);
+
+	if (!ret)
+		ret = rec_scan(*out, NULL, NULL, err);
+	if (ret && *out) {
+		recording__free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+int rec_complain(const char *path, int ret, const char *err)
+{
+	const char *hint = NULL;
+
+	switch (ret) {
+	case -ENOENT:
+		hint = "check the path (inflight record -o FILE makes one)";
+		break;
+	case -EACCES:
+	case -EPERM:
+		hint = "recordings are created mode 0640: read it as its owner or a member of its "
+		       "group (under sudo, record gives it to the user who ran sudo)";
+		break;
+	case -EISDIR:
+		hint = "give a recording file, not a directory";
+		break;
+	case -EPROTO:
+		hint = "it was written by a newer inflight: read it with that version";
+		break;
+	case -ENOMEM:
+		hint = "free some memory and retry";
+		break;
+	case -EBADMSG:
+		if (strstr(err, "not an inflight recording"))
+			hint = "not a recording of `inflight record`";
+		else if (strstr(err, "truncated") || strstr(err, "corrupt"))
+			hint = "add --partial to read the complete records before this point";
+		break;
+	default:
+		break;
+	}
+	return infl_err(EXIT_BAD_FILE, hint, "cannot read recording %s: %s", path, err);
 }
 
 int rec_open_or_complain(const char *path, unsigned flags, struct recording **out)
 {
 	char err[REC_ERR_LEN];
-	int ret = rec_read_file(path, flags, out, err);
+	int ret = rec_open_file(path, flags, out, err);
 
-	if (!ret)
-		return 0;
-	return infl_err(EXIT_BAD_FILE,
-			ret == -EBADMSG && strstr(err, "interrupted")
-				? "add --partial to read the complete records of a cut recording"
-				: NULL,
-			"%s: %s", path, err);
+	return ret ? rec_complain(path, ret, err) : 0;
+}
+
+void recording__free(struct recording *r)
+{
+	if (!r)
+		return;
+	body_reset(r);
+	free(r->host);
+	for (int i = 0; r->argv && i < r->argc; i++)
+		free(r->argv[i]);
+	free(r->argv);
+	free(r->cmdline);
+	free(r->binary);
+	free(r->tool);
+	if (r->src)
+		rec_src_close(r->src);
+	free(r->src);
+	free(r);
 }
 
 const struct infl_proc *recording__final(const struct recording *r, __u32 pid)
@@ -619,5 +728,29 @@ const struct infl_proc *recording__final(const struct recording *r, __u32 pid)
 	for (size_t i = 0; i < r->nfinals; i++)
 		if (r->finals[i].pid == pid)
 			return &r->finals[i].st;
+	return NULL;
+}
+
+const struct rec_oom *recording__oom(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nooms; i++)
+		if (r->ooms[i].pid == pid)
+			return &r->ooms[i];
+	return NULL;
+}
+
+const struct rec_proc_info *recording__proc(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+const struct rec_range *recording__range(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nranges; i++)
+		if (r->ranges[i].pid == pid)
+			return &r->ranges[i];
 	return NULL;
 }

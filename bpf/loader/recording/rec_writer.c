@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include "recording/rec_format.h"
 #include "recording/rec_writer.h"
+#include "oom.h"
 
 #define OUT_FLUSH_AT (256u << 10)   /* bytes buffered before a write() */
 #define CHUNK_EVENTS 4096	    /* events per REC_EVENTS record at most */
@@ -206,8 +207,15 @@ int rec_writer__create(const char *path, unsigned flags, struct rec_writer **out
 	if ((flags & REC_W_FORCE) && unlink(path) && errno != ENOENT)
 		return -errno;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		struct stat st;
+
+		err = -errno;
+		/* O_EXCL answers EEXIST for a symlink too: say what it is */
+		if (err == -EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			err = -ELOOP;
+		return err;
+	}
 	err = writer_new(fd, true, out);
 	if (err)
 		close(fd);
@@ -372,6 +380,19 @@ int rec_writer__lost(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 kind,
 	wb_varint(&w->payload, kind);
 	wb_varint(&w->payload, count);
 	return emit(w, REC_LOST);
+}
+
+int rec_writer__oom(struct rec_writer *w, __u32 pid, const struct infl_oom_kill *k)
+{
+	chunk_close(w);
+	wb_varint(&w->payload, k->ns);
+	wb_varint(&w->payload, pid);
+	wb_varint(&w->payload, k->tid);
+	wb_varint(&w->payload, k->seq);
+	wb_varint(&w->payload, k->tracked_bytes);
+	wb_varint(&w->payload, k->tracked_bufs);
+	wb_varint(&w->payload, k->rss_bytes);
+	return emit(w, REC_OOM);
 }
 
 int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e)

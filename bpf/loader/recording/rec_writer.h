@@ -57,6 +57,9 @@ int rec_writer__snapshot(struct rec_writer *w, __u64 mono_ns, __u32 pid,
 			 const struct infl_proc *st);
 int rec_writer__rss(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 source, __u64 bytes);
 int rec_writer__lost(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 kind, __u64 count);
+/* The OOM killer chose `pid` (bpf/oom.h's record of that instant). */
+struct infl_oom_kill;
+int rec_writer__oom(struct rec_writer *w, __u32 pid, const struct infl_oom_kill *k);
 int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e);
 /* Pushes buffered records to the file (a crash then loses at most what came after). */
 int rec_writer__flush(struct rec_writer *w);

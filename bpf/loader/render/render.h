@@ -15,6 +15,7 @@ struct render_opts {
 	__u64 step_ns;	   /* text/csv/json rows; 0: chosen from the recording's length */
 	__u32 pid;	   /* 0: every process (svg, folded: the primary one) */
 	const char *source; /* the recording's path, for titles */
+	int columns;	    /* html: columns embedded (0: HTML_COLS); tests use fewer */
 };
 
 int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o);
@@ -23,6 +24,7 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *o);
 int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *o);
 int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o);
+int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o);
 
 /* ---- shared by the renderers and compare ---- */
 
@@ -43,8 +45,13 @@ __u64 render_auto_step(const struct timeline *tl, unsigned rows);
 /* t + step, or UINT64_MAX where that would wrap: ends a loop over steps at the clock's end. */
 __u64 render_next_t(__u64 t, __u64 step);
 
-/* Seconds after the recording's start (never negative). */
+/* Seconds on the report's clock: since tl->t0, the run's first probe event (negative for
+ * an instant before it). */
 double render_t(const struct timeline *tl, __u64 ns);
+
+/* The command line of a traced process: the recorded command for the target, else the
+ * process's own (its PROC record), else the binary; "" when none is known. */
+const char *render_command(const struct timeline *tl, const struct tl_proc *p);
 
 /* Metrics (compare uses them too). */
 unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot);
@@ -53,6 +60,12 @@ double render_mean_dwell_ms(const struct tl_proc *p, unsigned stage); /* -1: no 
 double render_per_minute(const struct tl_proc *p, __u64 count);
 __u64 render_active_ns(const struct tl_proc *p);
 
+/* The live summary's figures of one process (live/summary.h), from its replay, into the
+ * current JSON object: report and compare write processes under the same keys. */
+struct json;
+void render_json_proc_figures(struct json *j, const struct timeline *tl,
+			      const struct tl_proc *p);
+
 /* Returns 0, or -EIO when the stream has an error (flushes first). */
 int render_finish(FILE *f);
 
@@ -60,6 +73,14 @@ int render_finish(FILE *f);
  * truncated, never through a symlink, mode 0644 before the umask. Both print one line
  * (error: and exit code returned; success: "inflight: wrote WHAT to PATH (SIZE)"). */
 int render_output_open(const char *path, FILE **out);
+/* The same, refusing (EXIT_USAGE) an output that is one of the `n` input files (the same
+ * inode): a report never writes over its recording. */
+int render_output_open_guarded(const char *path, const char *const *inputs, size_t n,
+			       FILE **out);
 int render_output_close(FILE *f, const char *path, const char *what, int render_err);
+/* Why a write to an output of render_output_open (or stdout) failed: an errno, 0 if none. */
+int render_output_errno(FILE *f);
+/* Closes an output of render_output_open (not stdout); fclose's result. */
+int render_output_fclose(FILE *f);
 
 #endif /* INFLIGHT_RENDER_H */

@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "util/errors.h"
 #include "util/fmt.h"
+#include "live/summary.h"
 #include "render/render.h"
+#include "util/sanitize.h"
 
 const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
 				    size_t *n)
@@ -44,8 +47,9 @@ __u32 render_used_slots(const struct tl_proc *p)
 {
 	__u32 m = 0;
 
-	for (size_t i = 0; i < p->nslices; i++)
-		m |= 1u << p->slices[i].stage;
+	for (int s = 0; s < INFL_SLOTS; s++)
+		if (p->owners_peak[s] || p->slot_peak[s])
+			m |= 1u << s;
 	for (int c = 0; c < INFL_MAX_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			if (p->byte_ns[c][s] || p->peak[c][s].count)
@@ -72,7 +76,20 @@ __u64 render_next_t(__u64 t, __u64 step)
 
 double render_t(const struct timeline *tl, __u64 ns)
 {
-	return ns > tl->t0 ? (ns - tl->t0) / 1e9 : 0;
+	return summary_rel_s(ns, tl->t0);
+}
+
+const char *render_command(const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct recording *r = tl->rec;
+
+	if (p && p->pid == r->target_pid && r->cmdline[0])
+		return r->cmdline;
+	if (p && p->cmdline[0])
+		return p->cmdline;
+	if (!p && r->cmdline[0])
+		return r->cmdline;
+	return r->binary;
 }
 
 unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot)
@@ -103,30 +120,167 @@ double render_per_minute(const struct tl_proc *p, __u64 count)
 	return ns ? count * 60e9 / ns : 0;
 }
 
-int render_finish(FILE *f)
+/*
+ * Output files go through a cookie stream that remembers why a write failed: stdio drops
+ * the reason (ENOSPC, EIO) after a failed flush, and "Input/output error" would be all a
+ * user learns of a full disk. stdout has the same from util/errors.c.
+ */
+struct out_cookie {
+	int fd;
+	int err;
+};
+
+static ssize_t out_write(void *c, const char *buf, size_t n)
 {
-	if (fflush(f) || ferror(f))
-		return -EIO;
+	struct out_cookie *oc = c;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = write(oc->fd, buf + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			oc->err = k < 0 ? errno : EIO;
+			errno = oc->err;
+			return done ? (ssize_t)done : -1;
+		}
+		done += k;
+	}
+	return n;
+}
+
+static int out_close(void *c)
+{
+	struct out_cookie *oc = c;
+	int err = close(oc->fd) ? errno : 0;
+
+	free(oc);
+	errno = err;
+	return err ? -1 : 0;
+}
+
+static int out_seek(void *c, off64_t *off, int whence)
+{
+	struct out_cookie *oc = c;
+	off_t r = lseek(oc->fd, *off, whence);
+
+	if (r < 0)
+		return -1;
+	*off = r;
 	return 0;
 }
 
-int render_output_open(const char *path, FILE **out)
+/* the cookies of the output files open now (report and compare have one, trace one) */
+static struct {
+	FILE *f;
+	struct out_cookie *c;
+} outs[4];
+
+int render_output_errno(FILE *f)
 {
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i].f == f && f)
+			return outs[i].c->err;
+	return infl_output_errno(f);
+}
+
+static FILE *out_stream(int fd)
+{
+	static const cookie_io_functions_t io = { .write = out_write, .close = out_close,
+						  .seek = out_seek };
+	struct out_cookie *c = calloc(1, sizeof(*c));
+	FILE *f;
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	f = fopencookie(c, "w", io);
+	if (!f) {
+		free(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (!outs[i].f) {
+			outs[i].f = f;
+			outs[i].c = c;
+			break;
+		}
+	return f;
+}
+
+static void out_forget(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i].f == f)
+			outs[i].f = NULL;
+}
+
+int render_output_fclose(FILE *f)
+{
+	int r;
+
+	if (f == stdout)
+		return 0;
+	r = fclose(f);
+	out_forget(f);
+	return r;
+}
+
+int render_finish(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) || ferror(f))
+		return -(render_output_errno(f) ?: errno ?: EIO);
+	return 0;
+}
+
+int render_output_open_guarded(const char *path, const char *const *inputs, size_t n,
+			       FILE **out)
+{
+	struct stat st, in;
 	int fd;
 
 	*out = stdout;
 	if (!path || !strcmp(path, "-"))
 		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* no O_TRUNC yet: first make sure this is not one of the inputs */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return infl_err(EXIT_IO, errno == ELOOP ? "it is a symlink: remove it or choose "
 				"another name" : NULL, "cannot create %s: %s", path, strerror(errno));
-	*out = fdopen(fd, "w");
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(e));
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!inputs[i] || !strcmp(inputs[i], "-") || stat(inputs[i], &in))
+			continue;
+		if (in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
+			close(fd);
+			return infl_err(EXIT_USAGE, "give -o another name", "%s is the input %s: "
+					"writing there would destroy it", path, inputs[i]);
+		}
+	}
+	if (ftruncate(fd, 0) && S_ISREG(st.st_mode)) {
+		int e = errno;
+
+		close(fd);
+		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(e));
+	}
+	*out = out_stream(fd);
 	if (!*out) {
 		close(fd);
 		return infl_err(EXIT_IO, NULL, "cannot write %s: %s", path, strerror(errno));
 	}
 	return 0;
+}
+
+int render_output_open(const char *path, FILE **out)
+{
+	return render_output_open_guarded(path, NULL, 0, out);
 }
 
 int render_output_close(FILE *f, const char *path, const char *what, int render_err)
@@ -136,18 +290,23 @@ int render_output_close(FILE *f, const char *path, const char *what, int render_
 	long size;
 	int err = render_err;
 
-	if (fflush(f) || ferror(f))
-		err = -EIO;
+	errno = 0;
+	if ((fflush(f) || ferror(f)) && !err)
+		err = -(render_output_errno(f) ?: errno ?: EIO);
 	size = is_file ? ftell(f) : 0;
-	if (is_file && fclose(f) && !err)
+	if (is_file && render_output_fclose(f) && !err)
 		err = -errno;
 	if (err == -ENOMEM)
 		return infl_err(EXIT_GENERIC, NULL, "cannot render %s: %s", what, strerror(ENOMEM));
 	if (err)
 		return infl_err(EXIT_IO, NULL, "cannot write %s to %s: %s", what,
 				is_file ? path : "stdout", strerror(-err));
-	if (is_file)
-		fprintf(stderr, "inflight: wrote %s to %s (%s)\n", what, path,
+	if (is_file) {
+		char *shown = san_dup(path);
+
+		fprintf(stderr, "inflight: wrote %s to %s (%s)\n", what, shown ? shown : "?",
 			fmt_bytes(b, size > 0 ? size : 0));
+		free(shown);
+	}
 	return 0;
 }

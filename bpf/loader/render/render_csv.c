@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * `report --format csv`: the timeline, one row per process and step. Columns: pid, t_s (the
- * step's end, seconds after the start), tracked_bytes (at the step's end), max_bytes
+ * `report --format csv`: the timeline, one row per process and step. Columns: pid, time_s
+ * (the step's end, seconds since the first probe event), tracked_bytes (at the step's end), max_bytes
  * (within the step), rss_bytes, then bytes per class, owners per stage and bytes per stage
  * for every class and stage that appears in the recording.
  */
@@ -25,7 +25,7 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		classes |= render_used_classes(procs[i]);
 		slots |= render_used_slots(procs[i]);
 	}
-	fprintf(f, "pid,t_s,tracked_bytes,max_bytes,rss_bytes");
+	fprintf(f, "pid,time_s,tracked_bytes,max_bytes,rss_bytes");
 	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
 		if (classes & (1u << c))
 			fprintf(f, ",bytes_%s", names__cls(nm, c));
@@ -44,7 +44,8 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			free(procs);
 			return -ENOMEM;
 		}
-		for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
+		for (__u64 t = tl->t0; t < procs[i]->t_end || t == tl->t0;
+		     t = render_next_t(t, step)) {
 			const struct tl_state *st;
 
 			tl_cursor__sample(&c, t, step, &smp);
@@ -52,7 +53,7 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			fprintf(f, "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%" PRIu64, procs[i]->pid,
 				render_t(tl, t + step), (uint64_t)st->total_bytes,
 				(uint64_t)smp.max_bytes,
-				(uint64_t)tl_proc__rss_at(procs[i], t + step - 1));
+				(uint64_t)tl_cursor__rss_at(&c, t + step - 1));
 			for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
 				if (classes & (1u << cl))
 					fprintf(f, ",%" PRIu64,

@@ -1,39 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `report --format json`: one document with the recording's facts and, per process, the
- * summary (peak and its composition, each class's peak, memory x time and dwell per stage,
- * completions, RSS, late attach, losses, the replay check) and the timeline at the step.
- * Schema: docs/rendering.md.
+ * figures of the live summary under the same keys (live/summary.h: summary__json_proc, fed
+ * with the replay's count of the process's kernel record), then what only a recording
+ * knows: each class's and stage's own peak, memory x time per stage, completions per owner
+ * kind, losses, the replay check and the timeline at the step. Schema: docs/json.md.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include "util/fmt.h"
 #include "contract/names.h"
+#include "live/summary.h"
 #include "render/render.h"
 
-static void recording_facts(struct json *j, const struct timeline *tl,
-			    const struct render_opts *o)
+static void name_tables(struct json *j, const struct infl_names *nm)
 {
-	const struct recording *r = tl->rec;
-	const struct infl_names *nm = &r->names;
-	char ver[16];
-
-	snprintf(ver, sizeof(ver), "%u.%u", r->format_major, r->format_minor);
-	json_key(j, "recording");
-	json_obj(j);
-	json_kv_str(j, "file", o->source ? o->source : "");
-	json_kv_str(j, "format_version", ver);
-	json_kv_u64(j, "contract", nm->contract_version);
-	json_kv_str(j, "provider", nm->provider);
-	json_kv_str(j, "host", r->host);
-	json_kv_str(j, "command", r->cmdline);
-	json_kv_str(j, "binary", r->binary);
-	json_kv_u64(j, "target_pid", r->target_pid);
-	json_kv_u64(j, "start_unix_ns", r->start_wall_ns);
-	json_kv_u64(j, "duration_ns", tl->t_end - tl->t0);
-	json_kv_u64(j, "snapshot_interval_ns", r->interval_ns);
-	json_kv_bool(j, "complete", r->has_end);
-	json_kv_str(j, "tool", r->tool);
 	json_key(j, "classes");
 	json_arr(j);
 	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {
@@ -58,43 +40,48 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+static void recording_facts(struct json *j, const struct timeline *tl,
+			    const struct render_opts *o)
+{
+	static const char *const modes[] = { "pid", "binary", "command" };
+	const struct recording *r = tl->rec;
+	const struct infl_names *nm = &r->names;
+	char ver[16];
+
+	snprintf(ver, sizeof(ver), "%u.%u", r->format_major, r->format_minor);
+	json_key(j, "recording");
+	json_obj(j);
+	json_kv_str(j, "file", o->source ? o->source : "");
+	json_kv_str(j, "format_version", ver);
+	json_kv_u64(j, "contract", nm->contract_version);
+	json_kv_str(j, "provider", nm->provider);
+	json_kv_str(j, "host", r->host);
+	json_kv_str(j, "command", render_command(tl, timeline__primary(tl)));
+	json_kv_str(j, "binary", r->binary);
+	json_kv_str(j, "mode", modes[r->mode < 3 ? r->mode : 0]);
+	json_kv_u64(j, "target_pid", r->target_pid);
+	json_kv_u64(j, "start_unix_ns", r->start_wall_ns);
+	json_kv_f64(j, "start_s", render_t(tl, r->start_mono_ns), 6);
+	json_kv_f64(j, "end_s", render_t(tl, tl->t_end), 6);
+	json_kv_u64(j, "duration_ns", tl->t_end - r->start_mono_ns);
+	json_kv_u64(j, "snapshot_interval_ns", r->interval_ns);
+	json_kv_bool(j, "complete", r->has_end && !r->cut);
+	json_key(j, "cut");
+	if (r->cut)
+		json_str(j, r->cut_why);
+	else
+		json_null(j);
+	json_kv_str(j, "tool", r->tool);
+	name_tables(j, nm);
 	json_obj_end(j);
 }
 
-static void peak(struct json *j, const struct timeline *tl, const struct tl_proc *p)
+static void peaks(struct json *j, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
 
-	json_key(j, "peak");
-	json_obj(j);
-	json_kv_u64(j, "bytes", p->peak_bytes);
-	json_kv_u64(j, "buffers", p->peak_bufs);
-	json_kv_f64(j, "t_s", render_t(tl, p->peak_ts), 9);
-	json_kv_u64(j, "seq", p->peak_seq);
-	json_kv_u64(j, "rss_bytes", tl_proc__rss_at(p, p->peak_ts));
-	json_key(j, "by_stage");
-	json_arr(j);
-	for (unsigned s = 0; s < INFL_SLOTS; s++) {
-		__u64 bytes = 0;
-
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
-			bytes += p->peak[c][s].bytes;
-		if (!bytes && !p->peak_owners[s])
-			continue;
-		json_obj(j);
-		json_kv_str(j, "stage", names__stage(nm, s));
-		json_kv_u64(j, "owners", p->peak_owners[s]);
-		json_kv_u64(j, "bytes", bytes);
-		json_key(j, "classes");
-		json_obj(j);
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
-			if (p->peak[c][s].bytes)
-				json_kv_u64(j, names__cls(nm, c), p->peak[c][s].bytes);
-		json_obj_end(j);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	json_obj_end(j);
 	json_key(j, "class_peaks");
 	json_arr(j);
 	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {
@@ -103,18 +90,43 @@ static void peak(struct json *j, const struct timeline *tl, const struct tl_proc
 		json_obj(j);
 		json_kv_str(j, "class", names__cls(nm, c));
 		json_kv_u64(j, "bytes", p->class_peak[c]);
-		json_kv_f64(j, "t_s", render_t(tl, p->class_peak_ts[c]), 9);
+		json_kv_f64(j, "time_s", render_t(tl, p->class_peak_ts[c]), 6);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "stage_peaks");
+	json_arr(j);
+	for (unsigned s = 0; s < INFL_SLOTS; s++) {
+		if (!p->slot_peak[s] && !p->owners_peak[s])
+			continue;
+		json_obj(j);
+		json_kv_str(j, "stage", names__stage(nm, s));
+		json_key(j, "id");
+		if (s < INFL_MAX_STAGES)
+			json_u64(j, s);
+		else
+			json_null(j);
+		json_kv_u64(j, "bytes", p->slot_peak[s]);
+		json_key(j, "time_s");
+		if (p->slot_peak[s])
+			json_f64(j, render_t(tl, p->slot_peak_ts[s]), 6);
+		else
+			json_null(j);
+		json_kv_u64(j, "owners_max", p->owners_peak[s]);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
 }
 
-static void stages(struct json *j, const struct timeline *tl, const struct tl_proc *p)
+static void memory_x_time(struct json *j, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
 	__u32 slots = render_used_slots(p);
+	unsigned __int128 all = 0;
 
-	json_key(j, "stages");
+	for (unsigned s = 0; s < INFL_SLOTS; s++)
+		all += render_slot_byte_ns(p, s);
+	json_key(j, "memory_x_time");
 	json_arr(j);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		unsigned __int128 bn = render_slot_byte_ns(p, s);
@@ -125,6 +137,7 @@ static void stages(struct json *j, const struct timeline *tl, const struct tl_pr
 		json_obj(j);
 		json_kv_str(j, "stage", names__stage(nm, s));
 		json_kv_u64(j, "byte_ms", (__u64)(bn / 1000000u));
+		json_kv_f64(j, "share", all ? (double)bn / (double)all : 0, 6);
 		json_kv_u64(j, "stays", s < INFL_MAX_STAGES ? p->dwell_count[s] : 0);
 		json_key(j, "mean_dwell_ms");
 		if (dwell < 0)
@@ -134,58 +147,47 @@ static void stages(struct json *j, const struct timeline *tl, const struct tl_pr
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+static void completions(struct json *j, const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct infl_names *nm = &tl->rec->names;
+
 	json_key(j, "completed");
 	json_obj(j);
 	json_kv_u64(j, "owners", p->retired);
-	json_kv_f64(j, "per_minute", render_per_minute(p, p->retired), 3);
-	json_kv_f64(j, "active_s", render_active_ns(p) / 1e9, 9);
-	json_key(j, "by_first_stage");
+	json_kv_f64(j, "active_s", render_active_ns(p) / 1e9, 6);
+	/* owner kinds apart: proof jobs and partitions are different units of work */
+	json_key(j, "by_kind");
 	json_obj(j);
-	for (unsigned k = 0; k < INFL_SLOTS; k++)
-		if (p->retired_by_kind[k])
-			json_kv_u64(j, names__stage(nm, k), p->retired_by_kind[k]);
+	for (unsigned k = 0; k < INFL_SLOTS; k++) {
+		if (!p->retired_by_kind[k] && !p->started_by_kind[k])
+			continue;
+		json_key(j, names__stage(nm, k));
+		json_obj(j);
+		json_kv_u64(j, "started", p->started_by_kind[k]);
+		json_kv_u64(j, "done", p->retired_by_kind[k]);
+		json_kv_f64(j, "per_minute", render_per_minute(p, p->retired_by_kind[k]), 3);
+		json_obj_end(j);
+	}
 	json_obj_end(j);
 	json_obj_end(j);
 }
 
-static void notes(struct json *j, const struct tl_proc *p)
+static void losses(struct json *j, const struct tl_proc *p)
 {
 	char what[160];
-	__u64 live = 0;
 
-	for (size_t l = 0; l < p->nlives; l++)
-		live += !p->lives[l].retired;
-	json_key(j, "rss");
-	json_obj(j);
-	json_kv_u64(j, "peak_bytes", p->rss_peak);
-	json_kv_u64(j, "samples", p->nrss);
-	json_obj_end(j);
-	json_key(j, "final");
-	json_obj(j);
-	json_kv_u64(j, "bytes", p->final.total_bytes);
-	json_kv_u64(j, "buffers", p->final.total_bufs);
-	json_kv_u64(j, "owners_live", live);
-	json_obj_end(j);
-	json_key(j, "late_attach");
-	json_obj(j);
-	json_kv_u64(j, "unmatched_frees", p->unmatched_free);
-	json_kv_u64(j, "unmatched_free_bytes", p->unmatched_free_bytes);
-	json_kv_u64(j, "unmatched_owners", p->unmatched_stage);
-	json_obj_end(j);
-	json_key(j, "anomalies");
-	json_obj(j);
-	json_kv_u64(j, "rejected", p->rejected);
-	json_kv_u64(j, "untracked", p->untracked);
-	json_kv_u64(j, "double_allocs", p->dups);
-	json_kv_u64(j, "diverged", p->diverged);
-	json_obj_end(j);
+	json_kv_u64(j, "lives", p->nlives);
+	json_kv_u64(j, "recorded_events", p->nev);
 	json_key(j, "lost");
 	json_obj(j);
 	json_kv_u64(j, "seq_gaps", p->seq_gaps);
 	json_kv_u64(j, "kernel", p->lost_kernel);
 	json_kv_u64(j, "user", p->lost_user);
+	json_kv_u64(j, "diverged", p->diverged);
 	json_obj_end(j);
-	json_kv_bool(j, "exact", tl_proc__exact(p));
+	json_kv_bool(j, "replay_exact", tl_proc__exact(p));
 	json_key(j, "check");
 	if (!p->kernel_final) {
 		json_null(j);
@@ -204,6 +206,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	__u32 classes = render_used_classes(p), slots = render_used_slots(p);
 	struct tl_cursor c;
 	struct tl_sample smp;
+	int err;
 
 	if (tl_cursor__init(&c, p))
 		return -ENOMEM;
@@ -224,13 +227,13 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	json_arr_end(j);
 	json_key(j, "rows");
 	json_arr(j);
-	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
+	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render_next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &smp);
 		json_obj(j);
-		json_kv_f64(j, "t_s", render_t(tl, t + step), 9);
+		json_kv_f64(j, "time_s", render_t(tl, t + step), 6);
 		json_kv_u64(j, "bytes", smp.at_end->total_bytes);
 		json_kv_u64(j, "max_bytes", smp.max_bytes);
-		json_kv_u64(j, "rss_bytes", tl_proc__rss_at(p, t + step - 1));
+		json_kv_u64(j, "rss_bytes", tl_cursor__rss_at(&c, t + step - 1));
 		json_key(j, "class_bytes");
 		json_arr(j);
 		for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
@@ -253,8 +256,29 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	}
 	json_arr_end(j);
 	json_obj_end(j);
+	err = c.err;
 	tl_cursor__free(&c);
-	return 0;
+	return err;
+}
+
+/* The shared figures of a process (the live summary's keys), from the replay. */
+void render_json_proc_figures(struct json *j, const struct timeline *tl, const struct tl_proc *p)
+{
+	const struct recording *r = tl->rec;
+	bool target = p->pid == r->target_pid;
+	struct proc_facts pf = {
+		.pid = p->pid, .comm = p->comm[0] ? p->comm : NULL,
+		.binary = r->binary[0] ? r->binary : NULL, .command = render_command(tl, p),
+		.argv = target && r->argc ? r->argv : NULL,
+		.wait_status = target && r->has_end ? r->exit_status : -1, .origin = tl->t0,
+		.now = p->t_end, .rss_at_peak = p->nrss ? p->rss_at_peak : UINT64_MAX,
+		.ring_lost = p->lost_user, .st = &p->fig, .names = &r->names,
+		.approximate = !tl_proc__exact(p), .oom = &p->oom,
+	};
+
+	if (pf.command && !pf.command[0])
+		pf.command = NULL;
+	summary__json_proc(j, &pf);
 }
 
 int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
@@ -269,8 +293,10 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		return -ENOMEM;
 	json_init(&j, f);
 	json_obj(&j);
+	json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 	json_kv_str(&j, "format", "inflight-report");
-	json_kv_u64(&j, "version", 1);
+	json_kv_u64(&j, "version", 2);
+	summary_json_clock(&j, tl->t0_pid ? tl->t0 : 0, tl->t0_pid);
 	recording_facts(&j, tl, o);
 	json_key(&j, "processes");
 	json_arr(&j);
@@ -278,13 +304,11 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		const struct tl_proc *p = procs[i];
 
 		json_obj(&j);
-		json_kv_u64(&j, "pid", p->pid);
-		json_kv_str(&j, "comm", p->comm);
-		json_kv_u64(&j, "events", p->nev);
-		json_kv_u64(&j, "owners", p->nlives);
-		peak(&j, tl, p);
-		stages(&j, tl, p);
-		notes(&j, p);
+		render_json_proc_figures(&j, tl, p);
+		losses(&j, p);
+		peaks(&j, tl, p);
+		memory_x_time(&j, tl, p);
+		completions(&j, tl, p);
 		err = timeline_rows(&j, tl, p, step);
 		json_obj_end(&j);
 	}

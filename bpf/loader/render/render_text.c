@@ -12,30 +12,73 @@
 #include <string.h>
 #include <time.h>
 #include "util/fmt.h"
+#include "live/summary.h"
 #include "recording/rec_reader.h"
+#include "util/sanitize.h"
 #include "render/render.h"
 
 #define MAX_STAGE_COLS 9 /* 9 x 6 columns beside 28 of time and bytes: 82 would be too many */
 
+/* `text` after a label of `indent` columns, escaped (util/sanitize.h) and wrapped between
+ * words at 79 columns, never cut */
+static void wrapped(FILE *f, const char *label, int indent, const char *raw)
+{
+	char *text = san_dup(raw ? raw : "");
+	size_t len = text ? strlen(text) : 0, at = 0, w = 79 - indent;
+
+	fprintf(f, "%-*s", indent, label);
+	if (!len)
+		fputc('\n', f);
+	while (at < len) {
+		size_t cut = len - at <= w ? len - at : w;
+
+		if (at + cut < len) {
+			size_t sp = cut;
+
+			while (sp > 0 && text[at + sp] != ' ')
+				sp--;
+			if (sp > 0)
+				cut = sp; /* else a word longer than the line: it goes whole */
+			else
+				while (at + cut < len && text[at + cut] != ' ')
+					cut++;
+		}
+		fprintf(f, "%*s%.*s\n", at ? indent : 0, "", (int)cut, text + at);
+		at += cut;
+		while (at < len && text[at] == ' ')
+			at++;
+	}
+	free(text);
+}
+
 static void print_header(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct recording *r = tl->rec;
-	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?";
+	char b1[FMT_LEN], b2[FMT_LEN], when[64] = "?", src[512], host[31];
 	time_t secs = r->start_wall_ns / 1000000000ull;
 	struct tm tm;
 
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	fprintf(f, "recording  %s (format %u.%u, %s, %zu records%s)\n",
-		o->source ? o->source : "-", r->format_major, r->format_minor,
-		fmt_bytes(b1, r->file_bytes), r->nrecords, r->has_end ? "" : ", cut short");
-	fprintf(f, "command    %.68s\n", r->cmdline[0] ? r->cmdline : "(none)");
-	fprintf(f, "binary     %.68s\n", r->binary[0] ? r->binary : "(unknown)");
-	fprintf(f, "host       %.30s   contract %d (%s)\n", r->host,
+		san_str(src, sizeof(src), o->source ? o->source : "-"), r->format_major,
+		r->format_minor,
+		fmt_bytes(b1, r->file_bytes), r->nrecords,
+		r->cut ? ", cut short" : r->has_end ? "" : ", no end record");
+	if (r->cut)
+		wrapped(f, "cut", 11, r->cut_why);
+	wrapped(f, "command", 11, render_command(tl, timeline__primary(tl))[0] ?
+		render_command(tl, timeline__primary(tl)) : "(none)");
+	wrapped(f, "binary", 11, r->binary[0] ? r->binary : "(unknown)");
+	fprintf(f, "host       %s   contract %d (%s)\n", san_str(host, sizeof(host), r->host),
 		r->names.contract_version,
 		r->names.contract_version ? r->names.provider : "numeric names");
-	fprintf(f, "started    %s, lasted %s\n", when,
-		fmt_duration(b2, tl->t_end > tl->t0 ? tl->t_end - tl->t0 : 0));
+	fprintf(f, "recorded   %s for %s\n", when,
+		fmt_duration(b2, tl->t_end > r->start_mono_ns ? tl->t_end - r->start_mono_ns : 0));
+	if (tl->t0_pid)
+		fprintf(f, "clock      t = 0 s is the first probe event (pid %u), %.3f s after\n"
+			"           the recording started; every time below is on this clock\n",
+			tl->t0_pid, tl->t0 > r->start_mono_ns ? (tl->t0 - r->start_mono_ns) / 1e9 : 0);
 }
 
 /* Up to MAX_STAGE_COLS stage columns, in id order, "(none)" last. */
@@ -69,11 +112,11 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	fputc('\n', f);
 	if (tl_cursor__init(&c, p))
 		return;
-	for (__u64 t = tl->t0; t < tl->t_end || t == tl->t0; t = render_next_t(t, step)) {
+	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render_next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &s);
 		fprintf(f, "%8.*f %6s %6s %6s", decimals, render_t(tl, t + step),
 			fmt_bytes_short(b1, s.at_end->total_bytes), fmt_bytes_short(b2, s.max_bytes),
-			fmt_bytes_short(b3, tl_proc__rss_at(p, t + step - 1)));
+			fmt_bytes_short(b3, tl_cursor__rss_at(&c, t + step - 1)));
 		for (int i = 0; i < ncols; i++)
 			fprintf(f, " %5" PRIu64, (uint64_t)s.at_end->owners[cols[i]]);
 		fputc('\n', f);
@@ -94,7 +137,7 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	if (p->rss_peak)
 		fprintf(f, "  rss      peak %s at %.3f s; %s at the tracked peak\n",
 			fmt_bytes(b1, p->rss_peak), render_t(tl, p->rss_peak_ts),
-			fmt_bytes(b2, tl_proc__rss_at(p, p->peak_ts)));
+			fmt_bytes(b2, p->rss_at_peak));
 	if (!p->peak_bytes)
 		return;
 	/* the classes present at the peak, 9 at most: 79 columns */
@@ -172,8 +215,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	fprintf(f, "%s\n  throughput %.1f owners done per minute over %s active\n",
 		p->retired ? ")" : "", render_per_minute(p, p->retired),
 		fmt_duration(b1, render_active_ns(p)));
-	for (size_t l = 0; l < p->nlives; l++)
-		leaking += !p->lives[l].retired;
+	leaking = p->live_at_end;
 	if (leaking || p->final.total_bytes)
 		fprintf(f, "  at the end %" PRIu64 " owners live, %s in %" PRIu64 " buffers "
 			"still tracked\n", (uint64_t)leaking, fmt_bytes(b1, p->final.total_bytes),
@@ -206,6 +248,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 
 int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
+	char b1[FMT_LEN], comm[4 * 16 + 1];
 	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 40);
 	size_t n;
 	const struct tl_proc **procs = render_procs(tl, o, &n);
@@ -216,8 +259,20 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_proc *p = procs[i];
 
-		fprintf(f, "\npid %u (%s): %zu events, %zu owners\n", p->pid,
-			p->comm[0] ? p->comm : "?", p->nev, p->nlives);
+		fprintf(f, "\npid %u (%s): %" PRIu64 " events, %" PRIu64 " owners\n", p->pid,
+			p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?", (uint64_t)p->nev,
+			(uint64_t)p->nlives);
+		if (n > 1 || strcmp(render_command(tl, p), render_command(tl, timeline__primary(tl))))
+			wrapped(f, "  command", 11, render_command(tl, p));
+		if (p->oom.ns) {
+			char oom[160];
+
+			wrapped(f, "  OOM-KILLED", 13, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0));
+		}
+		fprintf(f, "  ran %.3f s to %.3f s: %s from its first event to its %s\n",
+			render_t(tl, p->first_ts ? p->first_ts : tl->t0), render_t(tl, p->t_end),
+			fmt_duration(b1, p->t_end > p->first_ts && p->first_ts ?
+				     p->t_end - p->first_ts : 0), p->exited ? "exit" : "end");
 		print_table(f, tl, p, step);
 		print_peak(f, tl, p);
 		print_stages(f, tl, p);

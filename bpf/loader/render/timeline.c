@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Builds the timeline of a recording: groups events per process in accounting order,
- * replays them once collecting owners' lives and stage slices, the exact peak, each class's
- * peak, memory x time and losses; then offers queries on the result.
+ * Builds the timeline of a recording in one walk over its records: each process's events
+ * are put back in accounting order (timeline_replay.h's tl_order) and replayed as they come,
+ * collecting the exact peak, each class's and stage's peak, memory x time, dwell,
+ * completions, anomalies, losses and RSS; then offers queries on the result.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -14,12 +15,32 @@
 #include "render/timeline.h"
 #include "render/timeline_replay.h"
 
-#define NO_SLICE UINT32_MAX
+#define RSS_RING 64 /* recent samples kept to find the one at a new tracked peak */
+
+/* One RSS series (kernel, or /proc statm) while the walk goes on. */
+struct rss_track {
+	__u64 n, peak, peak_ts, last, last_ts, tracked_at_peak;
+	__u64 at_peak, at_peak_ts; /* the latest sample at or before the tracked peak */
+	bool at_peak_set;
+	__u64 ring_ts[RSS_RING], ring_v[RSS_RING];
+	unsigned ring_n;
+};
+
+/* A process while the walk goes on. */
+struct pbuild {
+	struct tl_proc p;
+	struct tl_replay *rp;
+	struct tl_order ord;
+	__u64 prev_seq;
+	struct rss_track kern, statm;
+};
 
 struct build {
-	struct tl_proc *p;
-	__u32 *open_slice; /* per life: its slice still open, NO_SLICE when none */
-	size_t cap_lives, cap_slices;
+	struct timeline *tl;
+	struct recording *rec;
+	struct pbuild *pb;
+	size_t n, cap;
+	size_t last;
 	bool oom;
 };
 
@@ -28,121 +49,93 @@ static bool accounting(const struct infl_event *ev)
 	return ev->type <= INFL_EV_STAGE;
 }
 
-/* pid, then the kernel's order (seq); an RSS or exit event follows the event whose seq it
- * carries; then time, for ties among those */
-static int ev_cmp(const void *a, const void *b)
+static struct pbuild *pbuild_of(struct build *b, __u32 pid)
 {
-	const struct infl_event *x = a, *y = b;
+	struct pbuild *pb;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (accounting(x) != accounting(y))
-		return accounting(x) ? -1 : 1;
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return 0;
-}
-
-static __u32 hook_life_new(void *ctx, __u64 owner, __u64 ts)
-{
-	struct build *b = ctx;
-	struct tl_proc *p = b->p;
-
-	if (p->nlives == b->cap_lives) {
-		size_t cap = b->cap_lives ? b->cap_lives * 2 : 64;
-		struct tl_life *l = realloc(p->lives, cap * sizeof(*l));
-		__u32 *o = realloc(b->open_slice, cap * sizeof(*o));
-
-		if (l)
-			p->lives = l;
-		if (o)
-			b->open_slice = o;
-		if (!l || !o) {
-			b->oom = true;
-			return 0;
+	if (b->last < b->n && b->pb[b->last].p.pid == pid)
+		return &b->pb[b->last];
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->pb[i].p.pid == pid) {
+			b->last = i;
+			return &b->pb[i];
 		}
-		b->cap_lives = cap;
 	}
-	memset(&p->lives[p->nlives], 0, sizeof(p->lives[0]));
-	p->lives[p->nlives].owner = owner;
-	p->lives[p->nlives].t0 = ts;
-	p->lives[p->nlives].kind = INFL_SLOT_NONE;
-	b->open_slice[p->nlives] = NO_SLICE;
-	return p->nlives++;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 8;
+		struct pbuild *n = realloc(b->pb, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		b->pb = n;
+		b->cap = cap;
+	}
+	pb = &b->pb[b->n];
+	memset(pb, 0, sizeof(*pb));
+	pb->p.pid = pid;
+	pb->p.comm = "";
+	pb->p.cmdline = "";
+	pb->p.rec = b->rec;
+	pb->p.entry_mask = b->rec->names.entry_mask;
+	pb->p.terminal_mask = b->rec->names.terminal_mask;
+	pb->rp = tl_replay__new(pb->p.entry_mask, pb->p.terminal_mask, NULL, NULL);
+	if (!pb->rp)
+		return NULL;
+	b->last = b->n++;
+	return pb;
 }
 
-static void close_slice(struct build *b, __u32 life, __u64 ts)
-{
-	__u32 s = b->open_slice[life];
+/* ---- what the replay tells (hooks) ---- */
 
-	if (s == NO_SLICE)
-		return;
-	b->p->slices[s].t1 = ts;
-	b->open_slice[life] = NO_SLICE;
+static unsigned log2_bucket(__u64 ns)
+{
+	__u64 us = ns / 1000;
+	unsigned k = 0;
+
+	while (k < INFL_HIST_SLOTS - 1 && us >> (k + 1))
+		k++;
+	return k;
 }
 
-static void hook_stage_change(void *ctx, __u32 life, unsigned from, unsigned to, __u64 entered,
-			      __u64 ts, bool created)
+static void hook_stage_change(void *ctx, __u64 owner, struct tl_owner *o, unsigned from,
+			      unsigned to, __u64 entered, __u64 ts, bool created)
 {
-	struct build *b = ctx;
-	struct tl_proc *p = b->p;
-	struct tl_life *l;
-	struct tl_slice *s;
+	struct tl_proc *p = ctx;
 
-	if (b->oom || life >= p->nlives)
-		return;
-	l = &p->lives[life];
+	(void)owner;
 	if (from < INFL_MAX_STAGES) {
 		p->dwell_sum_ns[from] += ts - entered;
 		p->dwell_count[from]++;
+		p->dwell_hist[from][log2_bucket(ts - entered)]++;
 	}
-	close_slice(b, life, ts);
-	if (l->kind == INFL_SLOT_NONE)
-		l->kind = to;
 	if (created) {
-		if (p->entry_mask & (1u << to))
+		if (p->entry_mask & (1u << to)) {
 			p->started++;
-		else
-			l->born_early = true;
-	}
-	if (p->nslices == b->cap_slices) {
-		size_t cap = b->cap_slices ? b->cap_slices * 2 : 256;
-		struct tl_slice *n = realloc(p->slices, cap * sizeof(*n));
-
-		if (!n) {
-			b->oom = true;
-			return;
+			p->started_by_kind[to]++;
 		}
-		p->slices = n;
-		b->cap_slices = cap;
 	}
-	s = &p->slices[p->nslices];
-	memset(s, 0, sizeof(*s));
-	s->t0 = ts;
-	s->life = life;
-	s->stage = to;
-	b->open_slice[life] = p->nslices++;
+	if (o->born_early && o->kind == to && created)
+		p->born_early++;
 }
 
-static void hook_life_retire(void *ctx, __u32 life, __u64 ts)
+static void hook_life_new(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts)
 {
-	struct build *b = ctx;
-	struct tl_proc *p = b->p;
-	__u32 s;
+	struct tl_proc *p = ctx;
 
-	if (b->oom || life >= p->nlives)
-		return;
-	s = b->open_slice[life];
-	close_slice(b, life, ts);
-	/* retiring on entering the terminal stage leaves an empty slice: not worth a bar */
-	if (s != NO_SLICE && s == p->nslices - 1 && p->slices[s].t0 == ts)
-		p->nslices--;
-	p->lives[life].retired = true;
-	p->lives[life].t1 = ts;
+	(void)owner;
+	(void)o;
+	(void)ts;
+	p->nlives++;
+}
+
+static void hook_life_retire(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts)
+{
+	struct tl_proc *p = ctx;
+
+	(void)owner;
+	(void)ts;
 	p->retired++;
-	p->retired_by_kind[p->lives[life].kind < INFL_SLOTS ? p->lives[life].kind : INFL_SLOT_NONE]++;
+	p->retired_by_kind[o->kind < INFL_SLOTS ? o->kind : INFL_SLOT_NONE]++;
 }
 
 static const struct tl_hooks build_hooks = {
@@ -150,6 +143,51 @@ static const struct tl_hooks build_hooks = {
 	.stage_change = hook_stage_change,
 	.life_retire = hook_life_retire,
 };
+
+/* ---- RSS ---- */
+
+static void rss_sample(struct rss_track *t, const struct tl_proc *p, __u64 ts, __u64 v,
+		       __u64 tracked)
+{
+	t->n++;
+	t->ring_ts[t->ring_n % RSS_RING] = ts;
+	t->ring_v[t->ring_n % RSS_RING] = v;
+	t->ring_n++;
+	if (v > t->peak) {
+		t->peak = v;
+		t->peak_ts = ts;
+		t->tracked_at_peak = tracked;
+	}
+	if (ts >= t->last_ts) {
+		t->last = v;
+		t->last_ts = ts;
+	}
+	if (p->peak_bytes && ts <= p->peak_ts && (!t->at_peak_set || ts >= t->at_peak_ts)) {
+		t->at_peak = v;
+		t->at_peak_ts = ts;
+		t->at_peak_set = true;
+	}
+}
+
+/* the tracked peak moved to p->peak_ts: the sample then is the latest at or before it */
+static void rss_new_peak(struct rss_track *t, const struct tl_proc *p)
+{
+	unsigned n = t->ring_n < RSS_RING ? t->ring_n : RSS_RING;
+
+	t->at_peak_set = false;
+	t->at_peak = 0;
+	for (unsigned i = 0; i < n; i++) {
+		__u64 ts = t->ring_ts[i];
+
+		if (ts <= p->peak_ts && (!t->at_peak_set || ts >= t->at_peak_ts)) {
+			t->at_peak = t->ring_v[i];
+			t->at_peak_ts = ts;
+			t->at_peak_set = true;
+		}
+	}
+}
+
+/* ---- the replay of one event, in accounting order ---- */
 
 static void integrate(struct tl_proc *p, const struct tl_state *st, __u64 dt)
 {
@@ -161,175 +199,251 @@ static void integrate(struct tl_proc *p, const struct tl_state *st, __u64 dt)
 				p->byte_ns[c][s] += (unsigned __int128)st->cur[c][s].bytes * dt;
 }
 
-static int slice_cmp(const void *a, const void *b)
+static void count_flags(struct tl_proc *p, const struct infl_event *ev)
 {
-	const struct tl_slice *x = a, *y = b;
-
-	if (x->life != y->life)
-		return x->life < y->life ? -1 : 1;
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	return 0;
-}
-
-static int rss_cmp(const void *a, const void *b)
-{
-	const struct tl_rss *x = a, *y = b;
-
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-static int collect_rss(struct tl_proc *p, const struct recording *rec)
-{
-	size_t n = 0, kernel = 0;
-
-	for (size_t i = 0; i < p->nev; i++)
-		kernel += p->ev[i].type == INFL_EV_RSS;
-	for (size_t i = 0; i < rec->nrss; i++)
-		if (rec->rss[i].pid == p->pid)
-			kernel += rec->rss[i].source == REC_RSS_KERNEL;
-	p->rss = calloc(p->nev + rec->nrss + 1, sizeof(*p->rss));
-	if (!p->rss)
-		return -ENOMEM;
-	/* the kernel's figures when there are any (rss_stat sees every change), else statm */
-	for (size_t i = 0; kernel && i < p->nev; i++)
-		if (p->ev[i].type == INFL_EV_RSS)
-			p->rss[n++] = (struct tl_rss){ p->ev[i].ts_ns, p->ev[i].arg0 };
-	for (size_t i = 0; i < rec->nrss; i++) {
-		const struct rec_rss *r = &rec->rss[i];
-
-		if (r->pid == p->pid && (r->source == REC_RSS_KERNEL) == (kernel > 0))
-			p->rss[n++] = (struct tl_rss){ r->mono_ns, r->bytes };
+	if (ev->flags & INFL_EVF_REJECTED) {
+		p->rejected++;
+		if (ev->type == INFL_EV_STAGE)
+			p->rejected_stage++;
+		else
+			p->rejected_class++;
+	} else if (ev->flags & INFL_EVF_UNTRACKED) {
+		p->untracked++;
+	} else if (ev->flags & INFL_EVF_UNSTAGED) {
+		p->unstaged++;
 	}
-	p->nrss = n;
-	if (n)
-		qsort(p->rss, n, sizeof(*p->rss), rss_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (p->rss[i].bytes > p->rss_peak) {
-			p->rss_peak = p->rss[i].bytes;
-			p->rss_peak_ts = p->rss[i].ts;
+	if (ev->flags & INFL_EVF_DUP)
+		p->dups++;
+	if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED)) {
+		p->unmatched_free++;
+		p->unmatched_free_bytes += ev->arg1;
+		if (ev->id < INFL_MAX_CLASSES) {
+			p->unmatched_free_cls[ev->id].count++;
+			p->unmatched_free_cls[ev->id].bytes += ev->arg1;
 		}
 	}
-	return 0;
+	if (ev->type == INFL_EV_STAGE && (ev->flags & INFL_EVF_UNMATCHED)) {
+		p->unmatched_stage++;
+		if (ev->id < INFL_MAX_STAGES)
+			p->unmatched_stage_by[ev->id]++;
+	}
 }
 
-static int replay_proc(struct tl_proc *p, const struct timeline *tl)
+static void track_peaks(struct pbuild *b, const struct infl_event *ev)
 {
-	struct build b = { .p = p };
-	struct tl_replay *rp = tl_replay__new(p->terminal_mask, &build_hooks, &b);
-	__u64 prev_seq = 0, now;
-	int err = 0;
+	struct tl_proc *p = &b->p;
+	const struct tl_state *st = &b->rp->st;
 
-	if (!rp)
-		return -ENOMEM;
-	p->t_end = tl->t_end;
-	for (size_t i = 0; i < p->nev; i++) {
-		const struct infl_event *ev = &p->ev[i];
-
-		if (ev->type == INFL_EV_EXIT)
-			p->t_end = ev->ts_ns;
-		if (!accounting(ev))
-			continue;
-		if (ev->seq > prev_seq + 1)
-			p->seq_gaps += ev->seq - prev_seq - 1;
-		if (ev->seq > prev_seq)
-			prev_seq = ev->seq;
-		if (!p->first_ts)
-			p->first_ts = ev->ts_ns;
+	if (st->total_bytes > p->peak_bytes) {
+		p->peak_bytes = st->total_bytes;
+		p->peak_bufs = st->total_bufs;
+		p->peak_ts = st->ts;
+		p->peak_seq = ev->seq;
+		memcpy(p->peak, st->cur, sizeof(p->peak));
+		memcpy(p->peak_owners, st->owners, sizeof(p->peak_owners));
+		rss_new_peak(&b->kern, p);
+		rss_new_peak(&b->statm, p);
 	}
-	if (p->kernel_final && p->kernel_final->seq > prev_seq)
-		p->seq_gaps += p->kernel_final->seq - prev_seq;
-	if (p->kernel_final && p->kernel_final->exit_ns)
-		p->t_end = p->kernel_final->exit_ns;
-	for (size_t i = 0; i < p->nev && !b.oom && !rp->oom; i++) {
-		const struct infl_event *ev = &p->ev[i];
+	if (ev->type <= INFL_EV_FREE && ev->id < INFL_MAX_CLASSES) {
+		__u64 cb = tl_state__class_bytes(st, ev->id);
 
-		now = ev->ts_ns > rp->st.ts ? ev->ts_ns : rp->st.ts;
-		if (rp->st.ts)
-			integrate(p, &rp->st, now - rp->st.ts);
-		tl_replay__apply(rp, ev);
-		if (!accounting(ev))
-			continue;
-		p->last_ts = rp->st.ts;
-		if (ev->flags & INFL_EVF_REJECTED)
-			p->rejected++;
-		else if (ev->flags & (INFL_EVF_UNTRACKED | INFL_EVF_UNSTAGED))
-			p->untracked++;
-		if (ev->flags & INFL_EVF_DUP)
-			p->dups++;
-		if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED)) {
-			p->unmatched_free++;
-			p->unmatched_free_bytes += ev->arg1;
+		if (cb > p->class_peak[ev->id]) {
+			p->class_peak[ev->id] = cb;
+			p->class_peak_ts[ev->id] = st->ts;
 		}
-		if (ev->type == INFL_EV_STAGE && (ev->flags & INFL_EVF_UNMATCHED))
-			p->unmatched_stage++;
-		if (rp->st.total_bytes > p->peak_bytes) {
-			p->peak_bytes = rp->st.total_bytes;
-			p->peak_bufs = rp->st.total_bufs;
-			p->peak_ts = rp->st.ts;
-			p->peak_seq = ev->seq;
-			memcpy(p->peak, rp->st.cur, sizeof(p->peak));
-			memcpy(p->peak_owners, rp->st.owners, sizeof(p->peak_owners));
-		}
-		if (ev->type <= INFL_EV_FREE && ev->id < INFL_MAX_CLASSES) {
-			__u64 cb = tl_state__class_bytes(&rp->st, ev->id);
+	}
+	for (unsigned s = 0; s < INFL_SLOTS; s++) {
+		if (st->owners[s] > p->owners_peak[s])
+			p->owners_peak[s] = st->owners[s];
+	}
+	if (ev->type <= INFL_EV_STAGE) {
+		/* the slots this event can have grown: its own, and a stage move's target */
+		unsigned slots[2] = { ev->from_slot, ev->type == INFL_EV_STAGE ? ev->id : ev->from_slot };
 
-			if (cb > p->class_peak[ev->id]) {
-				p->class_peak[ev->id] = cb;
-				p->class_peak_ts[ev->id] = rp->st.ts;
+		for (int k = 0; k < 2; k++) {
+			unsigned s = slots[k];
+			__u64 sb;
+
+			if (s >= INFL_SLOTS)
+				continue;
+			sb = tl_state__slot_bytes(st, s);
+			if (sb > p->slot_peak[s]) {
+				p->slot_peak[s] = sb;
+				p->slot_peak_ts[s] = st->ts;
 			}
 		}
 	}
+}
+
+static void apply(struct pbuild *b, const struct infl_event *ev)
+{
+	struct tl_proc *p = &b->p;
+	struct tl_replay *rp = b->rp;
+	__u64 now;
+
+	if (ev->type == INFL_EV_EXIT) {
+		p->exited = true;
+		p->exit_ts = ev->ts_ns;
+	}
+	if (accounting(ev)) {
+		if (ev->seq > b->prev_seq + 1)
+			p->seq_gaps += ev->seq - b->prev_seq - 1;
+		if (ev->seq > b->prev_seq)
+			b->prev_seq = ev->seq;
+		if (!p->first_ts)
+			p->first_ts = ev->ts_ns;
+	}
+	now = ev->ts_ns > rp->st.ts ? ev->ts_ns : rp->st.ts;
+	if (rp->st.ts)
+		integrate(p, &rp->st, now - rp->st.ts);
+	tl_replay__apply(rp, ev);
+	if (ev->type == INFL_EV_RSS)
+		rss_sample(&b->kern, p, ev->ts_ns, ev->arg0, rp->st.total_bytes);
+	if (!accounting(ev))
+		return;
+	p->last_ts = rp->st.ts;
+	if (ev->type < INFL_PROBE__COUNT)
+		p->events[ev->type]++;
+	count_flags(p, ev);
+	track_peaks(b, ev);
+}
+
+static void drain(struct pbuild *b, bool flush)
+{
+	struct infl_event ev;
+
+	while (tl_order__pop(&b->ord, flush, &ev))
+		apply(b, &ev);
+}
+
+/* ---- the walk's visitor ---- */
+
+static void on_event(void *ctx, const struct infl_event *ev)
+{
+	struct build *bd = ctx;
+	struct pbuild *b = bd->oom ? NULL : pbuild_of(bd, ev->pid);
+
+	if (!b || tl_order__push(&b->ord, ev)) {
+		bd->oom = true;
+		return;
+	}
+	b->p.nev++;
+	/* the hooks' context is the process, in bd->pb, which moves as it grows */
+	b->rp->hooks = &build_hooks;
+	b->rp->hook_ctx = &b->p;
+	drain(b, false);
+	if (b->rp->oom)
+		bd->oom = true;
+}
+
+static void on_rss(void *ctx, const struct rec_rss *r)
+{
+	struct build *bd = ctx;
+	struct pbuild *b = bd->oom ? NULL : pbuild_of(bd, r->pid);
+
+	if (!b) {
+		bd->oom = true;
+		return;
+	}
+	rss_sample(r->source == REC_RSS_KERNEL ? &b->kern : &b->statm, &b->p, r->mono_ns,
+		   r->bytes, b->rp->st.total_bytes);
+}
+
+static const struct rec_visitor build_visitor = { .event = on_event, .rss = on_rss };
+
+/* ---- the end of the walk ---- */
+
+/* The process's record as the replay counts it, in the kernel's terms (struct infl_proc),
+ * for the figures every output shares. */
+static void make_fig(struct tl_proc *p, const struct pbuild *b)
+{
+	struct infl_proc *f = &p->fig;
+	const struct infl_proc *k = p->kernel_final;
+
+	memset(f, 0, sizeof(*f));
+	f->seq = b->prev_seq;
+	f->first_ns = p->first_ts;
+	f->last_ns = p->last_ts;
+	f->exited = p->exited || (k && k->exited);
+	f->exit_ns = p->exited ? p->exit_ts : k ? k->exit_ns : 0;
+	f->total_bytes = p->final.total_bytes;
+	f->total_bufs = p->final.total_bufs;
+	f->peak_bytes = p->peak_bytes;
+	f->peak_bufs = p->peak_bufs;
+	f->peak_ns = p->peak_ts;
+	f->peak_seq = p->peak_seq;
+	memcpy(f->cur, p->final.cur, sizeof(f->cur));
+	memcpy(f->peak, p->peak, sizeof(f->peak));
+	memcpy(f->owners, p->final.owners, sizeof(f->owners));
+	memcpy(f->peak_owners, p->peak_owners, sizeof(f->peak_owners));
+	f->owners_started = p->started;
+	f->owners_done = p->retired;
+	memcpy(f->dwell_hist, p->dwell_hist, sizeof(f->dwell_hist));
+	memcpy(f->dwell_sum_ns, p->dwell_sum_ns, sizeof(f->dwell_sum_ns));
+	memcpy(f->dwell_count, p->dwell_count, sizeof(f->dwell_count));
+	memcpy(f->events, p->events, sizeof(f->events));
+	memcpy(f->unmatched_free, p->unmatched_free_cls, sizeof(f->unmatched_free));
+	memcpy(f->unmatched_stage, p->unmatched_stage_by, sizeof(f->unmatched_stage));
+	f->bad_class = p->rejected_class;
+	f->bad_stage = p->rejected_stage;
+	f->dup_alloc = p->dups;
+	f->buf_map_full = p->untracked;
+	f->owner_map_full = p->unstaged;
+	f->ring_drops = p->lost_kernel;
+	f->lock_timeouts = k ? k->lock_timeouts : 0;
+	f->rss_total = p->rss_last;
+	f->rss_peak = p->rss_peak;
+	f->rss_peak_ns = p->rss_peak_ts;
+	f->tracked_at_rss_peak = p->tracked_at_rss_peak;
+}
+
+static void finish_proc(struct pbuild *b, const struct timeline *tl)
+{
+	struct tl_proc *p = &b->p;
+	const struct rec_proc_info *pi = recording__proc(tl->rec, p->pid);
+	const struct rss_track *rs;
+	struct tl_replay *rp = b->rp;
+
+	b->rp->hooks = &build_hooks;
+	b->rp->hook_ctx = p;
+	p->kernel_final = recording__final(tl->rec, p->pid);
+	if (recording__oom(tl->rec, p->pid))
+		p->oom = recording__oom(tl->rec, p->pid)->k;
+	drain(b, true);
+	if (pi) {
+		p->comm = pi->comm ? pi->comm : "";
+		p->cmdline = pi->cmdline ? pi->cmdline : "";
+	}
+	for (size_t k = 0; k < tl->rec->nlost; k++) {
+		if (tl->rec->lost[k].pid != p->pid)
+			continue;
+		if (tl->rec->lost[k].kind == REC_LOST_KERNEL)
+			p->lost_kernel += tl->rec->lost[k].count;
+		else
+			p->lost_user += tl->rec->lost[k].count;
+	}
+	if (p->kernel_final && p->kernel_final->seq > b->prev_seq)
+		p->seq_gaps += p->kernel_final->seq - b->prev_seq;
+	p->t_end = p->exited ? p->exit_ts : tl->t_end;
+	if (p->kernel_final && p->kernel_final->exit_ns)
+		p->t_end = p->kernel_final->exit_ns;
 	if (p->t_end < rp->st.ts)
 		p->t_end = rp->st.ts;
 	if (rp->st.ts)
 		integrate(p, &rp->st, p->t_end - rp->st.ts);
 	p->final = rp->st;
-	p->diverged = rp->diverged;
-	if (b.oom || rp->oom)
-		err = -ENOMEM;
-	/* stays still open at the end: their stage held them until the recording stopped */
-	for (size_t l = 0; !err && l < p->nlives; l++) {
-		if (b.open_slice[l] != NO_SLICE) {
-			p->slices[b.open_slice[l]].t1 = p->t_end;
-			p->slices[b.open_slice[l]].open = true;
-		}
-		if (!p->lives[l].retired)
-			p->lives[l].t1 = p->t_end;
-	}
-	if (!err) {
-		if (p->nslices) /* qsort's pointer must be valid even for no elements */
-			qsort(p->slices, p->nslices, sizeof(*p->slices), slice_cmp);
-		for (size_t s = p->nslices; s-- > 0;) {
-			struct tl_life *l = &p->lives[p->slices[s].life];
-
-			l->first_slice = s;
-			l->nslices++;
-		}
-	}
-	free(b.open_slice);
-	tl_replay__free(rp);
-	return err;
-}
-
-static struct tl_proc *proc_add(struct timeline *tl, size_t *cap, __u32 pid)
-{
-	for (size_t i = 0; i < tl->nprocs; i++)
-		if (tl->procs[i].pid == pid)
-			return &tl->procs[i];
-	if (tl->nprocs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct tl_proc *n = realloc(tl->procs, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		tl->procs = n;
-		*cap = ncap;
-	}
-	memset(&tl->procs[tl->nprocs], 0, sizeof(tl->procs[0]));
-	tl->procs[tl->nprocs].pid = pid;
-	tl->procs[tl->nprocs].comm = "";
-	return &tl->procs[tl->nprocs++];
+	p->diverged = rp->diverged + b->ord.late;
+	p->live_at_end = rp->owners.n;
+	/* the kernel's figures when there are any (rss_stat sees every change), else statm */
+	p->rss_kernel = b->kern.n > 0;
+	rs = p->rss_kernel ? &b->kern : &b->statm;
+	p->nrss = rs->n;
+	p->rss_peak = rs->peak;
+	p->rss_peak_ts = rs->peak_ts;
+	p->rss_last = rs->last;
+	p->rss_at_peak = rs->at_peak;
+	p->tracked_at_rss_peak = rs->tracked_at_peak;
+	make_fig(p, b);
 }
 
 static int pid_cmp(const void *a, const void *b)
@@ -339,98 +453,79 @@ static int pid_cmp(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-int timeline__build(const struct recording *rec, struct timeline **out)
+static void builds_free(struct build *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		tl_replay__free(b->pb[i].rp);
+		tl_order__free(&b->pb[i].ord);
+	}
+	free(b->pb);
+}
+
+int timeline__build(struct recording *rec, struct timeline **out, char err[REC_ERR_LEN])
 {
 	struct timeline *tl = calloc(1, sizeof(*tl));
-	struct infl_event *sorted = NULL;
-	size_t cap = 0;
-	int err = -ENOMEM;
+	struct build b = { .tl = tl, .rec = rec, .last = SIZE_MAX };
+	int ret;
 
 	*out = NULL;
-	if (!tl)
+	err[0] = 0;
+	if (!tl) {
+		snprintf(err, REC_ERR_LEN, "out of memory");
 		return -ENOMEM;
-	tl->rec = rec;
-	tl->t0 = rec->start_mono_ns;
-	tl->t_end = rec->has_end ? rec->end_mono_ns : rec->start_mono_ns;
-	for (size_t i = 0; i < rec->nevents; i++)
-		if (rec->events[i].ts_ns > tl->t_end)
-			tl->t_end = rec->events[i].ts_ns;
-	for (size_t i = 0; i < rec->nsnaps; i++)
-		if (rec->snaps[i].mono_ns > tl->t_end)
-			tl->t_end = rec->snaps[i].mono_ns;
-	/* every pid the recording mentions, events or not */
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (!proc_add(tl, &cap, rec->procs[i].pid))
-			goto fail;
-	for (size_t i = 0; i < rec->nfinals; i++)
-		if (!proc_add(tl, &cap, rec->finals[i].pid))
-			goto fail;
-	sorted = malloc((rec->nevents + 1) * sizeof(*sorted));
-	if (!sorted)
-		goto fail;
-	if (rec->nevents)
-		memcpy(sorted, rec->events, rec->nevents * sizeof(*sorted));
-	if (rec->nevents)
-		qsort(sorted, rec->nevents, sizeof(*sorted), ev_cmp);
-	for (size_t i = 0; i < rec->nevents;) {
-		size_t j = i;
-		struct tl_proc *p;
-
-		while (j < rec->nevents && sorted[j].pid == sorted[i].pid)
-			j++;
-		p = proc_add(tl, &cap, sorted[i].pid);
-		if (!p)
-			goto fail;
-		p->ev = sorted + i;
-		p->nev = j - i;
-		i = j;
 	}
+	tl->rec = rec;
+	ret = rec_scan(rec, &build_visitor, &b, err);
+	if (!ret && b.oom) {
+		snprintf(err, REC_ERR_LEN, "out of memory");
+		ret = -ENOMEM;
+	}
+	/* every pid the recording mentions, events or not */
+	for (size_t i = 0; !ret && i < rec->nprocs + rec->nfinals; i++) {
+		__u32 pid = i < rec->nprocs ? rec->procs[i].pid : rec->finals[i - rec->nprocs].pid;
+
+		if (!pbuild_of(&b, pid))
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		if (!err[0])
+			snprintf(err, REC_ERR_LEN, "%s", strerror(-ret));
+		builds_free(&b);
+		free(tl);
+		return ret;
+	}
+	tl->t_end = rec->has_end ? rec->end_mono_ns : rec->start_mono_ns;
+	if (rec->max_ts > tl->t_end)
+		tl->t_end = rec->max_ts;
+	tl->procs = calloc(b.n + 1, sizeof(*tl->procs));
+	if (!tl->procs) {
+		builds_free(&b);
+		free(tl);
+		snprintf(err, REC_ERR_LEN, "out of memory");
+		return -ENOMEM;
+	}
+	tl->t0 = rec->start_mono_ns;
+	for (size_t i = 0; i < b.n; i++) {
+		finish_proc(&b.pb[i], tl);
+		tl->procs[i] = b.pb[i].p;
+		if (b.pb[i].p.first_ts && (!tl->t0_pid || b.pb[i].p.first_ts < tl->t0)) {
+			tl->t0 = b.pb[i].p.first_ts;
+			tl->t0_pid = b.pb[i].p.pid;
+		}
+	}
+	tl->nprocs = b.n;
 	if (tl->nprocs)
 		qsort(tl->procs, tl->nprocs, sizeof(*tl->procs), pid_cmp);
-	/* the first process owns the sorted array: events of pid order start with it */
-	for (size_t i = 0; i < tl->nprocs; i++) {
-		struct tl_proc *p = &tl->procs[i];
-
-		for (size_t k = 0; k < rec->nprocs; k++)
-			if (rec->procs[k].pid == p->pid && rec->procs[k].comm)
-				p->comm = rec->procs[k].comm;
-		p->kernel_final = recording__final(rec, p->pid);
-		p->entry_mask = rec->names.entry_mask;
-		p->terminal_mask = rec->names.terminal_mask;
-		for (size_t k = 0; k < rec->nlost; k++) {
-			if (rec->lost[k].pid != p->pid)
-				continue;
-			if (rec->lost[k].kind == REC_LOST_KERNEL)
-				p->lost_kernel += rec->lost[k].count;
-			else
-				p->lost_user += rec->lost[k].count;
-		}
-		err = replay_proc(p, tl);
-		if (!err)
-			err = collect_rss(p, rec);
-		if (err)
-			goto fail;
-	}
-	tl->events = sorted;
+	builds_free(&b);
 	*out = tl;
 	return 0;
-fail:
-	tl->events = sorted;
-	timeline__free(tl);
-	return err;
 }
 
 void timeline__free(struct timeline *tl)
 {
 	if (!tl)
 		return;
-	for (size_t i = 0; i < tl->nprocs; i++) {
-		free(tl->procs[i].lives);
-		free(tl->procs[i].slices);
-		free(tl->procs[i].rss);
-	}
 	free(tl->procs);
-	free(tl->events);
 	free(tl);
 }
 
@@ -477,22 +572,6 @@ __u64 tl_state__class_bytes(const struct tl_state *s, unsigned cls)
 	for (int sl = 0; sl < INFL_SLOTS; sl++)
 		sum += s->cur[cls][sl].bytes;
 	return sum;
-}
-
-__u64 tl_proc__rss_at(const struct tl_proc *p, __u64 ts)
-{
-	size_t lo = 0, hi = p->nrss;
-
-	/* the last sample with ts <= t */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->rss[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? p->rss[lo - 1].bytes : 0;
 }
 
 #define MISMATCH(cond, ...)                                                                    \

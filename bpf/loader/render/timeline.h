@@ -2,9 +2,18 @@
 /*
  * The model every renderer works from: a recording's events replayed per process with the
  * kernel's own accounting rules (bpf/inflight.bpf.c), giving the state per (class, stage) at
- * any instant, each owner's life and stage slices, the exact peak, memory x time per
- * (stage, class), dwell per stage, completions and RSS. Replaying is a second, independent
- * computation of what the kernel counted: timeline__check() compares the two.
+ * any instant, the exact peak, memory x time per (stage, class), dwell per stage,
+ * completions and RSS. Replaying is a second, independent computation of what the kernel
+ * counted: timeline__check() compares the two.
+ *
+ * Nothing here holds the events: timeline__build() replays them once while the file is
+ * walked and keeps per-process figures; a cursor replays one process again from the file
+ * for the renderers that draw it over time. Memory follows the processes, their live
+ * buffers and owners, never the length of the recording.
+ *
+ * The clock: every time a renderer shows is seconds since `t0`, the first probe event of
+ * the traced run (the earliest first event of its processes), the one instant that every
+ * view of the same run sees: a live trace, a parallel recording, a report of it.
  */
 #ifndef INFLIGHT_TIMELINE_H
 #define INFLIGHT_TIMELINE_H
@@ -24,83 +33,76 @@ struct tl_state {
 	__u64 total_bufs;
 };
 
-/* A work item's life: from first sight (stage or buffer) to retirement (terminal stage,
- * holding nothing) or the end of the recording. The same owner id may live several times. */
-struct tl_life {
-	__u64 owner;
-	__u64 t0, t1;
-	__u32 first_slice, nslices;
-	__u8 kind;	/* first stage entered; INFL_SLOT_NONE if it never entered one */
-	bool retired;	/* left the books: reached a terminal stage holding nothing */
-	bool born_early; /* first seen at a non-entry stage: it predates the recording */
-};
-
-struct tl_slice {
-	__u64 t0, t1;
-	__u32 life;
-	__u8 stage;
-	bool open; /* still in this stage when the recording ended */
-};
-
-struct tl_rss {
-	__u64 ts;
-	__u64 bytes;
-};
-
 struct tl_proc {
 	__u32 pid;
 	const char *comm;	   /* from the PROC record, or "" */
-	struct infl_event *ev;	   /* this process's events in accounting order */
-	size_t nev;
+	const char *cmdline;	   /* from the PROC record, or "" */
+	const struct recording *rec;
+	__u64 nev;		   /* its events in the recording */
 	__u64 t_end;		   /* exit, or the end of the recording */
-	__u64 first_ts, last_ts;   /* first and last event */
+	__u64 first_ts, last_ts;   /* first and last accounting event */
+	bool exited;
+	__u64 exit_ts;		   /* 0 when it did not exit within the recording */
 	/* owners */
-	struct tl_life *lives;
-	size_t nlives;
-	struct tl_slice *slices; /* grouped by life, in time order within one */
-	size_t nslices;
+	__u64 nlives;		 /* owner lives (the same id may live several times) */
+	__u64 live_at_end;	 /* lives not retired at the end */
+	__u64 born_early;	 /* lives first seen at a non-entry stage */
 	/* peak of tracked bytes, exact: the first event that reached it */
 	__u64 peak_bytes, peak_bufs, peak_ts, peak_seq;
 	struct infl_cell peak[INFL_MAX_CLASSES][INFL_SLOTS];
 	__u64 peak_owners[INFL_SLOTS];
 	__u64 class_peak[INFL_MAX_CLASSES]; /* each class's own high-water mark */
 	__u64 class_peak_ts[INFL_MAX_CLASSES];
+	__u64 slot_peak[INFL_SLOTS];	     /* each stage's own high-water mark (bytes) */
+	__u64 slot_peak_ts[INFL_SLOTS];
+	__u64 owners_peak[INFL_SLOTS];	     /* most owners each stage had at once */
 	/* memory x time: the integral of bytes over [first event, t_end], in byte-nanoseconds */
 	unsigned __int128 byte_ns[INFL_MAX_CLASSES][INFL_SLOTS];
-	/* per stage: completed stays (from the slices) */
+	/* per stage: completed stays */
 	__u64 dwell_sum_ns[INFL_MAX_STAGES];
 	__u64 dwell_count[INFL_MAX_STAGES];
+	__u64 dwell_hist[INFL_MAX_STAGES][INFL_HIST_SLOTS];
 	__u64 started;		 /* owners first seen at an entry stage */
 	__u64 retired;		 /* owners done (kernel: owners_done) */
 	__u64 retired_by_kind[INFL_SLOTS];
-	/* anomalies, as the events flag them */
+	__u64 started_by_kind[INFL_SLOTS];
+	/* probe hits seen, and anomalies as the events flag them */
+	__u64 events[INFL_PROBE__COUNT];
+	struct infl_cell unmatched_free_cls[INFL_MAX_CLASSES];
 	__u64 unmatched_free, unmatched_free_bytes, unmatched_stage;
-	__u64 rejected, untracked, dups;
-	__u64 diverged;		/* events whose slot disagreed with the kernel's: inexact */
+	__u64 unmatched_stage_by[INFL_MAX_STAGES];
+	__u64 rejected_class, rejected_stage, untracked, unstaged, dups;
+	__u64 rejected, diverged; /* diverged: events whose slot disagreed with the kernel's */
 	/* losses */
 	__u64 seq_gaps;		/* accounting events missing from the stream */
 	__u64 lost_kernel;	/* from LOST records */
 	__u64 lost_user;
 	struct tl_state final;	/* after the last event */
-	/* RSS: kernel samples (rss_stat events and snapshots) or /proc statm ones */
-	struct tl_rss *rss;
-	size_t nrss;
-	__u64 rss_peak, rss_peak_ts;
+	/* RSS: kernel samples (rss_stat events and snapshots) when any, else /proc statm */
+	bool rss_kernel;
+	__u64 nrss;
+	__u64 rss_peak, rss_peak_ts, rss_last;
+	__u64 rss_at_peak;	   /* at the tracked peak */
+	__u64 tracked_at_rss_peak; /* tracked bytes when RSS peaked */
 	const struct infl_proc *kernel_final; /* the END record's counters, or NULL */
+	struct infl_oom_kill oom;	      /* the OOM killer chose it (oom.ns), else zero */
 	__u16 entry_mask, terminal_mask;      /* from the recording's names */
+	/* the process's record as the replay counts it: the summary's figures (docs/json.md) */
+	struct infl_proc fig;
 };
 
 struct timeline {
 	const struct recording *rec;
 	struct tl_proc *procs; /* sorted by pid */
 	size_t nprocs;
-	__u64 t0;	       /* the recording's start: time 0 of every report */
+	__u64 t0;	       /* the clock's origin: the run's first probe event */
+	__u32 t0_pid;	       /* whose event it was (0: no event at all) */
 	__u64 t_end;	       /* the recording's end */
-	struct infl_event *events; /* all events sorted by (pid, seq): the procs' ev point here */
 };
 
-/* Replays `rec`. Returns 0 or -ENOMEM. The timeline points into rec: free it first. */
-int timeline__build(const struct recording *rec, struct timeline **out);
+/* Replays `rec` (walking its records once: rec_scan). Returns 0, -ENOMEM, or an error of
+ * rec_scan() with `err` saying what and where. The timeline points into rec: free it first. */
+int timeline__build(struct recording *rec, struct timeline **out, char err[REC_ERR_LEN]);
 void timeline__free(struct timeline *tl);
 
 /* The process reports show first: the target pid when present, else the largest peak. */
@@ -118,26 +120,37 @@ bool tl_proc__exact(const struct tl_proc *p);
 __u64 tl_state__slot_bytes(const struct tl_state *s, unsigned slot);
 __u64 tl_state__class_bytes(const struct tl_state *s, unsigned cls);
 
-/* RSS at time ts (the latest sample at or before it), 0 if none yet. */
-__u64 tl_proc__rss_at(const struct tl_proc *p, __u64 ts);
-
-/* A cursor replays one process forward in time; renderers sample with it. */
+/* A cursor replays one process forward in time from the file; renderers sample with it.
+ * Optional hooks (timeline_replay.h's struct tl_hooks) see owners live and retire, and
+ * `rss` every RSS sample as it is reached. */
 struct tl_replay;
+struct tl_hooks;
+struct tl_cursor_priv;
 struct tl_cursor {
 	const struct tl_proc *p;
-	size_t next;		   /* index of the next event to apply */
 	const struct tl_state *st; /* the state after the events applied so far */
 	struct tl_replay *rp;
+	struct tl_cursor_priv *priv;
+	int err;		   /* a read error met on the way (the file changed) */
 };
 
 int tl_cursor__init(struct tl_cursor *c, const struct tl_proc *p);
+int tl_cursor__init_hooks(struct tl_cursor *c, const struct tl_proc *p,
+			  const struct tl_hooks *hooks, void (*rss)(void *ctx, __u64 ts,
+								    __u64 bytes),
+			  void *ctx);
 void tl_cursor__free(struct tl_cursor *c);
 /* Applies the next event; false at the end. */
 bool tl_cursor__step(struct tl_cursor *c);
 /* Timestamp of the next event, UINT64_MAX at the end. */
-__u64 tl_cursor__next_ts(const struct tl_cursor *c);
+__u64 tl_cursor__next_ts(struct tl_cursor *c);
 /* Applies every event with ts <= t. */
 void tl_cursor__until(struct tl_cursor *c, __u64 t);
+/* RSS at time t (the latest sample at or before it; 0 before the first). t must not go
+ * back, and the cursor must have applied every event before t. */
+__u64 tl_cursor__rss_at(struct tl_cursor *c, __u64 t);
+/* Every RSS sample not reached yet, to the hook (at the end of a pass). */
+void tl_cursor__rss_drain(struct tl_cursor *c);
 
 /* Convenience for tables: the state at the end of each step [t, t + step), and the largest
  * total within it. Call with increasing t. */

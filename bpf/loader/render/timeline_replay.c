@@ -161,10 +161,13 @@ static struct tl_owner *owner_create(struct tl_replay *rp, __u64 owner, __u64 ts
 	}
 	if (created) {
 		o->slot = INFL_SLOT_NONE;
+		o->kind = INFL_SLOT_NONE;
 		o->entered = ts;
+		o->born = ts;
+		o->life = rp->nlives++;
 		rp->st.owners[INFL_SLOT_NONE]++;
-		if (rp->hooks)
-			o->life = rp->hooks->life_new(rp->hook_ctx, owner, ts);
+		if (rp->hooks && rp->hooks->life_new)
+			rp->hooks->life_new(rp->hook_ctx, owner, o, ts);
 	}
 	return o;
 }
@@ -177,8 +180,8 @@ static void owner_retire(struct tl_replay *rp, __u64 owner, struct tl_owner *o, 
 		return;
 	if (rp->st.owners[o->slot])
 		rp->st.owners[o->slot]--;
-	if (rp->hooks)
-		rp->hooks->life_retire(rp->hook_ctx, o->life, ts);
+	if (rp->hooks && rp->hooks->life_retire)
+		rp->hooks->life_retire(rp->hook_ctx, owner, o, ts);
 	u64map_del(&rp->owners, owner);
 }
 
@@ -282,9 +285,13 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 	from = o->slot;
 	if (from != ev->from_slot)
 		rp->diverged++;
-	if (rp->hooks)
-		rp->hooks->stage_change(rp->hook_ctx, o->life, from, stage, o->entered, rp->st.ts,
-					created);
+	if (o->kind == INFL_SLOT_NONE) {
+		o->kind = stage;
+		o->born_early = created && !(rp->entry_mask & (1u << stage));
+	}
+	if (rp->hooks && rp->hooks->stage_change)
+		rp->hooks->stage_change(rp->hook_ctx, ev->arg0, o, from, stage, o->entered,
+					rp->st.ts, created);
 	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
 		struct infl_cell h = o->held[c], *src = &rp->st.cur[c][from];
 
@@ -334,7 +341,7 @@ void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
 	}
 }
 
-struct tl_replay *tl_replay__new(__u16 terminal_mask,
+struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
 				 const struct tl_hooks *hooks, void *ctx)
 {
 	struct tl_replay *rp = calloc(1, sizeof(*rp));
@@ -343,6 +350,7 @@ struct tl_replay *tl_replay__new(__u16 terminal_mask,
 		return NULL;
 	rp->bufs.vsize = sizeof(struct tl_buf);
 	rp->owners.vsize = sizeof(struct tl_owner);
+	rp->entry_mask = entry_mask;
 	rp->terminal_mask = terminal_mask;
 	rp->hooks = hooks;
 	rp->hook_ctx = ctx;
@@ -358,55 +366,102 @@ void tl_replay__free(struct tl_replay *rp)
 	free(rp);
 }
 
-/* ---- cursors ---- */
-
-int tl_cursor__init(struct tl_cursor *c, const struct tl_proc *p)
+void tl_replay__owners(struct tl_replay *rp, void (*fn)(void *ctx, __u64 owner,
+							 struct tl_owner *o), void *ctx)
 {
-	memset(c, 0, sizeof(*c));
-	c->p = p;
-	c->rp = tl_replay__new(p->terminal_mask, NULL, NULL);
-	if (!c->rp)
-		return -ENOMEM;
-	c->st = &c->rp->st;
+	for (size_t i = 0; i < rp->owners.cap; i++) {
+		unsigned char *s = slot_at(&rp->owners, i);
+
+		if (slot_used(s))
+			fn(ctx, slot_key(s), (struct tl_owner *)(s + 16));
+	}
+}
+
+/* ---- accounting order ---- */
+
+static bool accounting(const struct infl_event *ev)
+{
+	return ev->type <= INFL_EV_STAGE;
+}
+
+/* x before y in the kernel's order */
+static bool before(const struct tl_oitem *x, const struct tl_oitem *y)
+{
+	if (x->ev.seq != y->ev.seq)
+		return x->ev.seq < y->ev.seq;
+	if (accounting(&x->ev) != accounting(&y->ev))
+		return accounting(&x->ev);
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns < y->ev.ts_ns;
+	return x->arrival < y->arrival;
+}
+
+int tl_order__push(struct tl_order *o, const struct infl_event *ev)
+{
+	size_t i;
+
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 64;
+		struct tl_oitem *v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		o->v = v;
+		o->cap = cap;
+	}
+	i = o->n++;
+	o->v[i].ev = *ev;
+	o->v[i].arrival = o->arrivals++;
+	while (i && before(&o->v[i], &o->v[(i - 1) / 2])) {
+		struct tl_oitem t = o->v[i];
+
+		o->v[i] = o->v[(i - 1) / 2];
+		o->v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
 	return 0;
 }
 
-void tl_cursor__free(struct tl_cursor *c)
+bool tl_order__pop(struct tl_order *o, bool flush, struct infl_event *out)
 {
-	tl_replay__free(c->rp);
-	c->rp = NULL;
-}
+	const struct infl_event *top;
+	size_t i = 0;
 
-bool tl_cursor__step(struct tl_cursor *c)
-{
-	if (c->next >= c->p->nev)
+	if (!o->n)
 		return false;
-	tl_replay__apply(c->rp, &c->p->ev[c->next++]);
+	top = &o->v[0].ev;
+	/* due: the next in seq (an accounting event), or what follows the last one released */
+	if (!flush && o->n <= TL_ORDER_WINDOW &&
+	    (accounting(top) ? top->seq > o->last_acct + 1 : top->seq > o->last_acct))
+		return false;
+	*out = *top;
+	if (accounting(out)) {
+		if (out->seq <= o->last_acct && o->last_acct)
+			o->late++;
+		if (out->seq > o->last_acct)
+			o->last_acct = out->seq;
+	}
+	o->v[0] = o->v[--o->n];
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= o->n)
+			break;
+		if (c + 1 < o->n && before(&o->v[c + 1], &o->v[c]))
+			c++;
+		if (!before(&o->v[c], &o->v[i]))
+			break;
+		struct tl_oitem t = o->v[i];
+
+		o->v[i] = o->v[c];
+		o->v[c] = t;
+		i = c;
+	}
 	return true;
 }
 
-__u64 tl_cursor__next_ts(const struct tl_cursor *c)
+void tl_order__free(struct tl_order *o)
 {
-	if (c->next >= c->p->nev)
-		return UINT64_MAX;
-	return c->p->ev[c->next].ts_ns > c->rp->st.ts ? c->p->ev[c->next].ts_ns : c->rp->st.ts;
-}
-
-void tl_cursor__until(struct tl_cursor *c, __u64 t)
-{
-	while (tl_cursor__next_ts(c) <= t)
-		tl_replay__apply(c->rp, &c->p->ev[c->next++]);
-}
-
-void tl_cursor__sample(struct tl_cursor *c, __u64 t, __u64 step, struct tl_sample *out)
-{
-	__u64 end = t + step, max = c->rp->st.total_bytes;
-
-	while (tl_cursor__next_ts(c) < end) {
-		tl_replay__apply(c->rp, &c->p->ev[c->next++]);
-		if (c->rp->st.total_bytes > max)
-			max = c->rp->st.total_bytes;
-	}
-	out->at_end = c->st;
-	out->max_bytes = max;
+	free(o->v);
+	memset(o, 0, sizeof(*o));
 }

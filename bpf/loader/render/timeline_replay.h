@@ -26,34 +26,70 @@ struct tl_buf {
 	bool staged; /* counted with its owner (the kernel's !INFL_BUF_UNSTAGED) */
 };
 
+/* A live owner of the replay (a value of the owners map: do not keep pointers to it). */
 struct tl_owner {
-	__u64 entered;
+	__u64 entered;	 /* when it entered its slot */
+	__u64 born;	 /* when its life began */
 	__u32 slot;
-	__u32 life;
+	__u32 life;	 /* lives numbered in order of first sight */
+	__u32 lane;	 /* free for the renderer that drives the replay (chrome's lanes) */
+	__u64 mark;	 /* ... and so is this */
+	__u8 kind;	 /* the first stage it entered; INFL_SLOT_NONE before one */
+	bool born_early; /* first seen at a non-entry stage: it predates the recording */
 	struct infl_cell held[INFL_MAX_CLASSES];
 };
 
-/* What timeline__build() collects while replaying. */
+/* What a caller learns while the replay runs (any member may be NULL). */
 struct tl_hooks {
-	__u32 (*life_new)(void *ctx, __u64 owner, __u64 ts);
-	void (*stage_change)(void *ctx, __u32 life, unsigned from, unsigned to, __u64 entered,
-			     __u64 ts, bool created);
-	void (*life_retire)(void *ctx, __u32 life, __u64 ts);
+	void (*life_new)(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts);
+	void (*stage_change)(void *ctx, __u64 owner, struct tl_owner *o, unsigned from,
+			     unsigned to, __u64 entered, __u64 ts, bool created);
+	void (*life_retire)(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts);
 };
 
 struct tl_replay {
 	struct tl_state st;
 	struct u64map bufs, owners;
-	__u16 terminal_mask;
+	__u16 entry_mask, terminal_mask;
 	bool oom;
+	__u32 nlives;
 	__u64 diverged;
 	const struct tl_hooks *hooks;
 	void *hook_ctx;
 };
 
-struct tl_replay *tl_replay__new(__u16 terminal_mask,
+struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
 				 const struct tl_hooks *hooks, void *ctx);
 void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev);
+/* Calls fn for every owner still alive. */
+void tl_replay__owners(struct tl_replay *rp, void (*fn)(void *ctx, __u64 owner,
+							 struct tl_owner *o), void *ctx);
 void tl_replay__free(struct tl_replay *rp);
+
+/*
+ * Events back in the kernel's accounting order. The ring buffer is filled in reservation
+ * order, and a handler takes its place in seq only afterwards, under the process lock, so
+ * the file holds a process's events almost but not quite in seq order. This min-heap on
+ * (seq, accounting before RSS/exit, time, arrival) releases an event as soon as every event
+ * before it in seq has been released, or, after a loss left a gap, once TL_ORDER_WINDOW
+ * events wait behind it: memory stays bounded whatever was lost.
+ */
+#define TL_ORDER_WINDOW 65536
+
+struct tl_order {
+	struct tl_oitem {
+		struct infl_event ev;
+		__u64 arrival;
+	} *v;
+	size_t n, cap;
+	__u64 arrivals;
+	__u64 last_acct; /* seq of the last accounting event released */
+	__u64 late;	 /* released after a later one: beyond the window (inexact) */
+};
+
+int tl_order__push(struct tl_order *o, const struct infl_event *ev); /* 0 or -ENOMEM */
+/* Releases the next event when it is due (`flush`: at the end, every one in order). */
+bool tl_order__pop(struct tl_order *o, bool flush, struct infl_event *out);
+void tl_order__free(struct tl_order *o);
 
 #endif /* INFLIGHT_TIMELINE_REPLAY_H */

@@ -6,6 +6,8 @@
 #ifndef INFLIGHT_ERRORS_H
 #define INFLIGHT_ERRORS_H
 
+#include <stdio.h>
+
 enum infl_exit {
 	EXIT_OK_ = 0,
 	EXIT_GENERIC = 1,      /* unexpected failure (errno text says what) */
@@ -32,6 +34,16 @@ void infl_die(int code, const char *hint, const char *fmt, ...)
 
 /* A one-line warning that does not end the run: "inflight: warning: ..." */
 void infl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Replaces stdout with a stream that remembers why a write to it failed (main calls it
+ * first); infl_output_errno(stdout) then says why, 0 when nothing failed. */
+void infl_track_stdout(void);
+int infl_output_errno(FILE *f);
+
+/* Flushes `f` (named `name` in the message): 0 when everything was written; otherwise one
+ * line with the real reason (ENOSPC, EIO, EPIPE...) and EXIT_IO. Call it before anything else
+ * can touch errno. */
+int infl_flush_output(FILE *f, const char *name);
 
 /* Maps an errno from BPF load/attach to the exit code and hint a user needs. */
 int infl_bpf_exit_code(int err, const char **hint);

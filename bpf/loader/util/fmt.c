@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "util/fmt.h"
+#include "util/sanitize.h"
 
 /* Three significant digits of v (>= 1): "1.23", "12.3", "123". *carry is set instead when v
  * would round to `limit` or more, and the caller moves to the next unit. */
@@ -147,32 +148,15 @@ void fmt_log2_hist(FILE *f, const __u64 *slots, int nslots, fmt_label_fn label,
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not valid. */
-static int utf8_len(const unsigned char *s)
+/* \uXXXX, or a surrogate pair above U+FFFF (JSON has no longer escape) */
+static void json_u_escape(FILE *f, unsigned cp)
 {
-	int n;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
+	if (cp > 0xffff) {
+		cp -= 0x10000;
+		fprintf(f, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+		return;
 	}
-	/* overlong forms, surrogates and values past U+10FFFF are invalid */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
+	fprintf(f, "\\u%04x", cp);
 }
 
 void fmt_json_str(FILE *f, const char *s)
@@ -181,6 +165,7 @@ void fmt_json_str(FILE *f, const char *s)
 
 	fputc('"', f);
 	while (*p) {
+		unsigned cp;
 		int n;
 
 		switch (*p) {
@@ -204,12 +189,17 @@ void fmt_json_str(FILE *f, const char *s)
 				fprintf(f, "\\u%04x", *p);
 				break;
 			}
-			n = utf8_len(p);
+			n = san_utf8_decode(p, &cp);
 			if (!n) {
 				fputs("\\ufffd", f);
 				break;
 			}
-			fwrite(p, 1, n, f);
+			/* lossless, but nothing that would act on a terminal when printed raw
+			 * (jq -r) or hide text in a viewer */
+			if (san_hidden_cp(cp))
+				json_u_escape(f, cp);
+			else
+				fwrite(p, 1, n, f);
 			p += n - 1;
 			break;
 		}

@@ -38,7 +38,10 @@ void fmt_log2_hist(FILE *f, const __u64 *slots, int nslots, fmt_label_fn label,
 		   const char *indent);
 
 /* Writes `s` as a JSON string literal, quotes included; bytes that are not valid UTF-8
- * become U+FFFD so the output always parses. */
+ * become U+FFFD so the output always parses; control characters and the code points that
+ * act on a terminal or hide text (san_hidden_cp: C1, bidi overrides, zero-width, tags) are
+ * \u escapes, so the JSON text itself is safe to print. The value stays the original (a
+ * consumer that prints decoded values raw, such as jq -r, must escape them itself). */
 void fmt_json_str(FILE *f, const char *s);
 
 /*

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,13 +13,19 @@
 void proc_read(pid_t pid, const char *file, char *buf, size_t len)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	proc_read_file(path, buf, len);
+}
+
+void proc_read_file(const char *path, char *buf, size_t len)
+{
 	ssize_t n;
 	int fd;
 
 	if (!len)
 		return;
 	buf[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -73,6 +80,29 @@ bool proc_is_zombie(pid_t pid)
 	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 
+bool proc_gone(pid_t pid)
+{
+	return (kill(pid, 0) && errno == ESRCH) || proc_is_zombie(pid);
+}
+
+/* field 9 of /proc/PID/stat: the task's flags; PF_KTHREAD (include/linux/sched.h) */
+#define PF_KTHREAD_FLAG 0x00200000u
+
+bool proc_is_kthread(pid_t pid)
+{
+	char buf[512], *p;
+	unsigned long flags;
+	int field;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	for (p += 2, field = 3; p && field < 9; field++)
+		p = (p = strchr(p, ' ')) ? p + 1 : NULL;
+	return p && sscanf(p, "%lu", &flags) == 1 && (flags & PF_KTHREAD_FLAG);
+}
+
 bool proc_is_root_path(const char *p)
 {
 	if (strncmp(p, "/proc/", 6))
@@ -87,6 +117,41 @@ bool proc_is_root_path(const char *p)
 			p++;
 	}
 	return !strncmp(p, "/root/", 6);
+}
+
+int proc_start_time(pid_t pid, __u64 *unix_s)
+{
+	char stat[1024], boot[4096], *p, *btime;
+	unsigned long long ticks, since_boot;
+	long hz = sysconf(_SC_CLK_TCK);
+	int field;
+
+	proc_read(pid, "stat", stat, sizeof(stat));
+	p = strrchr(stat, ')'); /* the comm may hold spaces and parentheses */
+	if (!p || p[1] != ' ' || hz <= 0)
+		return -ENOENT;
+	/* fields after the comm are one space apart; the 22nd is starttime, in clock ticks
+	 * after boot */
+	for (p += 2, field = 3; p && field < 22; field++)
+		p = (p = strchr(p, ' ')) ? p + 1 : NULL;
+	if (!p || sscanf(p, "%llu", &ticks) != 1)
+		return -ENOENT;
+	proc_read_file("/proc/stat", boot, sizeof(boot));
+	btime = strstr(boot, "\nbtime ");
+	if (!btime || sscanf(btime + 7, "%llu", &since_boot) != 1)
+		return -ENOENT;
+	*unix_s = since_boot + ticks / (unsigned long long)hz;
+	return 0;
+}
+
+__u64 proc_mem_total(void)
+{
+	char buf[256], *p;
+	unsigned long long kib;
+
+	proc_read_file("/proc/meminfo", buf, sizeof(buf));
+	p = strstr(buf, "MemTotal:");
+	return p && sscanf(p + 9, "%llu", &kib) == 1 ? kib * 1024 : 0;
 }
 
 __u64 proc_statm_rss(pid_t pid)

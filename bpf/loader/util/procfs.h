@@ -14,6 +14,8 @@
 /* /proc/PID/FILE into buf, NULs (cmdline) as spaces, trailing newlines cut; "" when it
  * cannot be read. */
 void proc_read(pid_t pid, const char *file, char *buf, size_t len);
+/* The same for any small file (one read: /proc files hand out their text whole). */
+void proc_read_file(const char *path, char *buf, size_t len);
 
 /* The executable's path as the process sees it (readlink of /proc/PID/exe), for display.
  * 0, or -errno. */
@@ -29,10 +31,23 @@ int proc_exe_path(pid_t pid, char *buf, size_t len);
 /* True when pid exited and nobody reaped it yet (a zombie). */
 bool proc_is_zombie(pid_t pid);
 
+/* True when pid no longer runs: no such process, or a zombie. */
+bool proc_gone(pid_t pid);
+
+/* True when pid is a kernel thread (PF_KTHREAD): no program, no user memory, no probes. */
+bool proc_is_kthread(pid_t pid);
+
 /* True for /proc/PID/root/... and /proc/self/root/...: a file seen through another
  * process's root, maybe in another mount namespace. Resolving such a path's links here
  * (realpath) would leave that namespace: keep it as given. */
 bool proc_is_root_path(const char *path);
+
+/* When the process started, in unix seconds (its starttime in /proc/PID/stat after the
+ * boot time of /proc/stat). 0, or -ENOENT. */
+int proc_start_time(pid_t pid, __u64 *unix_s);
+
+/* The host's memory (MemTotal of /proc/meminfo) in bytes, 0 when unknown. */
+__u64 proc_mem_total(void);
 
 /* Resident set size from /proc/PID/statm in bytes, 0 when unknown. */
 __u64 proc_statm_rss(pid_t pid);

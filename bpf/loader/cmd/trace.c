@@ -129,65 +129,42 @@ static int print_snapshot(struct session *s, struct live *live, struct snapshot 
 }
 
 /*
- * -b: the processes that exited, kept here while their records leave the kernel maps, so that
- * a long trace across restarts never fills --max-procs with the dead; the final summary
- * reports them with the living.
+ * A process that ended while tracing goes on (a -b restart, a child, an old image replaced
+ * by exec) gets its summary now, and the session forgets it: a long trace across restarts
+ * holds only the living. The target's own images wait for the final summary.
  */
-struct retired {
-	struct proc_snapshot *procs;
-	int n, cap;
-};
-
-static void retire_exited(struct session *s, struct retired *r)
+static void report_ended(struct session *s, struct summary_info *info)
 {
-	struct snapshot snap;
+	struct snapshot snap, one;
+	const char *end = info->end;
 
-	if (session__snapshot(s, &snap))
-		return; /* the final snapshot will say why */
+	if (!session__nended(s) || session__snapshot(s, &snap))
+		return; /* nothing ended, or the final snapshot will say why */
+	info->end = NULL; /* tracing has not ended */
 	for (int i = 0; i < snap.nprocs; i++) {
-		if (!snap.procs[i].st.exited)
+		struct proc_snapshot *ps = &snap.procs[i];
+
+		if (!ps->st.exited || (info->target_pid && ps->pid == (__u32)info->target_pid))
 			continue;
-		if (r->n == r->cap) {
-			int cap = r->cap ? 2 * r->cap : 8;
-			struct proc_snapshot *more = realloc(r->procs, cap * sizeof(*more));
-
-			if (!more)
-				break; /* it stays in the map: reported at the end all the same */
-			r->procs = more;
-			r->cap = cap;
-		}
-		if (session__forget(s, snap.procs[i].pid)) {
-			infl_warn("pid %u: cannot drop its records", snap.procs[i].pid);
-			continue; /* still in the map, so still in the final snapshot */
-		}
-		r->procs[r->n++] = snap.procs[i];
+		one = snap;
+		one.nprocs = 1;
+		one.procs = ps;
+		one.torn = 0;
+		summary__print(stdout, &one, session__names(s), info);
+		if (!info->json)
+			fputc('\n', stdout);
+		session__forget(s, ps->pid);
 	}
+	fflush(stdout);
+	info->end = end;
 	snapshot__free(&snap);
-}
-
-/* The final snapshot with the retired processes first (in the order they exited). */
-static int with_retired(struct snapshot *snap, const struct retired *r)
-{
-	struct proc_snapshot *all;
-
-	if (!r->n)
-		return 0;
-	all = malloc((snap->nprocs + r->n) * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	memcpy(all, r->procs, r->n * sizeof(*all));
-	memcpy(all + r->n, snap->procs, snap->nprocs * sizeof(*all));
-	free(snap->procs);
-	snap->procs = all;
-	snap->nprocs += r->n;
-	return 0;
 }
 
 /* What the run loop drives (cmd/run_loop.h). */
 struct tracer {
 	struct session *s;
 	struct live *live;
-	struct retired retired;
+	struct summary_info *info;
 };
 
 static int trace_wait(void *ctx, int timeout_ms)
@@ -216,7 +193,7 @@ static void trace_housekeep(void *ctx, __u64 now)
 	struct tracer *t = ctx;
 
 	(void)now;
-	retire_exited(t->s, &t->retired);
+	report_ended(t->s, t->info);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -259,6 +236,7 @@ int cmd_trace(int argc, char **argv)
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
+	t.info = &info;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN)
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
@@ -268,7 +246,6 @@ int cmd_trace(int argc, char **argv)
 	run_loop(t.s, &ops, &t, &end);
 
 	err = print_snapshot(t.s, t.live, &snap);
-	err = err ?: with_retired(&snap, &t.retired);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
@@ -278,7 +255,6 @@ int cmd_trace(int argc, char **argv)
 		summary__print(stdout, &snap, session__names(t.s), &info);
 	}
 	snapshot__free(&snap);
-	free(t.retired.procs);
 	live__free(t.live);
 	session__free(t.s);
 

@@ -52,6 +52,9 @@ const volatile __u64 events_wake_bytes = 0; /* wake the recorder past this much 
 __u64 procs_map_full = 0;
 /* final records that found the control ring full: they stay in `procs` until swept */
 __u64 ctl_full = 0;
+/* set by the loader when tracing ends: probe hits after it are not accounted, so that the
+ * final counters and the recorded events end at the same event */
+__u32 stopped = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -293,6 +296,8 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lo
 	struct infl_proc *p = bpf_map_lookup_elem(&procs, &pid);
 
 	*pidp = pid;
+	if (READ_ONCE(stopped))
+		return NULL;
 	if (p && READ_ONCE(p->gen) && !READ_ONCE(p->exited)) {
 		if (!p->start_ns) /* seeded by the loader: the rest comes from the task */
 			p->start_ns = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(),

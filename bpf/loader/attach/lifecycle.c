@@ -161,17 +161,27 @@ int session__nended(const struct session *s)
 	return s->nended;
 }
 
-int session__forget(struct session *s, __u32 pid)
+static int forget(struct session *s, __u32 pid, __u64 gen, bool any_gen)
 {
 	int kept = 0;
 
 	for (int i = 0; i < s->nended; i++)
-		if (s->ended[i].pid != pid)
+		if (s->ended[i].pid != pid || (!any_gen && s->ended[i].st.gen != gen))
 			s->ended[kept++] = s->ended[i];
 	if (kept == s->nended)
 		return -ENOENT;
 	s->nended = kept;
 	return 0;
+}
+
+int session__forget(struct session *s, __u32 pid)
+{
+	return forget(s, pid, 0, true);
+}
+
+int session__forget_image(struct session *s, __u32 pid, __u64 gen)
+{
+	return forget(s, pid, gen, false);
 }
 
 /* One process's record, copied seqlock style (see struct infl_proc). */

@@ -595,6 +595,14 @@ __u64 session__ring_lost(const struct session *s)
 	return s->ring_lost;
 }
 
+void session__stop(struct session *s)
+{
+	struct timespec t = { 0, 2000000 }; /* a handler takes microseconds */
+
+	__atomic_store_n(&s->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	nanosleep(&t, NULL);
+}
+
 const char *session__rss_off(const struct session *s)
 {
 	return s->rss_off;

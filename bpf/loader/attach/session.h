@@ -75,8 +75,15 @@ __u64 session__ring_lost(const struct session *s);
  * about what the session keeps for the outputs. Returns 0, or -ENOENT when none was kept. */
 int session__forget(struct session *s, __u32 pid);
 
+/* The same for one image of `pid` (the record's gen). */
+int session__forget_image(struct session *s, __u32 pid, __u64 gen);
+
 /* How many ended processes' final records the session keeps (cheap: no snapshot). */
 int session__nended(const struct session *s);
+
+/* Tracing ends: probe hits from now on are not accounted (a hit already in its handler
+ * finishes), so that the final snapshot and the last recorded event agree. */
+void session__stop(struct session *s);
 
 /* Entries now in the kernel's process, buffer and owner maps (tests: nothing left behind). */
 int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners);

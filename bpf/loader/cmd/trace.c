@@ -117,46 +117,81 @@ static const struct argp trace_argp = {
 	trace_children, trace_help_filter, NULL,
 };
 
-static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap)
+/*
+ * The timeline shows a process that ended in the first interval after its end, then no
+ * more (the summary keeps it); `shown_ns` is when the previous interval was taken.
+ */
+static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap,
+			  __u64 *shown_ns)
 {
+	struct snapshot view;
 	int err = session__snapshot(s, snap);
 
 	if (err)
 		return err;
-	if (live)
-		live__print(live, snap);
+	if (!live)
+		return 0;
+	view = *snap;
+	view.procs = malloc((snap->nprocs + 1) * sizeof(*view.procs));
+	if (!view.procs)
+		return -ENOMEM;
+	view.nprocs = 0;
+	for (int i = 0; i < snap->nprocs; i++)
+		if (!snap->procs[i].st.exited || snap->procs[i].st.exit_ns >= *shown_ns)
+			view.procs[view.nprocs++] = snap->procs[i];
+	live__print(live, &view);
+	free(view.procs);
+	*shown_ns = snap->mono_ns;
 	return 0;
 }
 
 /*
- * A process that ended while tracing goes on (a -b restart, a child, an old image replaced
- * by exec) gets its summary now, and the session forgets it: a long trace across restarts
- * holds only the living. The target's own images wait for the final summary.
+ * Processes that ended while tracing goes on (-b restarts, children, images replaced by exec)
+ * wait for the final summary with the living, up to KEEP_ENDED of them: past that the oldest
+ * get their summary when they are pushed out, and the session forgets them, so that a long
+ * trace across restarts never holds more than KEEP_ENDED final records. The target's own
+ * images always wait for the end.
  */
+#define KEEP_ENDED 256
+
+static int by_exit(const void *a, const void *b)
+{
+	const struct proc_snapshot *x = *(const struct proc_snapshot *const *)a;
+	const struct proc_snapshot *y = *(const struct proc_snapshot *const *)b;
+
+	return x->st.exit_ns < y->st.exit_ns ? -1 : x->st.exit_ns > y->st.exit_ns;
+}
+
 static void report_ended(struct session *s, struct summary_info *info)
 {
-	struct snapshot snap, one;
+	const struct proc_snapshot **ended;
 	const char *end = info->end;
+	struct snapshot snap, one;
+	int n = 0, over;
 
-	if (!session__nended(s) || session__snapshot(s, &snap))
-		return; /* nothing ended, or the final snapshot will say why */
+	if (session__nended(s) <= KEEP_ENDED || session__snapshot(s, &snap))
+		return; /* room left, or the final snapshot will say why */
+	ended = calloc(snap.nprocs, sizeof(*ended));
+	for (int i = 0; ended && i < snap.nprocs; i++)
+		if (snap.procs[i].st.exited &&
+		    !(info->target_pid && snap.procs[i].pid == (__u32)info->target_pid))
+			ended[n++] = &snap.procs[i];
+	qsort(ended, n, sizeof(*ended), by_exit);
+	over = n - KEEP_ENDED;
 	info->end = NULL; /* tracing has not ended */
-	for (int i = 0; i < snap.nprocs; i++) {
-		struct proc_snapshot *ps = &snap.procs[i];
-
-		if (!ps->st.exited || (info->target_pid && ps->pid == (__u32)info->target_pid))
-			continue;
+	for (int i = 0; i < over; i++) {
 		one = snap;
 		one.nprocs = 1;
-		one.procs = ps;
+		one.procs = (struct proc_snapshot *)ended[i];
 		one.torn = 0;
 		summary__print(stdout, &one, session__names(s), info);
 		if (!info->json)
 			fputc('\n', stdout);
-		session__forget(s, ps->pid);
+		session__forget_image(s, ended[i]->pid, ended[i]->st.gen);
 	}
 	fflush(stdout);
 	info->end = end;
+	free(ended);
 	snapshot__free(&snap);
 }
 
@@ -165,6 +200,7 @@ struct tracer {
 	struct session *s;
 	struct live *live;
 	struct summary_info *info;
+	__u64 shown_ns; /* when the timeline last printed */
 };
 
 static int trace_wait(void *ctx, int timeout_ms)
@@ -179,7 +215,7 @@ static int trace_tick(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 	struct snapshot snap = { 0 };
-	int err = print_snapshot(t->s, t->live, &snap);
+	int err = print_snapshot(t->s, t->live, &snap, &t->shown_ns);
 
 	(void)now;
 	snapshot__free(&snap);
@@ -245,7 +281,7 @@ int cmd_trace(int argc, char **argv)
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);
 
-	err = print_snapshot(t.s, t.live, &snap);
+	err = print_snapshot(t.s, t.live, &snap, &t.shown_ns);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {

@@ -395,6 +395,9 @@ int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *
 		(unsigned long long)snap->procs_map_full);
 	family(&w, "inflight_traced_processes", GAUGE, "Processes in this scrape");
 	fprintf(f, "inflight_traced_processes %d\n", snap->nprocs);
+	family(&w, "inflight_rss_followed", GAUGE,
+	       "1 when RSS is followed; 0 with --no-rss or on a kernel that cannot report it");
+	fprintf(f, "inflight_rss_followed %d\n", snap->rss_off ? 0 : 1);
 	family(&w, "inflight_torn_processes", GAUGE,
 		"Processes copied while the kernel kept writing (values may disagree)");
 	fprintf(f, "inflight_torn_processes %d\n", snap->torn);

@@ -1,0 +1,278 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The kernel matrix's in-guest driver: inflight's real-BPF checks on whatever kernel runs it
+# (in a qemu guest booted by tests/vm/boot.sh, or directly for the host row). Sections:
+#   env     BTF, tracefs, the kernel's identity
+#   load    the BPF programs load and attach and count a probegen script exactly
+#   tracer  build/tests/test_tracer: scripted exactness against the reference model
+#   prover  the reference prover traced live (-b) and recorded (--) in the same run: the
+#           recording's replay against the kernel's final counters, the live session's
+#           counts, the incident's pile-up and the fix; the recording and the live summary
+#           go to the host, whose independent decoder checks the recorded events against
+#           both sessions' kernel counters (tests/vm/matrix.sh, check_rec.py)
+#   priv    what inflight says as nobody with and without CAP_SYS_ADMIN, against what this
+#           kernel's version implies (uprobes need it since v6.16 and its stable backports)
+# Output: the protocol on fd 3 (a copy on stdout), one line each:
+#   ok - DESC | not ok - DESC (WHY) | # NOTE | time NAME SECONDS | kernel UNAME-R
+#   load-failed INFLIGHT-ERROR | verifier LAST-LINE | file NAME, base64 lines, end NAME | done
+# Each step runs under its own timeout, below the guest's, so a hang is named.
+# Usage: driver.sh [SECTION...]   (env INFL_BIN: inflight, prover, tests/{test_tracer,probegen})
+# Exits 1 when a check failed.
+set -u
+BIN=${INFL_BIN:-/opt/inflight}
+I=$BIN/inflight
+PG=$BIN/tests/probegen
+W=$(mktemp -d "${TMPDIR:-/tmp}/inflight-kernel.XXXXXX")
+chmod 755 "$W" # nobody must reach the copies
+trap 'rm -rf "$W"' EXIT
+{ true >&3; } 2>/dev/null || exec 3>/dev/null
+
+# every line goes through here; a failed check leaves a mark for the exit status
+emit() {
+	printf '%s\n' "$*" >&3
+	printf '%s\n' "$*"
+	[[ $* == "not ok"* ]] && : >"$W/failed"
+	return 0
+}
+ok() { emit "ok - $1"; }
+not_ok() { local w=${2:-}; w=${w//$'\n'/ | }; emit "not ok - $1${w:+ ($w)}"; }
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+check_match() { if printf '%s\n' "$2" | grep -Eq -- "$3"; then ok "$1"; else not_ok "$1" "no match for /$3/ in '$(printf '%s' "$2" | head -c 300)'"; fi; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d" "failed: $*"; fi; }
+note() { emit "# $*"; }
+now() { echo "${EPOCHREALTIME/,/.}"; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# send_file NAME PATH: a file for the host, base64 between markers (protocol only)
+send_file() { { echo "file $1"; base64 "$2"; echo "end $1"; } >&3; }
+# wait_for SECONDS FILE REGEX PID: until FILE matches, PID has gone or time is up
+wait_for() {
+	local end=$((SECONDS + $1))
+	until grep -Eq -- "$3" "$2" 2>/dev/null; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		kill -0 "$4" 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+
+# The upstream version this kernel is built from (Debian puts it in uname -v), as a number
+# MMmmmpppp for comparisons.
+upstream() {
+	local v
+	v=$(uname -v | sed -n 's/.*Debian \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p')
+	[ -n "$v" ] || v=$(uname -r | sed -n 's/^\([0-9]*\.[0-9]*\)\(\.[0-9]*\)\{0,1\}.*/\1\2/p')
+	echo "$v"
+}
+vnum() { awk -F. '{ printf "%d%03d%04d\n", $1, $2, $3 }' <<<"$1"; }
+
+# Does creating a uprobe need CAP_SYS_ADMIN here? Upstream ba677dbe77af (v6.16), backported
+# to 5.10.240, 5.15.189, 6.1.146, 6.6.99 and 6.12.39.
+uprobes_need_admin() {
+	local v n series min
+	v=$(upstream)
+	n=$(vnum "$v")
+	[ "$n" -ge "$(vnum 6.16.0)" ] && return 0
+	series=${v%.*}
+	case $series in
+	5.10) min=5.10.240 ;; 5.15) min=5.15.189 ;; 6.1) min=6.1.146 ;; 6.6) min=6.6.99 ;;
+	6.12) min=6.12.39 ;; *) return 1 ;;
+	esac
+	[ "$n" -ge "$(vnum $min)" ]
+}
+
+# as_nobody CAPS CMD...: CMD as nobody:nogroup with exactly CAPS (e.g. +bpf,+perfmon; "": none)
+as_nobody() {
+	local caps=$1
+	shift
+	if [ -n "$caps" ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="-all,$caps" \
+			--ambient-caps="$caps" --bounding-set="-all,$caps" "$@"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			--bounding-set=-all "$@"
+	fi
+}
+
+prepare() {
+	cp "$I" "$W/inflight"
+	cp "$PG" "$W/probegen"
+	cp "$BIN/prover" "$W/prover"
+	chmod 755 "$W"/inflight "$W"/probegen "$W"/prover
+	printf 'stage 1 0\nalloc 16 1 4096 1\nalloc 17 2 8192 1\nstage 1 1\nfree 16 1 4096\nstage 1 4\n' \
+		>"$W/run.txt"
+	chmod 644 "$W/run.txt"
+}
+
+sec_env() {
+	emit "kernel $(uname -r)"
+	emit "# uname -v: $(uname -v); upstream $(upstream); $(nproc) cpus;" \
+		"$(awk '/MemTotal/ { print $2 / 1024 " MiB" }' /proc/meminfo)"
+	check "BTF at /sys/kernel/btf/vmlinux" test -s /sys/kernel/btf/vmlinux
+	# libbpf creates uprobes through the uprobe PMU (perf_event_open), not tracefs
+	check "uprobe PMU at /sys/bus/event_source/devices/uprobe" \
+		test -s /sys/bus/event_source/devices/uprobe/type
+	note "tracefs: $(grep -c tracefs /proc/mounts) mounted; kmem:rss_stat:" \
+		"$(ls -d /sys/kernel/tracing/events/kmem/rss_stat 2>/dev/null || echo 'not visible')"
+}
+
+sec_load() {
+	local rc out l
+	out=$(timeout 120 "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/load.err")
+	rc=$?
+	check_eq "load: inflight -- probegen exits 0 (BPF programs loaded and attached)" "$rc" 0
+	check_match "load: exact event counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
+	check_match "load: one buffer left in flight (8 KiB)" "$out" \
+		"in flight at exit: 8.00 KiB in 1 buffer, 1 owner"
+	[ "$rc" = 0 ] && return
+	emit "load-failed $(grep '^inflight:' "$W/load.err" | tail -n 1) (exit $rc)"
+	# libbpf's log and the verifier's message, for whoever fixes the kernel side: the
+	# relocations libbpf could not resolve, its failures, the end of each verifier log
+	timeout 120 "$W/inflight" -v -- "$W/probegen" script "$W/run.txt" >/dev/null 2>"$W/verbose.err"
+	{
+		# "relo #N: <byte_off> [T] struct mm_struct.rss_stat (...)" then "relo #N: no
+		# matching targets found": one line per program and field that did not resolve
+		awk '/^libbpf: prog .*: relo #[0-9]+: <[a-z_]+>/ {
+				k = $3 " " $4; sub(/^.*relo #[0-9]+: /, ""); what[k] = $0; next }
+			/^libbpf: prog .*: relo #[0-9]+: no matching targets/ {
+				k = $3 " " $4; line = "libbpf: prog " $3 " unresolved: " what[k]
+				if (!seen[line]++) print line; next }
+			/^libbpf: .*(failed|[Ee]rror|not supported|unsupported)/ && !seen[$0]++' \
+			"$W/verbose.err" | head -n 30
+		awk '/-- BEGIN PROG LOAD LOG --/ { n = 0; p = 1; print; next }
+			/-- END PROG LOAD LOG --/ { s = n > 25 ? n - 25 : 0
+				if (s) print "... (" s " lines)"
+				for (i = s; i < n; i++) print l[i]; p = 0; next }
+			p { l[n++] = $0 }' "$W/verbose.err"
+	} | sed 's/^/# v: /' | while IFS= read -r l; do emit "$l"; done
+	# the verifier's last word on the first program it refused
+	l=$(awk '/-- BEGIN PROG LOAD LOG --/ { p = 1; next }
+		/-- END PROG LOAD LOG --/ { if (last != "") { print last; exit } p = 0; next }
+		p && !/^processed [0-9]+ insns/ && !/^[ \t]*$/ { last = $0 }' "$W/verbose.err")
+	[ -n "$l" ] && emit "verifier $l"
+	send_file verbose.log "$W/verbose.err"
+}
+
+sec_tracer() {
+	local rc
+	(cd "$W" && timeout 200 "$BIN/tests/test_tracer" >"$W/tracer.out" 2>"$W/tracer.err")
+	rc=$?
+	awk '
+		/^ok [0-9]+ - .*# SKIP/ { sub(/^ok [0-9]+ - /, ""); print "not ok - tracer: " $0 " (skipped: the kernel matrix runs everything)"; n++; next }
+		/^ok [0-9]+ - / { sub(/^ok [0-9]+ - /, ""); print "ok - tracer: " $0; n++; next }
+		/^not ok [0-9]+ - / { sub(/^not ok [0-9]+ - /, ""); print "not ok - tracer: " $0; n++; next }
+		/^1\.\.[0-9]+$/ { plan = substr($0, 4) }
+		END {
+			if (plan == "") print "not ok - tracer: printed its plan (it ended early)"
+			else if (plan != n) print "not ok - tracer: planned " plan " checks, reported " n
+			else print "ok - tracer: all " n " planned checks reported"
+		}' "$W/tracer.out" | while IFS= read -r l; do emit "$l"; done
+	check_eq "tracer: test_tracer exit status" "$rc" 0
+}
+
+# abc holders at the peak: partitions holding a/b/c = abc buffers / 3
+abc_holders() { jq -r '.procs[0] | [.peak.stages[].classes.abc.bufs // 0] | add / 3 | floor' <<<"$1"; }
+
+sec_prover() {
+	local args="--proofs 2 --pw 6 --chan-cap 1 --permit-release after-synth --gpu-rounds 3 --log-n 14"
+	local t rc live rj out pile lp
+	t=$(now)
+	# -b on the private copy: the live session sees the same run the recording does
+	"$W/inflight" --json -b "$W/prover" >"$W/live.json" 2>"$W/live.err" &
+	lp=$!
+	if ! wait_for 120 "$W/live.err" tracing "$lp"; then
+		not_ok "prover: inflight -b attached" "$(tail -n 1 "$W/live.err")"
+	fi
+	# shellcheck disable=SC2086
+	timeout 150 "$W/inflight" record -q -o "$W/incident.rec" -- "$W/prover" $args \
+		>"$W/rec.out" 2>"$W/rec.err"
+	rc=$?
+	kill -INT "$lp" 2>/dev/null
+	wait "$lp"
+	emit "time prover-incident $(since "$t")"
+	check_eq "prover: incident recorded, the prover's exit status passed on" "$rc" 0
+	[ "$rc" = 0 ] || note "record: $(tail -n 2 "$W/rec.err" | tr '\n' ' ')"
+	live=$(tail -n 1 "$W/live.json")
+	out=$("$W/inflight" report "$W/incident.rec" 2>&1)
+	check_match "prover: the recording's replay equals the kernel's final counters" "$out" \
+		"check +the replay matches the kernel's final counters"
+	check_match "prover: recording lost nothing" "$out" 'lost +none'
+	rj=$("$W/inflight" report "$W/incident.rec" --format json 2>/dev/null)
+	check_eq "prover: recorded: 2 jobs and 20 partitions completed, all memory returned" \
+		"$(jq -c '.processes[0] | [.completed.by_first_stage, .final.bytes, .final.owners_live]' <<<"$rj")" \
+		'[{"parse":2,"wait_permit":20},0,0]'
+	check_eq "prover: live: one process traced" "$(jq '.procs | length' <<<"$live" 2>/dev/null)" 1
+	check_eq "prover: live: nothing in flight after a clean run" \
+		"$(jq -r '.procs[0].at_end | "\(.bytes) \(.bufs) \(.owners)"' <<<"$live")" "0 0 0"
+	check_eq "prover: live: every owner that started is done" \
+		"$(jq -r '.procs[0].owners | "\(.started) \(.done)"' <<<"$live")" "22 22"
+	check_eq "prover: live: no anomalies, no unmatched events" \
+		"$(jq -r '.procs[0] | [.anomalies[]] + [.unmatched.free[]?, .unmatched.stage[]?] | add // 0' <<<"$live")" 0
+	check_eq "prover: live: totals marked exact" "$(jq -r '.procs[0].exact' <<<"$live")" true
+	check_eq "prover: the pile-up sits in chan_send (the incident's diagnosis)" \
+		"$(jq -r '.procs[0].peak.stages | max_by(.bytes) | .stage' <<<"$live")" chan_send
+	pile=$(abc_holders "$live")
+	check "prover: after-synth: ${pile:-?} partitions hold a/b/c at the peak, above pw+cap+gw=9" \
+		test "${pile:-0}" -gt 9
+	# the peak is compared within one session only (the recording's own kernel counters
+	# against its events, on the host): two sessions may order racing events differently
+	[ -s "$W/incident.rec" ] && send_file incident.rec "$W/incident.rec"
+	printf '%s\n' "$live" >"$W/live.last"
+	[ -n "$live" ] && send_file live.json "$W/live.last"
+
+	t=$(now)
+	# shellcheck disable=SC2086
+	live=$(timeout 150 "$W/inflight" --json -- "$W/prover" ${args/after-synth/after-send} \
+		2>"$W/fix.err" | tail -n 1)
+	emit "time prover-fix $(since "$t")"
+	pile=$(abc_holders "$live")
+	check "prover: after-send: ${pile:-?} partitions hold a/b/c at the peak, within pw+cap+gw=9" \
+		test -n "$pile" -a "${pile:-99}" -le 9
+	check_eq "prover: after-send: nothing in flight at the end" \
+		"$(jq -r '.procs[0].at_end.bytes' <<<"$live" 2>/dev/null)" 0
+}
+
+sec_priv() {
+	local rc out
+	out=$(as_nobody +bpf,+perfmon,+sys_admin "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/p1.err")
+	rc=$?
+	check_eq "priv: as nobody with CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN: exit 0" "$rc" 0
+	[ "$rc" = 0 ] || note "priv: $(tail -n 1 "$W/p1.err")"
+	check_match "priv: ... exact event counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
+	out=$(as_nobody "" "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/p2.err")
+	check_eq "priv: no capabilities: exit 3" "$?" 3
+	check_match "priv: ... names CAP_BPF and CAP_PERFMON" "$(cat "$W/p2.err")" \
+		"missing CAP_BPF and CAP_PERFMON"
+	check_eq "priv: ... the command was not started" "$out" ""
+	out=$(as_nobody +bpf,+perfmon "$W/inflight" -- "$W/probegen" script "$W/run.txt" 2>"$W/p3.err")
+	rc=$?
+	note "priv: without CAP_SYS_ADMIN, upstream $(upstream): exit $rc: $(head -n 1 "$W/p3.err")"
+	if uprobes_need_admin; then
+		check_eq "priv: uprobes need CAP_SYS_ADMIN on $(upstream) (ba677dbe77af): without it, exit 3" "$rc" 3
+		check_match "priv: ... the line says CAP_SYS_ADMIN is missing" "$(cat "$W/p3.err")" \
+			"missing CAP_SYS_ADMIN"
+		check_eq "priv: ... one line" "$(wc -l <"$W/p3.err")" 1
+	else
+		check_eq "priv: CAP_BPF+CAP_PERFMON suffice on $(upstream) (before ba677dbe77af): exit 0" "$rc" 0
+		check_match "priv: ... exact event counts" "$out" "events: buf_alloc 2, buf_free 1, stage 3$"
+	fi
+}
+
+t_all=$(now)
+t_prep=$t_all
+# in a guest, its uptime when the driver starts is the boot's cost
+[ -n "${INFL_GUEST:-}" ] && emit "time boot $(cut -d' ' -f1 /proc/uptime)"
+prepare
+emit "time prepare $(since "$t_prep")"
+sections=${*:-env load tracer prover priv}
+for s in $sections; do
+	case $s in
+	env | load | tracer | prover | priv)
+		t=$(now)
+		"sec_$s"
+		emit "time $s $(since "$t")"
+		;;
+	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv" ;;
+	esac
+done
+emit "time driver $(since "$t_all")"
+emit "done"
+[ ! -e "$W/failed" ]

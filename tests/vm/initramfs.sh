@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Builds the guests' initramfs (an uncompressed newc cpio): busybox-static for init and the
+# shell tools, bash for the driver, setpriv (util-linux: capabilities for the privilege
+# checks), jq, bpftool (for hand-run feature probes), the current build's inflight, prover,
+# test_tracer and probegen, every shared library ldd lists for them, the dynamic loader,
+# tests/vm/init as /init and tests/vm/driver.sh. Cloud kernels have no 9p or virtio-fs built
+# in, so everything the guest runs travels in here.
+# Usage: tests/vm/initramfs.sh OUT.cpio [BUILD-DIR]
+set -eu
+out=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${2:-$root/build}
+stage=$(mktemp -d "${TMPDIR:-/tmp}/inflight-initramfs.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+
+die() { echo "initramfs: $*" >&2; exit 1; }
+
+# put FILE DEST: FILE at DEST inside the image, with the libraries it loads
+put() {
+	local f=$1 dest=$stage$2 lib
+	[ -f "$f" ] || die "$f is missing (run make all tests; scripts/install-deps.sh test)"
+	mkdir -p "$(dirname "$dest")"
+	cp -L "$f" "$dest"
+	# "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)"
+	for lib in $(ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[ -f "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+
+busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+# init runs before any library could be found: busybox must be the static build
+readelf -l "$busybox" | grep -q INTERP && die "$busybox is not static (install busybox-static)"
+put "$busybox" /bin/busybox
+for a in $("$busybox" --list); do
+	[ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"
+done
+put "$(command -v bash)" /bin/bash
+put "$(command -v setpriv)" /usr/bin/setpriv
+put "$(command -v jq)" /usr/bin/jq
+put "$(command -v bpftool || echo /usr/sbin/bpftool)" /usr/sbin/bpftool
+put "$build/inflight" /opt/inflight/inflight
+put "$build/prover" /opt/inflight/prover
+put "$build/tests/test_tracer" /opt/inflight/tests/test_tracer
+put "$build/tests/probegen" /opt/inflight/tests/probegen
+install -m 755 "$root/tests/vm/init" "$stage/init"
+install -D -m 755 "$root/tests/vm/driver.sh" "$stage/vm/driver.sh"
+mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,etc}
+chmod 1777 "$stage/tmp"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	>"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+# the console the kernel opens for init before devtmpfs is mounted
+[ "$(id -u)" = 0 ] && mknod -m 600 "$stage/dev/console" c 5 1
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Running rows of the kernel matrix and reading what their driver said (sourced, bash, after
+# tests/vm/kernels.sh and tests/vm/boot.sh). A row's files are in build/vm/logs/ROW/:
+# console.log (what a person reads), proto.txt (the driver's protocol), files/ (what the
+# guest sent back: the recording, the live summary, libbpf's full log when loading failed).
+
+VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VM_SMP=${VM_SMP:-1}
+VM_MEM=${VM_MEM:-1024}
+
+# vm_run_row ROW OUTDIR TIMEOUT-S INITRD: boots the row's cached kernel (vm_fetch first) with
+# the driver, or runs the driver here for the host row; writes OUTDIR/status ("rc SECONDS")
+vm_run_row() {
+	local row=$1 out=$2 limit=$3 initrd=$4 t0=$SECONDS rc
+	rm -rf "$out"
+	mkdir -p "$out"
+	if [ "$row" = host ]; then
+		INFL_BIN=${BUILD:-$VM_ROOT/build} timeout -k 5 "$limit" bash "$VM_ROOT/tests/vm/driver.sh" \
+			3>"$out/proto.txt" >"$out/console.log" 2>&1
+		rc=$?
+	else
+		vm_boot "$VM_DIR/kernels/$row" "$initrd" "$out" "$limit" "$VM_SMP" "$VM_MEM"
+		rc=$?
+	fi
+	echo "$rc $((SECONDS - t0))" >"$out/status"
+}
+
+# vm_files OUTDIR: unpacks the files the driver sent (file NAME / base64 / end NAME)
+vm_files() {
+	mkdir -p "$1/files"
+	awk -v dir="$1/files" '
+		/^file [A-Za-z0-9._-]+$/ { name = $2; f = dir "/" name ".b64"; printf "" > f; next }
+		/^end / { close(f); name = ""; next }
+		name != "" { print >> f }' "$1/proto.txt"
+	local b
+	for b in "$1"/files/*.b64; do
+		[ -f "$b" ] || continue
+		base64 -d "$b" >"${b%.b64}" 2>/dev/null || echo "vm: $b did not decode" >&2
+		rm -f "$b"
+	done
+}
+
+# vm_report_row ROW OUTDIR KVER: the row's TAP lines (through tests/lib.sh's ok/not_ok, each
+# prefixed with the kernel's name), then its summary line in VM_SUMMARY; the row's pass and
+# fail counts are the growth of lib.sh's own counters (_n, _failed) over the row
+vm_report_row() {
+	local row=$1 out=$2 kver=$3 name line rc secs p0=$((_n - _failed)) f0=$_failed why="" times=""
+	local verifier="" done=0 booted=0
+	read -r rc secs <"$out/status"
+	name=$(sed -n 's/^kernel //p' "$out/proto.txt" | head -n 1)
+	[ -n "$name" ] && booted=1
+	[ -n "$name" ] || name=$(vm_row_kname "$row" "$kver")
+	vm_files "$out"
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		"not ok - "*) not_ok "$name: ${line#not ok - }" ;;
+		"# "*) echo "# $name: ${line#\# }" ;;
+		"time boot "* | "time load "* | "time tracer "* | "time prover "* | "time priv "* | "time driver "*)
+			times="$times ${line#time }s" ;;
+		"load-failed "*) why=${line#load-failed } ;;
+		"verifier "*) verifier=${line#verifier } ;;
+		done) done=1 ;;
+		esac
+	done < <(awk '/^file /{ f = 1 } !f { print } /^end /{ f = 0 }' "$out/proto.txt")
+	if [ "$booted" = 0 ]; then
+		not_ok "$name: booted and started the driver" \
+			"$(vm_status_text "$rc" "$secs"); console: $(vm_console_tail "$out")"
+	elif [ "$done" = 0 ]; then
+		not_ok "$name: the driver ran to its end" \
+			"$(vm_status_text "$rc" "$secs"); console: $(vm_console_tail "$out")"
+	fi
+	[ "$booted" = 1 ] && vm_check_recording "$name" "$out"
+	VM_SUMMARY="kernel $name: $((_n - _failed - p0)) passed, $((_failed - f0)) failed"
+	VM_SUMMARY="$VM_SUMMARY ($row, ${kver:-the host kernel}; ${secs}s:${times:- no timings})"
+	[ -n "$why" ] && VM_SUMMARY="$VM_SUMMARY; BPF load failed: $why"
+	[ -n "$verifier" ] && VM_SUMMARY="$VM_SUMMARY; verifier: $verifier"
+	[ -s "$out/files/verbose.log" ] && VM_SUMMARY="$VM_SUMMARY; libbpf log: ${out#"$VM_ROOT"/}/files/verbose.log"
+	[ "$booted" = 1 ] && [ "$done" = 0 ] && VM_SUMMARY="$VM_SUMMARY; $(vm_status_text "$rc" "$secs")"
+	[ "$booted" = 0 ] && VM_SUMMARY="$VM_SUMMARY; did not boot: $(vm_status_text "$rc" "$secs")"
+	true
+}
+
+# vm_row_kname ROW "PACKAGE VERSION": the kernel's uname -r before it has said so itself
+vm_row_kname() {
+	local p=${2%% *}
+	[ "$1" = host ] && { uname -r; return; }
+	p=${p#linux-image-}
+	echo "${p%-unsigned}"
+}
+
+vm_status_text() {
+	case $1 in
+	124 | 137) echo "timed out after $2 s" ;;
+	0) echo "qemu ended after $2 s" ;;
+	*) echo "exit status $1 after $2 s" ;;
+	esac
+}
+
+# the last kernel or init line on the console, for a guest that did not finish
+vm_console_tail() { tr -d '\r' <"$1/console.log" | grep -v '^\s*$' | tail -n 3 | tr '\n' '|' | cut -c1-400; }
+
+# vm_check_recording NAME OUTDIR: the guest's recording decoded here by the independent
+# reader, against the live session that watched the same run in the guest
+vm_check_recording() {
+	local name=$1 f=$2/files got
+	if [ ! -s "$f/incident.rec" ] || [ ! -s "$f/live.json" ]; then
+		not_ok "$name: host: the guest sent back its recording and live summary" \
+			"missing; what came back: $(ls "$f" 2>/dev/null | tr '\n' ' ')"
+		return
+	fi
+	ok "$name: host: the guest sent back its recording and live summary"
+	got=$(python3 "$VM_ROOT/tests/vm/check_rec.py" "$f/incident.rec" 2>&1)
+	local q='.procs[0] | "events \(.events.buf_alloc) \(.events.buf_free) \(.events.stage)"'
+	check_eq "$name: host: recorded events per probe (independent decoder) equal the live session's" \
+		"$(sed -n 1p <<<"$got")" "$(jq -r "$q" "$f/live.json" 2>&1)"
+	# the peak within the recording's session: its kernel's counters (END record) against
+	# the decoder's replay of its events, in the kernel's accounting order
+	q='.processes[0] | "peak \(.peak.bytes) at_us \(.peak.t_s * 1e9 | round | . / 1000 | floor) done \(.completed.owners)"'
+	check_eq "$name: host: the kernel's peak, its time and owners done equal the decoder's replay" \
+		"$("${BUILD:-$VM_ROOT/build}/inflight" report "$f/incident.rec" --format json 2>&1 | jq -r "$q" 2>&1)" \
+		"$(python3 "$VM_ROOT/tests/record/recdump.py" "$f/incident.rec" summary 2>&1)"
+	check_eq "$name: host: folded memory x time equals the independent decoder's" \
+		"$("${BUILD:-$VM_ROOT/build}/inflight" report "$f/incident.rec" --format folded 2>&1 | sort)" \
+		"$(python3 "$VM_ROOT/tests/record/recdump.py" "$f/incident.rec" folded 2>&1 | sort)"
+}

@@ -210,6 +210,8 @@ static int configure(struct session *s, const struct session_opts *o)
 	skel->rodata->record_events = o->record_events;
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	skel->rodata->traced_set = s->mode != SESSION_BINARY;
+	if (o->lock_wait_ns)
+		skel->rodata->lock_wait_ns = o->lock_wait_ns;
 	skel->rodata->follow_forks = s->follow;
 	/* the recorder is woken when a quarter of the ring waits (inflight.bpf.c) */
 	skel->rodata->events_wake_bytes = ring / 4;
@@ -275,6 +277,13 @@ int session__attach_image(struct session *s, const char *path, pid_t pid)
 				return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
 						"not privileged: missing CAP_SYS_ADMIN (this kernel "
 						"requires it to create uprobes, Linux 6.16+)");
+			/* without BPF cookies libbpf finds a USDT site's spec by its address,
+			 * which differs per process in a position-independent binary */
+			if (err == -EOPNOTSUPP && pid < 0 && !s->feat.cookie)
+				return infl_err(EXIT_OLD_KERNEL, "use -p PID or -- CMD, which attach by pid",
+						"%s: cannot attach to every process of a position-"
+						"independent binary on kernel %s: it has no BPF cookies "
+						"(Linux 5.15)", path, s->feat.release);
 			return load_error(err, "attach USDT probe");
 		}
 	}
@@ -464,6 +473,14 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
+	if (s->follow && !s->feat.cookie) {
+		/* following children attaches to every process of the binary, which needs BPF
+		 * cookies for a position-independent one (libbpf's USDT support) */
+		s->follow = false;
+		infl_warn("pid %d: its children are not followed on kernel %s (no BPF cookies "
+			  "before Linux 5.15): the probes are attached by pid", s->target,
+			  s->feat.release);
+	}
 	err = names__from_elf(s->path, &s->names);
 	if (err == -EBADMSG)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);

@@ -321,8 +321,41 @@ then all dropped with MADV_DONTNEED); CPU nanoseconds per page touched, 1 thread
 | not attached | $(cell rss_cost none 1 ns_per_page) | |
 | attached to another process (what every process pays) | $(cell rss_cost other 1 ns_per_page) | $(cell rss_cost other 1 added_ns_per_page) |
 | attached to this process | $(cell rss_cost self 1 ns_per_page) | $(cell rss_cost self 1 added_ns_per_page) |
+| attached to this process, \`--no-rss\` | $(cell rss_cost norss 1 ns_per_page) | $(cell rss_cost norss 1 added_ns_per_page) |
+
+\`--no-rss\` takes the tracepoint away: no probe fires here, so what is left is the
+measurement's noise; RSS, its peak and untracked bytes are then not shown.
 EOF
 	notes_of rss_cost
+}
+
+section_lock_stall() {
+	local cfg
+	cat <<EOF
+
+## The worst stall behind the per-process lock
+
+\`probe_loop -L\`: ${BENCH_STALL_THREADS:-4} threads of one process fire the contract's events flat out,
+each event timed on its own, so that all contend for the process's lock in the kernel.
+"before" is the inflight built before the lock change (a cmpxchg spun up to 2^20 times in
+\`bpf_loop\`), "after" this one (test-and-test-and-set, 50 us at most, then the update is
+counted as a lock timeout); "empty" is the floor (an empty BPF program: what the uprobe
+itself costs at worst here). Worst: the longest single event any thread saw; then how many
+events took longer than 10 us, 100 us, 1 ms, of "hits".
+
+| | worst ns | > 10 us | > 100 us | > 1 ms | hits | lock timeouts | CPU ns per hit |
+|---|---:|---:|---:|---:|---:|---:|---:|
+EOF
+	for cfg in empty baseline inflight; do
+		grep -q "^lock_stall,$cfg," "$raw" || continue
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+			"$(case $cfg in empty) echo empty ;; baseline) echo before ;; *) echo after ;; esac)" \
+			"$(cell lock_stall "$cfg" 4 max_ns_per_hit)" "$(cell lock_stall "$cfg" 4 hits_over_10us)" \
+			"$(cell lock_stall "$cfg" 4 hits_over_100us)" "$(cell lock_stall "$cfg" 4 hits_over_1ms)" \
+			"$(cell lock_stall "$cfg" 4 hits)" "$(cell lock_stall "$cfg" 4 lock_timeouts)" \
+			"$(cell lock_stall "$cfg" 4 ns_per_hit)"
+	done
+	notes_of lock_stall
 }
 
 section_record_ceiling() {
@@ -389,7 +422,7 @@ rc_ceiling() {
 }
 
 header
-for s in probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling; do
+for s in probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then
 			"section_$s"

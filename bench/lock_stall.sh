@@ -3,9 +3,10 @@
 # 4 threads of one process hitting the probes at once (they contend for its per-process
 # lock), with inflight and, side by side in the same rounds, the inflight binary before the
 # lock change (BENCH_INFLIGHT_BASELINE) and the empty program (the floor: what the uprobe
-# itself costs at worst here). probe_loop -L times every event; the figures are the largest
-# and how many took over 10 us, 100 us and 1 ms, and inflight's lock timeouts (updates that
-# gave up: counted, the totals marked inexact).
+# itself costs at worst here). probe_loop -L times every event by the wall clock and by the
+# thread's CPU clock (a spin for the lock burns CPU; a thread the scheduler preempted does
+# not); the figures are the largest and how many took over 10 us, 100 us and 1 ms, and
+# inflight's lock timeouts (updates that gave up: counted, the totals marked inexact).
 
 lock_stall_run() { # CONFIG: prints probe_loop's two lines
 	traced "$TMPB/ls.$1.log" "$1" "$LS_LOOP" -t "${BENCH_STALL_THREADS:-4}" \
@@ -31,7 +32,8 @@ lock_stall() {
 			lat=$(grep '^probe_loop_latency ' <<<"$out")
 			echo "$cfg $line $lat" >>"$OUTDIR/lock_stall.log"
 			record lock_stall "$cfg" 4 "$rep" ns_per_hit "$(kv ns_per_hit "$line")"
-			for m in max_ns_per_hit hits_over_10us hits_over_100us hits_over_1ms; do
+			for m in max_ns_per_hit hits_over_10us hits_over_100us hits_over_1ms \
+				max_cpu_ns_per_hit cpu_hits_over_10us cpu_hits_over_100us cpu_hits_over_1ms; do
 				record lock_stall "$cfg" 4 "$rep" "$m" "$(kv "$m" "$lat")"
 			done
 			record lock_stall "$cfg" 4 "$rep" hits "$(kv hits "$line")"

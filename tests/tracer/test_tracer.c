@@ -180,9 +180,9 @@ static bool consistent(const struct infl_proc *p)
  */
 static void test_hammer(void)
 {
-	char *argv[] = { probegen, "hammer", "4", "20000", NULL };
+	char *argv[] = { probegen, "hammer", "4", "5000", NULL };
 	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv };
-	__u64 hits = 4ull * 20000 * 5, accounted;
+	__u64 hits = 4ull * 5000 * 5, accounted;
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -207,8 +207,8 @@ static void test_hammer(void)
 			     "(%llu timeouts)", (unsigned long long)p->lock_timeouts);
 		CHECK(consistent(p), "hammer: never wrong: cells and totals agree, none below 0");
 		CHECK(p->lock_timeouts ? proc_inexact(p) :
-					 !p->total_bytes && p->owners_done == 80000 && !proc_inexact(p),
-		      "hammer: exact (nothing left, 80000 owners done), or marked inexact");
+					 !p->total_bytes && p->owners_done == 20000 && !proc_inexact(p),
+		      "hammer: exact (nothing left, 20000 owners done), or marked inexact");
 		printf("# hammer: %llu of %llu hits gave up on the lock\n",
 		       (unsigned long long)p->lock_timeouts, (unsigned long long)hits);
 	}

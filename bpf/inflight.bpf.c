@@ -314,13 +314,6 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lo
 
 /* --- events ------------------------------------------------------------------------------ */
 
-static __always_inline struct infl_event *event_reserve(void)
-{
-	if (!record_events)
-		return NULL;
-	return bpf_ringbuf_reserve(&events, sizeof(struct infl_event), 0);
-}
-
 /*
  * Under the lock: count the event and give it its order. The clock is read only when
  * something needs it (stage dwell, a recorded event, a new peak, the first event): it is
@@ -364,52 +357,47 @@ static __always_inline void event_fill(struct infl_event *ev, struct infl_proc *
 }
 
 /*
- * Submits a recorded event without waking the recorder: it reads the ring every poll
- * interval, and a wake-up per event (an irq_work and a context switch) would cost more than
- * the event. Past events_wake_bytes of unread data it is woken, so the ring never fills
+ * How a recorded event is submitted: without waking the recorder, which reads the ring every
+ * poll interval (a wake-up per event, an irq_work and a context switch, would cost more than
+ * the event); past events_wake_bytes of unread data it is woken, so the ring never fills
  * while it sleeps.
  */
-static __always_inline void ring_submit(void *rec)
+static __always_inline __u64 ring_flags(void)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= events_wake_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
 }
 
-/* After the unlock: submit, or nothing (the reservation failed, counted in ring_drops). */
-static __always_inline void event_finish(struct infl_event *ev)
-{
-	if (ev)
-		ring_submit(ev);
-}
-
-/* Under the lock: a recorded event's record, or the drop counted. */
+/*
+ * Under the lock: a recorded event's record, on the stack. It is copied into the ring after
+ * the unlock (event_finish): no reservation is held across the lock, and none is tested for
+ * NULL twice, which 6.1's verifier cannot follow ("Unreleased reference").
+ */
 static __always_inline void event_note(struct infl_event *ev, struct infl_proc *p, __u64 now,
 				       __u8 type, __u8 id, __u8 flags, __u8 slot, __u64 a0, __u64 a1,
 				       __u64 a2)
 {
-	if (ev)
+	if (record_events)
 		event_fill(ev, p, now, type, id, flags, slot, a0, a1, a2);
-	else if (record_events)
-		__sync_fetch_and_add(&p->ring_drops, 1); /* rss_emit counts without the lock */
 }
 
-/*
- * The one way into a locked section for a probe hit: the lock, or the event counted as not
- * accounted (lock_timeouts) and its ring record given back.
- */
-static __always_inline bool lock_or_count(struct infl_proc *p, __u32 pid, struct infl_event *ev,
-					  const enum lock_kind lk)
+/* After the unlock: the record into the ring, or its loss counted. */
+static __always_inline void event_finish(struct infl_event *ev, struct infl_proc *p)
+{
+	if (record_events && bpf_ringbuf_output(&events, ev, sizeof(*ev), ring_flags()))
+		__sync_fetch_and_add(&p->ring_drops, 1);
+}
+
+/* The one way into a locked section for a probe hit: the lock, or the event counted as not
+ * accounted (lock_timeouts). */
+static __always_inline bool lock_or_count(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	if (proc_spinlock(p, pid, lk)) {
 		section_begin(p);
 		return true;
 	}
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
-	if (ev)
-		bpf_ringbuf_discard(ev, 0);
 	return false;
 }
 
@@ -535,7 +523,7 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_buf nb = {}, *old = NULL, prev = {};
 	enum alloc_kind kind = AK_NEW;
-	struct infl_event *ev;
+	struct infl_event ev;
 	struct infl_proc *p;
 	__u64 a[4], buf, bytes, owner, now;
 	__u32 pid, cls, slot, c;
@@ -548,7 +536,6 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 	buf = a[0], cls = (__u32)a[1], bytes = a[2], owner = a[3];
 	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = buf };
 	nb = (struct infl_buf){ .bytes = bytes, .owner = owner, .cls = cls };
-	ev = event_reserve();
 	if (cls >= INFL_MAX_CLASSES) {
 		kind = AK_BAD_CLASS;
 		goto locked;
@@ -573,7 +560,7 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 		}
 	}
 locked:
-	if (!lock_or_count(p, pid, ev, lk)) {
+	if (!lock_or_count(p, pid, lk)) {
 		/* a buffer in the map must be in the totals: take back what was not counted */
 		if (kind == AK_NEW)
 			bpf_map_delete_elem(&bufs, &bk);
@@ -584,14 +571,14 @@ locked:
 	now = account_event(p, INFL_PROBE_ALLOC, false);
 	if (kind == AK_BAD_CLASS) {
 		p->bad_class++;
-		event_note(ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_REJECTED, INFL_SLOT_NONE, buf,
+		event_note(&ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_REJECTED, INFL_SLOT_NONE, buf,
 			   bytes, owner);
 		goto out;
 	}
 	if (kind == AK_MAP_FULL) {
 		p->buf_map_full++;
 		__sync_fetch_and_add(&p->untracked_allocs, 1); /* also counted without the lock */
-		event_note(ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_UNTRACKED, INFL_SLOT_NONE, buf,
+		event_note(&ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_UNTRACKED, INFL_SLOT_NONE, buf,
 			   bytes, owner);
 		goto out;
 	}
@@ -623,10 +610,10 @@ locked:
 	peaked = peak_check(p, now);
 	flags = (kind == AK_DUP ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
 		(owner && !o ? INFL_EVF_UNSTAGED : 0);
-	event_note(ev, p, now, INFL_EV_ALLOC, cls, flags, slot, buf, bytes, owner);
+	event_note(&ev, p, now, INFL_EV_ALLOC, cls, flags, slot, buf, bytes, owner);
 out:
 	proc_unlock(p, pid, lk);
-	event_finish(ev);
+	event_finish(&ev, p);
 	return 0;
 }
 
@@ -654,7 +641,7 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 	struct infl_owner_key ok = {};
 	struct infl_owner *o = NULL;
 	struct infl_buf *b, rec = {};
-	struct infl_event *ev;
+	struct infl_event ev;
 	struct infl_proc *p;
 	bool retired = false;
 	__u64 a[4], buf, bytes, now;
@@ -666,7 +653,6 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 		return 0;
 	buf = a[0], cls = (__u32)a[1], bytes = a[2];
 	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = buf };
-	ev = event_reserve();
 	b = bpf_map_lookup_elem(&bufs, &bk);
 	if (b) {
 		rec = *b;
@@ -678,7 +664,7 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 		ok = (struct infl_owner_key){ .pid = pid, .gen = p->gen, .owner = rec.owner };
 		o = bpf_map_lookup_elem(&owners, &ok);
 	}
-	if (!lock_or_count(p, pid, ev, lk))
+	if (!lock_or_count(p, pid, lk))
 		return 0;
 	now = account_event(p, INFL_PROBE_FREE, false);
 	if (!b) {
@@ -688,7 +674,7 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 		} else {
 			flags = free_unmatched(p, cls, bytes);
 		}
-		event_note(ev, p, now, INFL_EV_FREE, cls, flags, INFL_SLOT_NONE, buf, bytes, 0);
+		event_note(&ev, p, now, INFL_EV_FREE, cls, flags, INFL_SLOT_NONE, buf, bytes, 0);
 		goto out;
 	}
 	/* the recorded class and size are authoritative: they are what was added, whatever
@@ -705,10 +691,10 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 	cell_sub(p, rec.cls, slot, rec.bytes);
 	p->freed[c].count++;
 	p->freed[c].bytes += rec.bytes;
-	event_note(ev, p, now, INFL_EV_FREE, rec.cls, 0, slot, buf, rec.bytes, rec.owner);
+	event_note(&ev, p, now, INFL_EV_FREE, rec.cls, 0, slot, buf, rec.bytes, rec.owner);
 out:
 	proc_unlock(p, pid, lk);
-	event_finish(ev);
+	event_finish(&ev, p);
 	if (retired)
 		bpf_map_delete_elem(&owners, &ok);
 	return 0;
@@ -755,7 +741,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	struct infl_owner_key ok = {};
 	enum stage_kind kind = SK_MOVE;
 	struct infl_owner *o = NULL;
-	struct infl_event *ev;
+	struct infl_event ev;
 	struct infl_proc *p;
 	bool retired = false, unmatched = false;
 	__u64 a[4], owner, now;
@@ -766,7 +752,6 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	if (!p || !probe_args(ctx, p, a, 2))
 		return 0;
 	owner = a[0], stage = (__u32)a[1];
-	ev = event_reserve();
 	if (stage >= INFL_MAX_STAGES) {
 		kind = SK_BAD_STAGE;
 	} else if (!owner) {
@@ -777,7 +762,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 		if (!o)
 			kind = SK_MAP_FULL;
 	}
-	if (!lock_or_count(p, pid, ev, lk))
+	if (!lock_or_count(p, pid, lk))
 		return 0;
 	now = account_event(p, INFL_PROBE_STAGE, true);
 	if (kind != SK_MOVE || !o) {
@@ -790,7 +775,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 			p->owner_map_full++;
 			flags = INFL_EVF_UNTRACKED;
 		}
-		event_note(ev, p, now, INFL_EV_STAGE, stage, flags, INFL_SLOT_NONE, owner, 0, 0);
+		event_note(&ev, p, now, INFL_EV_STAGE, stage, flags, INFL_SLOT_NONE, owner, 0, 0);
 		goto out;
 	}
 	stage = BOUNDED(stage, INFL_MAX_STAGES);
@@ -811,11 +796,11 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	o->slot = stage;
 	o->entered_ns = now;
 	retired = owner_retire(p, o);
-	event_note(ev, p, now, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
+	event_note(&ev, p, now, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
 		   from < INFL_MAX_STAGES ? from : INFL_SLOT_NONE, owner, 0, 0);
 out:
 	proc_unlock(p, pid, lk);
-	event_finish(ev);
+	event_finish(&ev, p);
 	if (retired)
 		bpf_map_delete_elem(&owners, &ok);
 	return 0;
@@ -937,7 +922,7 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 	ev->arg0 = total;
 	ev->arg1 = tracked;
 	ev->arg2 = 0;
-	ring_submit(ev);
+	bpf_ringbuf_submit(ev, ring_flags());
 }
 
 /* The traced process an rss_stat event is about, or NULL. The first event of an mm reads

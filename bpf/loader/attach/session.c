@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -186,16 +187,18 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
 	}
 	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
-	s->rss_prog = NULL;
-	if (!s->rss_off)
-		s->rss_prog = s->feat.rss == RSS_LAYOUT_ATOMIC ?
-				      (cas ? k->progs.on_rss_stat_pre62 : k->progs.on_rss_stat_nocas_pre62) :
-				      (cas ? k->progs.on_rss_stat : k->progs.on_rss_stat_nocas);
-	bpf_program__set_autoload(k->progs.on_rss_stat, s->rss_prog == k->progs.on_rss_stat);
-	bpf_program__set_autoload(k->progs.on_rss_stat_pre62, s->rss_prog == k->progs.on_rss_stat_pre62);
-	bpf_program__set_autoload(k->progs.on_rss_stat_nocas, s->rss_prog == k->progs.on_rss_stat_nocas);
-	bpf_program__set_autoload(k->progs.on_rss_stat_nocas_pre62,
-				  s->rss_prog == k->progs.on_rss_stat_nocas_pre62);
+	{
+		/* [lock form][layout]: inflight.bpf.c's RSS_PROG rows */
+		struct bpf_program *rss[2][2] = {
+			{ k->progs.on_rss_stat_nocas, k->progs.on_rss_stat_nocas_pre62 },
+			{ k->progs.on_rss_stat, k->progs.on_rss_stat_pre62 },
+		};
+
+		s->rss_prog = s->rss_off ? NULL : rss[cas][s->feat.rss == RSS_LAYOUT_ATOMIC];
+		for (int l = 0; l < 2; l++)
+			for (int v = 0; v < 2; v++)
+				bpf_program__set_autoload(rss[l][v], rss[l][v] == s->rss_prog);
+	}
 }
 
 static int configure(struct session *s, const struct session_opts *o)
@@ -414,6 +417,27 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
 
+/*
+ * Before 5.11 (upstream 97306be45fbe, memcg accounting of BPF memory) the maps count against
+ * RLIMIT_MEMLOCK, which libbpf raises only with CAP_SYS_RESOURCE: a capable but not root
+ * inflight is refused there with EPERM. Says so instead of naming capabilities it has.
+ */
+static int memlock_error(const struct session *s, int err)
+{
+	unsigned major = 0, minor = 0;
+	struct rlimit rl;
+
+	if (err != -EPERM || caps__has(CAP_SYS_RESOURCE) ||
+	    sscanf(s->feat.release, "%u.%u", &major, &minor) != 2 ||
+	    major > 5 || (major == 5 && minor >= 11) ||
+	    (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY))
+		return 0;
+	return infl_err(EXIT_NOT_PRIV, "raise it (ulimit -l unlimited, LimitMEMLOCK=infinity) or "
+			"grant CAP_SYS_RESOURCE",
+			"load BPF programs: kernel %s counts BPF memory against RLIMIT_MEMLOCK "
+			"(before Linux 5.11), and it is too low", s->feat.release);
+}
+
 /* The kernel offers what inflight needs, or one line names what is missing. */
 static int check_kernel(struct session *s)
 {
@@ -473,14 +497,10 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
-	if (s->follow && !s->feat.cookie) {
-		/* following children attaches to every process of the binary, which needs BPF
-		 * cookies for a position-independent one (libbpf's USDT support) */
+	/* following children attaches to every process of the binary, which needs BPF cookies
+	 * for a position-independent one (libbpf's USDT support); said once attached */
+	if (s->follow && !s->feat.cookie)
 		s->follow = false;
-		infl_warn("pid %d: its children are not followed on kernel %s (no BPF cookies "
-			  "before Linux 5.15): the probes are attached by pid", s->target,
-			  s->feat.release);
-	}
 	err = names__from_elf(s->path, &s->names);
 	if (err == -EBADMSG)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
@@ -502,7 +522,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	}
 	err = inflight_bpf__load(s->skel);
 	if (err) {
-		err = load_error(err, "load BPF programs");
+		err = memlock_error(s, err) ?: load_error(err, "load BPF programs");
 		goto fail;
 	}
 	err = open_rings(s, o);
@@ -518,6 +538,10 @@ int session__open(const struct session_opts *o, struct session **out)
 	}
 	if (o->drop_caps && caps__drop_all())
 		infl_warn("cannot drop capabilities: %s", strerror(errno));
+	if (s->mode != SESSION_BINARY && !o->no_follow && !s->follow)
+		infl_warn("pid %d: its children are not followed on kernel %s (no BPF cookies "
+			  "before Linux 5.15): the probes are attached by pid", s->target,
+			  s->feat.release);
 	*out = s;
 	return 0;
 fail:

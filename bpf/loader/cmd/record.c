@@ -119,7 +119,7 @@ static const char record_doc[] =
 	"128+N if inflight got signal N first); otherwise 0. Before recording starts:\n"
 	"2 usage, 3 not privileged, 4 no kernel BTF, 5 binary without the contract's\n"
 	"probes, 6 no such process, 7 target exited, 9 FILE cannot be written, 10 BPF load\n"
-	"or attach failed, 12 no such binary. Details: docs/recording.md.";
+	"or attach failed, 12 no such binary, 13 kernel too old. Details: docs/recording.md.";
 
 static const struct argp_child record_children[] = {
 	{ &attach_argp, 0, NULL, 0 },

@@ -104,8 +104,8 @@ static const char trace_doc[] =
 	"128+N if inflight got signal N first); otherwise 0. Before tracing starts:\n"
 	"2 usage, 3 not privileged (needs CAP_BPF and CAP_PERFMON), 4 no kernel BTF,\n"
 	"5 binary without the contract's probes, 6 no such process, 7 target exited,\n"
-	"10 BPF load or attach failed, 12 no such binary or not an ELF file.\n"
-	"Details: docs/cli.md.";
+	"10 BPF load or attach failed, 12 no such binary or not an ELF file,\n"
+	"13 kernel too old (before Linux 5.8). Details: docs/cli.md.";
 
 static const struct argp_child trace_children[] = {
 	{ &attach_argp, 0, NULL, 0 },

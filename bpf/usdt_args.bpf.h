@@ -12,29 +12,60 @@
 #include <bpf/usdt.bpf.h>
 
 #ifdef __TARGET_ARCH_x86
+/*
+ * A context load at a constant offset, in assembly: written in C, clang merges the cases of
+ * the switch below into one load from ctx plus a looked-up offset, which every verifier
+ * refuses ("dereference of modified ctx ptr"; 5.10 failed on it). The offsets are the
+ * x86-64 pt_regs layout, the kprobe context's ABI, checked against vmlinux.h below.
+ */
+#define CTX_U64(ctx, off)                                                                      \
+	({                                                                                     \
+		__u64 __v;                                                                     \
+		asm volatile("%[v] = *(u64 *)(%[c] + " #off ")" : [v] "=r"(__v) : [c] "r"(ctx)); \
+		__v;                                                                           \
+	})
+_Static_assert(__builtin_offsetof(struct pt_regs, r15) == 0, "pt_regs.r15");
+_Static_assert(__builtin_offsetof(struct pt_regs, r14) == 8, "pt_regs.r14");
+_Static_assert(__builtin_offsetof(struct pt_regs, r13) == 16, "pt_regs.r13");
+_Static_assert(__builtin_offsetof(struct pt_regs, r12) == 24, "pt_regs.r12");
+_Static_assert(__builtin_offsetof(struct pt_regs, bp) == 32, "pt_regs.bp");
+_Static_assert(__builtin_offsetof(struct pt_regs, bx) == 40, "pt_regs.bx");
+_Static_assert(__builtin_offsetof(struct pt_regs, r11) == 48, "pt_regs.r11");
+_Static_assert(__builtin_offsetof(struct pt_regs, r10) == 56, "pt_regs.r10");
+_Static_assert(__builtin_offsetof(struct pt_regs, r9) == 64, "pt_regs.r9");
+_Static_assert(__builtin_offsetof(struct pt_regs, r8) == 72, "pt_regs.r8");
+_Static_assert(__builtin_offsetof(struct pt_regs, ax) == 80, "pt_regs.ax");
+_Static_assert(__builtin_offsetof(struct pt_regs, cx) == 88, "pt_regs.cx");
+_Static_assert(__builtin_offsetof(struct pt_regs, dx) == 96, "pt_regs.dx");
+_Static_assert(__builtin_offsetof(struct pt_regs, si) == 104, "pt_regs.si");
+_Static_assert(__builtin_offsetof(struct pt_regs, di) == 112, "pt_regs.di");
+_Static_assert(__builtin_offsetof(struct pt_regs, ip) == 128, "pt_regs.ip");
+_Static_assert(__builtin_offsetof(struct pt_regs, sp) == 152, "pt_regs.sp");
+
 /* pt_regs at a run-time offset, as constant-offset context loads (no helper call) */
 static __always_inline int usdt_reg(struct pt_regs *ctx, short off, __u64 *val)
 {
 	switch (off) {
-	case __builtin_offsetof(struct pt_regs, di): *val = ctx->di; return 0;
-	case __builtin_offsetof(struct pt_regs, si): *val = ctx->si; return 0;
-	case __builtin_offsetof(struct pt_regs, dx): *val = ctx->dx; return 0;
-	case __builtin_offsetof(struct pt_regs, cx): *val = ctx->cx; return 0;
-	case __builtin_offsetof(struct pt_regs, r8): *val = ctx->r8; return 0;
-	case __builtin_offsetof(struct pt_regs, r9): *val = ctx->r9; return 0;
-	case __builtin_offsetof(struct pt_regs, ax): *val = ctx->ax; return 0;
-	case __builtin_offsetof(struct pt_regs, bx): *val = ctx->bx; return 0;
-	case __builtin_offsetof(struct pt_regs, bp): *val = ctx->bp; return 0;
-	case __builtin_offsetof(struct pt_regs, r10): *val = ctx->r10; return 0;
-	case __builtin_offsetof(struct pt_regs, r11): *val = ctx->r11; return 0;
-	case __builtin_offsetof(struct pt_regs, r12): *val = ctx->r12; return 0;
-	case __builtin_offsetof(struct pt_regs, r13): *val = ctx->r13; return 0;
-	case __builtin_offsetof(struct pt_regs, r14): *val = ctx->r14; return 0;
-	case __builtin_offsetof(struct pt_regs, r15): *val = ctx->r15; return 0;
-	case __builtin_offsetof(struct pt_regs, sp): *val = ctx->sp; return 0;
-	case __builtin_offsetof(struct pt_regs, ip): *val = ctx->ip; return 0;
+	case 0: *val = CTX_U64(ctx, 0); return 0; /* r15 */
+	case 8: *val = CTX_U64(ctx, 8); return 0; /* r14 */
+	case 16: *val = CTX_U64(ctx, 16); return 0; /* r13 */
+	case 24: *val = CTX_U64(ctx, 24); return 0; /* r12 */
+	case 32: *val = CTX_U64(ctx, 32); return 0; /* bp */
+	case 40: *val = CTX_U64(ctx, 40); return 0; /* bx */
+	case 48: *val = CTX_U64(ctx, 48); return 0; /* r11 */
+	case 56: *val = CTX_U64(ctx, 56); return 0; /* r10 */
+	case 64: *val = CTX_U64(ctx, 64); return 0; /* r9 */
+	case 72: *val = CTX_U64(ctx, 72); return 0; /* r8 */
+	case 80: *val = CTX_U64(ctx, 80); return 0; /* ax */
+	case 88: *val = CTX_U64(ctx, 88); return 0; /* cx */
+	case 96: *val = CTX_U64(ctx, 96); return 0; /* dx */
+	case 104: *val = CTX_U64(ctx, 104); return 0; /* si */
+	case 112: *val = CTX_U64(ctx, 112); return 0; /* di */
+	case 128: *val = CTX_U64(ctx, 128); return 0; /* ip */
+	case 152: *val = CTX_U64(ctx, 152); return 0; /* sp */
 	}
-	return bpf_probe_read_kernel(val, sizeof(*val), (void *)ctx + off);
+	/* no USDT argument names another register (orig_ax, cs, flags, ss) */
+	return -EINVAL;
 }
 #else
 static __always_inline int usdt_reg(struct pt_regs *ctx, short off, __u64 *val)

@@ -4,10 +4,16 @@
  * tracer's tests. Usage:
  *   probegen script FILE      run the ops in FILE (one per line):
  *                               alloc BUF CLS BYTES OWNER | free BUF CLS BYTES |
- *                               stage OWNER STAGE | gate | # comment
- *                             `gate` prints "gated" and waits for SIGUSR1 (late attach).
+ *                               stage OWNER STAGE | gate | # comment |
+ *                               fork FILE | wait | exec PATH FILE | pause MS
+ *                             `gate` prints "gated" and waits for SIGUSR1 (late attach);
+ *                             `fork` starts a child running script FILE (its pid is
+ *                             appended to $PROBEGEN_PIDS as "FILE PID"), `wait` waits for
+ *                             every child, `exec` becomes `PATH script FILE`.
  *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
  *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
+ *   probegen hammer T N       T threads, each N rounds of stage(born), alloc, stage(work),
+ *                             free, stage(end) on an owner and a buffer of its own, at once
  *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
  *                             with `gate`: wait for SIGUSR1 first, then print the cost
  *                             "storm: E events, T ns/event" (5 events a round)
@@ -23,11 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "inflight_note.h"
 #include "prover_probes.h"
 #include "probegen_ids.h"
 
 INFLIGHT_NAMES_NOTE(probegen_names, "prover", PROBEGEN_CLASSES, PROBEGEN_STAGES);
+
+static int run_script(const char *path);
 
 static void p_alloc(uint64_t buf, uint32_t cls, uint64_t bytes, uint64_t owner)
 {
@@ -49,7 +59,8 @@ static void p_stage(uint64_t owner, uint32_t stage)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: probegen script FILE | threads N K | storm N [gate] | spin MS\n");
+	fprintf(stderr, "usage: probegen script FILE | threads N K | hammer T N | storm N [gate] | "
+			"spin MS\n");
 	return 2;
 }
 
@@ -65,11 +76,60 @@ static void gate(void)
 	sigwait(&set, &sig);
 }
 
+/* fork FILE: a child that runs script FILE, its pid noted for the test */
+static int script_fork(const char *file)
+{
+	const char *log = getenv("PROBEGEN_PIDS");
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) /* _exit: exit() would rewind the parent's script (a shared offset) */
+		_exit(run_script(file));
+	if (log) {
+		FILE *f = fopen(log, "a");
+
+		if (f) {
+			fprintf(f, "%s %d\n", file, (int)pid);
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
+static int script_op(const char *line)
+{
+	char a1[256], a2[256];
+	unsigned ms;
+
+	if (sscanf(line, "fork %255s", a1) == 1)
+		return script_fork(a1);
+	if (!strncmp(line, "wait", 4)) {
+		while (wait(NULL) > 0)
+			;
+		return 0;
+	}
+	if (sscanf(line, "exec %255s %255s", a1, a2) == 2) {
+		fflush(stdout);
+		execl(a1, a1, "script", a2, (char *)NULL);
+		return 1;
+	}
+	if (sscanf(line, "pause %u", &ms) == 1) {
+		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+		nanosleep(&t, NULL);
+		return 0;
+	}
+	return -1;
+}
+
 static int run_script(const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	char line[256];
-	int lineno = 0;
+	int lineno = 0, err;
 
 	if (!f) {
 		fprintf(stderr, "probegen: %s: %s\n", path, strerror(errno));
@@ -89,7 +149,9 @@ static int run_script(const char *path)
 			p_stage(a, b);
 		else if (strncmp(line, "gate", 4) == 0)
 			gate();
-		else {
+		else if ((err = script_op(line)) > 0)
+			return err;
+		else if (err < 0) {
 			fprintf(stderr, "probegen: %s:%d: bad op: %s", path, lineno, line);
 			return 1;
 		}
@@ -139,6 +201,43 @@ static int run_threads(unsigned n, unsigned k)
 		pthread_join(w[t].thread, NULL);
 	pthread_barrier_destroy(&barrier);
 	free(w);
+	return 0;
+}
+
+struct hammer {
+	pthread_t thread;
+	unsigned t, n;
+};
+
+static void *hammer_one(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (unsigned i = 0; i < h->n; i++) {
+		uint64_t owner = ((uint64_t)h->t << 32) + i + 1, buf = owner << 4;
+
+		p_stage(owner, 0);
+		p_alloc(buf, h->t % PROBEGEN_NCLASSES, 4096, owner);
+		p_stage(owner, 1);
+		p_free(buf, h->t % PROBEGEN_NCLASSES, 4096);
+		p_stage(owner, 4);
+	}
+	return NULL;
+}
+
+static int run_hammer(unsigned t, unsigned n)
+{
+	struct hammer *h = calloc(t, sizeof(*h));
+
+	if (!h || !t)
+		return 1;
+	for (unsigned i = 0; i < t; i++) {
+		h[i] = (struct hammer){ .t = i, .n = n };
+		pthread_create(&h[i].thread, NULL, hammer_one, &h[i]);
+	}
+	for (unsigned i = 0; i < t; i++)
+		pthread_join(h[i].thread, NULL);
+	free(h);
 	return 0;
 }
 
@@ -195,6 +294,8 @@ int main(int argc, char **argv)
 		return run_threads(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
 	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "gate"))) && !strcmp(argv[1], "storm"))
 		return run_storm(strtoull(argv[2], NULL, 0), argc == 4);
+	if (argc == 4 && !strcmp(argv[1], "hammer"))
+		return run_hammer(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return run_spin(strtoul(argv[2], NULL, 0));
 	return usage();

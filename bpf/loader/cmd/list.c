@@ -94,6 +94,9 @@ static void print_text(const char *shown, const struct usdt_notes *un, const int
 	else
 		printf("names     contract version %d, provider %s\n", n->contract_version,
 		       n->provider[0] ? n->provider : "-");
+	if (names_err || !n->terminal_mask)
+		printf("warning   no stage is terminal: owners never end and fill --max-owners; "
+		       "name them\n          with --terminal-stages\n");
 
 	printf("\n%-20s %-10s %-10s %s\n", "PROBE", "SITE", "SEMAPHORE", "ARGUMENTS");
 	if (!un->n)
@@ -176,6 +179,7 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_notes *un
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_kv_bool(&j, "no_terminal_stage", names_err || !n->terminal_mask);
 	json_key(&j, "names");
 	if (names_err) {
 		json_null(&j);

@@ -46,6 +46,7 @@ struct recorder {
 	__u32 pids[MAX_PIDS]; /* seen, with a PROC record written */
 	__u64 drops[MAX_PIDS]; /* ring_drops at the last snapshot */
 	bool oom[MAX_PIDS];    /* its OOM record is written */
+	__u64 final_gen[MAX_PIDS]; /* the ended image whose final state is written (its gen) */
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
@@ -120,7 +121,7 @@ static const char record_doc[] =
 	"128+N if inflight got signal N first); otherwise 0. Before recording starts:\n"
 	"2 usage, 3 not privileged, 4 no kernel BTF, 5 binary without the contract's\n"
 	"probes, 6 no such process, 7 target exited, 9 FILE cannot be written, 10 BPF load\n"
-	"or attach failed, 12 no such binary. Details: docs/recording.md.";
+	"or attach failed, 12 no such binary, 13 kernel too old. Details: docs/recording.md.";
 
 static const struct argp_child record_children[] = {
 	{ &attach_argp, 0, NULL, 0 },
@@ -147,6 +148,7 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
 	r->oom[r->npids] = false;
+	r->final_gen[r->npids] = 0;
 	return r->npids++;
 }
 
@@ -174,6 +176,11 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 		const struct proc_snapshot *ps = &snap->procs[i];
 		int k = pid_index(r, ps->pid, snap->mono_ns);
 
+		/* an ended image's final state is written once, not every interval after */
+		if (k >= 0 && ps->st.exited && r->final_gen[k] == ps->st.gen)
+			continue;
+		if (k >= 0 && ps->st.exited)
+			r->final_gen[k] = ps->st.gen;
 		rec_writer__snapshot(r->w, snap->mono_ns, ps->pid, &ps->st);
 		if (ps->st.rss_total)
 			rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_KERNEL,
@@ -355,7 +362,8 @@ int cmd_record(int argc, char **argv)
 	if (!err)
 		run_loop(r.s, &ops, &r, &end);
 	err = err ?: end.err;
-	/* what the ring buffer still holds, then the final counters */
+	/* no more events, what the ring buffer still holds, then the final counters */
+	session__stop(r.s);
 	while (session__poll(r.s, 0, on_event, &r) > 0)
 		;
 	if (!err)

@@ -81,7 +81,7 @@ static const struct argp_option serve_options[] = {
 	  ":PORT for every IPv4 interface; port 0 picks a free one)",
 	  0 },
 	{ "keep-exited", OPT_KEEP_EXITED, "DURATION", 0,
-	  "With -b: keep serving an exited process's final state this long (default 2m)", 0 },
+	  "Keep serving an exited process's final state this long (default 2m)", 0 },
 	{ 0 },
 };
 
@@ -341,8 +341,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		shutdown(fd->connect_fd, SHUT_RDWR);
 }
 
-/* -b: processes that exited `keep_ns` ago leave the maps (room for new ones); their final
- * state is kept for the summary at the end. */
+/* Processes that ended `keep_exited_ns` ago are served no more (the kernel freed their
+ * entries when they ended; this is the session's copy of their final state); they are kept
+ * for the summary at the end. */
 static void forget_exited(struct server *sv)
 {
 	struct snapshot snap;
@@ -356,7 +357,7 @@ static void forget_exited(struct server *sv)
 		const struct infl_proc *p = &snap.procs[i].st;
 
 		if (p->exited && p->exit_ns + sv->keep_exited_ns <= now &&
-		    !session__forget(sv->s, snap.procs[i].pid))
+		    !session__forget_image(sv->s, snap.procs[i].pid, p->gen))
 			serve_retired__add(&sv->retired, &snap.procs[i]);
 	}
 	snapshot__free(&snap);

@@ -33,6 +33,7 @@ struct live {
 	bool drawn;	  /* the in-place view has drawn a frame */
 	int rows;	  /* lines left on the terminal in the frame being drawn */
 	int cut;	  /* lines that did not fit */
+	const char *rss_off; /* the snapshot's: why RSS is not followed */
 };
 
 struct live *live__new(const struct live_opts *opts, const struct infl_names *names, FILE *out)
@@ -175,7 +176,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 			 fmt_bytes(b2, p->rss_total),
 			 fmt_bytes(b3, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
 	else
-		snprintf(row + o, sizeof(row) - o, "  rss unknown");
+		snprintf(row + o, sizeof(row) - o, "  rss %s", l->rss_off ? "off" : "unknown");
 	line(l, "%s", row);
 
 	o = snprintf(row, sizeof(row), "%-*s %6s %6s %9s", STAGE_W, "stage", "owners", "bufs",
@@ -276,6 +277,11 @@ static void print_json(struct live *l, const struct snapshot *snap)
 		json_null(&j);
 	json_kv_u64(&j, "torn", snap->torn);
 	json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
+	json_key(&j, "rss_off");
+	if (snap->rss_off)
+		json_str(&j, snap->rss_off);
+	else
+		json_null(&j);
 	json_key(&j, "processes");
 	json_arr(&j);
 	for (int i = 0; i < snap->nprocs; i++)
@@ -305,6 +311,7 @@ static void note_seen(struct live *l, const struct snapshot *snap)
 		l->origin = o;
 		l->origin_pid = pid;
 	}
+	l->rss_off = snap->rss_off;
 	/* classes seen so far decide the columns; update before rendering */
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct infl_proc *p = &snap->procs[i].st;

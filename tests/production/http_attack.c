@@ -21,10 +21,12 @@
  *
  * Prints one line:
  *   scrapes N ok N failed N timeouts N p50_ms X p99_ms X max_ms X connects N held_max N
- *   closed N
+ *   closed N connect_errors N
  * (timeouts: failed scrapes that got no answer in time, the others were refused; held_max:
- * the most attacker connections open at once; closed: how many the server closed). Exit 0
- * when it ran; the test judges the figures.
+ * the most attacker connections open at once; closed: how many the server closed;
+ * connect_errors: scrapes this side could not even start, e.g. for want of a local port).
+ * A scrape under way when the attack ends gets the rest of its time. Exit 0 when it ran; the
+ * test judges the figures.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -69,7 +71,7 @@ static enum mode mode;
 static long long connects, closed, max_connects = 20000;
 static int held, held_max;
 static double lat[MAX_SCRAPES];
-static int nscrapes, nok, ntimeouts;
+static int nscrapes, nok, ntimeouts, nconnect_errors;
 
 static long long now_ms(void)
 {
@@ -174,6 +176,10 @@ static void scrape_begin(struct scraper *s, long long now)
 	s->started = now;
 	s->len = 0;
 	s->sent = false;
+	if (s->fd < 0) { /* this side's own trouble (no port left): counted, tried again later */
+		nconnect_errors++;
+		s->next = now + SCRAPE_MS;
+	}
 }
 
 static void scrape_end(struct scraper *s, bool ok, long long now)
@@ -208,6 +214,23 @@ static void scrape_event(struct scraper *s, short revents, long long now)
 	scrape_end(s, !strncmp(s->buf, "HTTP/1.1 200", 12) && strstr(s->buf, LAST_FAMILY), now);
 }
 
+/* The attack is over: the scrape under way gets the rest of its time to end, like any. */
+static void finish_scrape(struct scraper *s)
+{
+	while (s->fd >= 0) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN | (s->sent ? 0 : POLLOUT) };
+		long long now = now_ms(), left = s->started + scrape_timeout_ms - now;
+
+		if (left <= 0) {
+			ntimeouts++;
+			scrape_end(s, false, now);
+			break;
+		}
+		if (poll(&p, 1, (int)left) > 0)
+			scrape_event(s, p.revents, now_ms());
+	}
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -226,8 +249,9 @@ static void report(void)
 		max = lat[nscrapes - 1];
 	}
 	printf("scrapes %d ok %d failed %d timeouts %d p50_ms %.0f p99_ms %.0f max_ms %.0f "
-	       "connects %lld held_max %d closed %lld\n",
-	       nscrapes, nok, nscrapes - nok, ntimeouts, p50, p99, max, connects, held_max, closed);
+	       "connects %lld held_max %d closed %lld connect_errors %d\n",
+	       nscrapes, nok, nscrapes - nok, ntimeouts, p50, p99, max, connects, held_max, closed,
+	       nconnect_errors);
 }
 
 static bool loopback_addr(const char *text, struct sockaddr_in *a)
@@ -337,8 +361,7 @@ int main(int argc, char **argv)
 			if (att[i].fd < 0 && connects < max_connects)
 				attacker_open(&att[i], now);
 	}
-	if (s->fd >= 0)
-		scrape_end(s, false, now_ms());
+	finish_scrape(s);
 	report();
 	return 0;
 }

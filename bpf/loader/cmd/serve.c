@@ -474,6 +474,15 @@ static struct MHD_Daemon *start_http(struct server *sv, int fd)
 				MHD_OPTION_END);
 }
 
+/* The line scripts wait for: one write, the binary as escaped text. */
+static void announce(const char *addr, const char *binary)
+{
+	char *bin = san_dup(binary);
+
+	fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", addr, bin ? bin : "?");
+	free(bin);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_args sa = { .keep_exited_ns = DEFAULT_KEEP_EXITED_NS };
@@ -513,12 +522,7 @@ int cmd_serve(int argc, char **argv)
 	prom__fmt_addr(shown, sizeof(shown), (struct sockaddr *)&bound);
 	if (!sa.listen.loopback)
 		infl_warn("serving on %s: reachable from other hosts", shown);
-	{
-		char *bin = san_dup(session__binary(sv.s));
-
-		fprintf(stderr, "inflight: serving http://%s/metrics for %s\n", shown, bin ? bin : "?");
-		free(bin);
-	}
+	announce(shown, session__binary(sv.s));
 
 	run_loop(sv.s, &ops, &sv, &end);
 	mhd.stop_daemon(sv.d); /* closes the listening socket too */

@@ -7,8 +7,6 @@
 #include <sys/socket.h>
 #include "cmd/serve_guard.h"
 
-#define PICK_TRIES 4 /* candidates with unread bytes spared before the oldest goes anyway */
-
 const char *const guard_reason_key[GUARD__REASONS] = {
 #define GUARD_KEY(id, key) [id] = key,
 	GUARD_REASONS(GUARD_KEY)
@@ -34,13 +32,20 @@ int guard__init(struct guard *g, const struct guard_limits *lim)
 	if (!g->lim.answer_ns)
 		g->lim.answer_ns = GUARD_ANSWER_NS;
 	g->conn = calloc(g->lim.slots, sizeof(*g->conn));
-	return g->conn ? 0 : -ENOMEM;
+	g->scratch = calloc(g->lim.slots, sizeof(*g->scratch));
+	if (!g->conn || !g->scratch) {
+		guard__free(g);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void guard__free(struct guard *g)
 {
 	free(g->conn);
+	free(g->scratch);
 	g->conn = NULL;
+	g->scratch = NULL;
 }
 
 static void client_key(const struct sockaddr *sa, __u8 key[17])
@@ -87,39 +92,38 @@ static bool has_unread(int fd)
 	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+static int by_wait(const void *a, const void *b)
+{
+	const struct guard_conn *x = *(struct guard_conn *const *)a, *y = *(struct guard_conn *const *)b;
+
+	return x->since_ns < y->since_ns ? -1 : x->since_ns > y->since_ns;
+}
+
 /*
  * The waiting connection (of `client`, or any when NULL; never `spare`, the newcomer) that
- * has waited longest; a candidate with unread bytes is passed over up to PICK_TRIES times.
- * NULL when none is waiting.
+ * has waited longest among those with no request bytes unread in their socket (a scraper
+ * that just arrived has its request there: libmicrohttpd reads it at its next turn); when
+ * every one has some, the longest waiting all the same. NULL when none is waiting.
  */
 static struct guard_conn *pick(struct guard *g, const __u8 *client, const struct guard_conn *spare)
 {
-	struct guard_conn *spared[PICK_TRIES], *first = NULL;
-	int nspared = 0;
+	struct guard_conn **cand = g->scratch;
+	unsigned n = 0;
 
-	for (int t = 0; t <= PICK_TRIES; t++) {
-		struct guard_conn *best = NULL;
+	for (unsigned i = 0; i < g->lim.slots; i++) {
+		struct guard_conn *c = &g->conn[i];
 
-		for (unsigned i = 0; i < g->lim.slots; i++) {
-			struct guard_conn *c = &g->conn[i];
-			bool skip = c == spare;
-
-			if (!live(c) || c->answering || (client && memcmp(c->client, client, 17)))
-				continue;
-			for (int k = 0; k < nspared; k++)
-				skip |= spared[k] == c;
-			if (!skip && (!best || c->since_ns < best->since_ns))
-				best = c;
-		}
-		if (!best)
-			break;
-		if (!first)
-			first = best;
-		if (t == PICK_TRIES || !has_unread(best->fd))
-			return best;
-		spared[nspared++] = best;
+		if (live(c) && !c->answering && c != spare &&
+		    (!client || !memcmp(c->client, client, 17)))
+			cand[n++] = c;
 	}
-	return first; /* every candidate has bytes waiting: the oldest goes all the same */
+	if (!n)
+		return NULL;
+	qsort(cand, n, sizeof(*cand), by_wait);
+	for (unsigned i = 0; i < n; i++)
+		if (!has_unread(cand[i]->fd))
+			return cand[i];
+	return cand[0];
 }
 
 static unsigned client_open(const struct guard *g, const __u8 *client)

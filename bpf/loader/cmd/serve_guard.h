@@ -13,7 +13,7 @@
  *    `per_client` open connections per client address, `soft` in all, `max_answering` answers
  *    in memory at once. The connection that has waited longest for its request goes first
  *    (a newcomer is the last candidate); one whose request bytes wait unread in its socket (a
- *    scraper that just arrived) is spared while another can go. The listening socket is
+ *    scraper that just arrived) is spared while any other can go. The listening socket is
  *    TCP_DEFER_ACCEPT (serve.c), so a connection that sends nothing does not even reach us.
  *
  * Closing is shutdown(2) of the socket: libmicrohttpd, which owns the descriptor, sees the end
@@ -72,7 +72,8 @@ struct guard_stats {
 
 struct guard {
 	struct guard_limits lim;
-	struct guard_conn *conn; /* lim.slots of them */
+	struct guard_conn *conn;      /* lim.slots of them */
+	struct guard_conn **scratch;  /* lim.slots: the candidates of an eviction */
 	struct guard_stats st;
 };
 

@@ -75,11 +75,13 @@ value).
 Machine: $(env_of cpu), $(env_of cpus) CPUs, kernel $(env_of kernel); commit $(env_of commit),
 $(env_of date). Load average at start $(env_of load_start), at end $(env_of load_end).
 
-Run: \`make bench\` (all sections, about 12 minutes here), or \`scripts/bench.sh SECTION...\`
-(probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling). Knobs:
-BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS, BENCH_RSS_REPS, BENCH_LOADER_SECONDS; and
-BENCH_INFLIGHT_BASELINE=PATH adds another inflight binary to section 1 for before/after figures.
-The programs are in bench/ (probe_loop, usdt_empty, stamp_exec, measure).
+Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
+\`scripts/bench.sh SECTION...\` (probe_cost attach_latency prover_overhead loader_cost rss_cost
+record_ceiling attach_teardown). Knobs: BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS,
+BENCH_RSS_REPS, BENCH_LOADER_SECONDS, BENCH_ATTACH_REPS; and BENCH_INFLIGHT_BASELINE=PATH adds
+another inflight binary to sections 1 and 7 for before/after figures.
+The programs are in bench/ (probe_loop, usdt_empty, usdt_attach, sites_target, stamp_exec,
+measure).
 
 Method: every figure is the median over $(env_of reps) rounds ($(env_of prover_reps) for the prover runs, $(env_of rss_reps) for the RSS
 breakdown), shown as \`median [min-max]\`.
@@ -388,8 +390,12 @@ rc_ceiling() {
 		}' "$raw"
 }
 
+# the attach and teardown section's tables (bench/attach_teardown.sh)
+source "$(dirname "$0")/attach_report.sh"
+
 header
-for s in probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling; do
+for s in probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling \
+	attach_teardown; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then
 			"section_$s"

@@ -4,12 +4,14 @@
 # file docs/bench.md (medians with their spread, ratios within a round) and the raw figures
 # (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
-#        attach_latency prover_overhead loader_cost rss_cost record_ceiling (default: all).
+#        attach_latency prover_overhead loader_cost rss_cost record_ceiling attach_teardown
+#        (default: all).
 #        BENCH_REPS (5) rounds, BENCH_SECONDS (1) per probe-cost run; more in the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-ALL_SECTIONS=(probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling)
+ALL_SECTIONS=(probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling
+	attach_teardown)
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=("${ALL_SECTIONS[@]}")
 
@@ -37,6 +39,7 @@ echo "section,config,threads,rep,metric,value" >"$RAW"
 	echo "prover_reps=${BENCH_PROVER_REPS:-7}"
 	echo "rss_reps=${BENCH_RSS_REPS:-7}"
 	echo "seconds_per_run=$SECONDS_PER_RUN"
+	echo "attach_reps=${BENCH_ATTACH_REPS:-3}"
 } >"$OUTDIR/env.txt"
 
 for s in "${sections[@]}"; do

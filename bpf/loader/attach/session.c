@@ -23,7 +23,10 @@
 #include "attach/caps.h"
 #include "util/errors.h"
 #include "attach/session.h"
-#include "contract/usdt_notes.h"
+#include "attach/entry.h"
+#include "attach/sema.h"
+#include "attach/usdt_attach.h"
+#include "contract/usdt_binary.h"
 #include "util/procfs.h"
 
 #define SNAPSHOT_RETRIES 64 /* seqlock copies before a snapshot is taken as torn */
@@ -31,7 +34,8 @@
 struct session {
 	struct inflight_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link *links[INFL_PROBE__COUNT];
+	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
+	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
 	struct infl_names names;
 	enum session_mode mode;
 	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
@@ -71,32 +75,31 @@ static int pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The contract check, in words a user can act on. */
-static int check_binary(const char *path, const char *shown)
+/* The contract check, in words a user can act on: the same verdict as `inflight list`. */
+static int check_binary(struct session *s, const char *path, const char *shown)
 {
-	int err = usdt_notes__check_contract(path);
+	const char *hint;
+	char why[512];
+	int err = usdt_binary__read(path, &s->bin);
 
 	switch (err) {
 	case 0:
-		return 0;
+		break;
 	case -ENOENT:
-		if (access(path, F_OK) != 0)
-			return infl_err(EXIT_NO_BINARY, "give the path of an executable",
-					"%s: %s", shown, strerror(ENOENT));
-		return infl_err(EXIT_NO_PROBES,
-				"build it with the probe contract (probes/README.md); "
-				"`inflight list` shows the probes it has",
-				"%s: has no prover:buf_alloc/buf_free/stage USDT probes", shown);
-	case -EPROTO:
-		return infl_err(EXIT_NO_PROBES, "see the contract in probes/README.md",
-				"%s: its prover probes do not take the contract's arguments",
-				shown);
+		return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s", shown,
+				strerror(ENOENT));
 	case -ENOEXEC:
 		return infl_err(EXIT_NO_BINARY, "give the path of an executable",
 				"%s: not an ELF file", shown);
+	case -EBADMSG:
+		return infl_err(EXIT_NO_PROBES, NULL, "%s: malformed .note.stapsdt", shown);
 	default:
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
 	}
+	if (s->bin.verdict == USDT_OK)
+		return 0;
+	usdt_binary__why(&s->bin, why, sizeof(why), &hint);
+	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }
 
 /*
@@ -166,6 +169,20 @@ static int configure(struct session *s, const struct session_opts *o)
 	return err;
 }
 
+/* Before load: the USDT programs for the mechanism this kernel does best. */
+static int prepare_usdt(struct session *s)
+{
+	struct usdt_attach_cfg cfg = {
+		.progs = { s->skel->progs.on_buf_alloc, s->skel->progs.on_buf_free,
+			   s->skel->progs.on_stage },
+		.specs = s->skel->maps.usdt_specs,
+		.ips = s->skel->maps.usdt_ips,
+		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
+	};
+
+	return usdt_attach__new(&cfg, &s->usdt);
+}
+
 static int load_error(int err, const char *what)
 {
 	const char *hint = NULL;
@@ -174,12 +191,74 @@ static int load_error(int err, const char *what)
 	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
 }
 
+#define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
+		    "probes/inflight_probes.h (docs/attach.md)"
+
+/* The probes' semaphores of a shared-page layout (LLD, mold) are raised in the copy the
+ * program does not read in every process that starts after the attach: -b cannot work. */
+static int check_layout(struct session *s)
+{
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+		if (s->mode == SESSION_BINARY && s->bin.sema_shared[i] && s->bin.live[i])
+			return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+					"%s: the semaphore of %s:%s shares its page with RELRO (an "
+					"LLD or mold layout): in processes started after the attach "
+					"the kernel raises it in a copy the program does not read, so "
+					"-b cannot enable its probes (-p PID and -- CMD can)",
+					s->shown, s->bin.provider, usdt_contract[i].name);
+	return 0;
+}
+
+/*
+ * SPAWN: the command runs to its entry point first (attach/entry.h), so that ld.so has
+ * made RELRO read-only and the kernel raises each semaphore where the program reads it.
+ */
+static int run_to_entry(struct session *s, const char *cmd)
+{
+	int status, err = entry__run_to(s->target, &status);
+
+	if (err == -ECHILD) {
+		s->child = false; /* reaped */
+		return infl_err(EXIT_TARGET_EXITED, NULL, "%s %s before its entry point", cmd,
+				WIFSIGNALED(status) ? "was killed" : "exited");
+	}
+	return err ? infl_err(EXIT_GENERIC, NULL, "run %s to its entry point: %s", cmd,
+			      strerror(-err)) : 0;
+}
+
+/* After the attach: every semaphore the program reads reads non-zero in the target. */
+static int verify_semaphores(struct session *s)
+{
+	struct sema_check c;
+	int err;
+
+	if (s->mode == SESSION_BINARY || s->target <= 0)
+		return 0;
+	err = sema__check(s->target, s->path, &s->bin, &c);
+	if (err) {
+		infl_warn("%s: cannot read its semaphores back (%s): not verified", s->shown,
+			  strerror(-err));
+		return 0;
+	}
+	if (!c.zero)
+		return 0;
+	if (s->bin.sema_shared[c.probe])
+		return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+				"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: it "
+				"shares its page with RELRO (an LLD or mold layout) and the kernel "
+				"raised the other copy%s",
+				s->shown, s->bin.provider, usdt_contract[c.probe].name,
+				(unsigned long long)c.addr,
+				s->bin.interp ? "" : " (a static binary applies RELRO after its "
+						     "entry point)");
+	return infl_err(EXIT_SEMAPHORE, NULL,
+			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
+			"would never fire", s->shown, s->bin.provider,
+			usdt_contract[c.probe].name, (unsigned long long)c.addr);
+}
+
 static int attach_probes(struct session *s)
 {
-	struct bpf_program *progs[INFL_PROBE__COUNT] = {
-		s->skel->progs.on_buf_alloc, s->skel->progs.on_buf_free, s->skel->progs.on_stage,
-	};
-	const char *provider = s->names.provider[0] ? s->names.provider : "prover";
 	pid_t pid = s->mode == SESSION_BINARY ? -1 : s->target;
 
 	/* exit and RSS first: a target that ends right after the probes go live must still
@@ -192,26 +271,7 @@ static int attach_probes(struct session *s)
 		if (!s->skel->links.on_rss_stat)
 			return load_error(-errno, "attach kmem:rss_stat");
 	}
-	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
-		s->links[i] = bpf_program__attach_usdt(progs[i], pid, s->path, provider,
-						       usdt_contract[i].name, NULL);
-		if (!s->links[i]) {
-			int err = -errno;
-
-			if (err == -ESRCH)
-				return infl_err(EXIT_TARGET_EXITED, NULL,
-						"attach to %s:%s in pid %d: the process is gone",
-						provider, usdt_contract[i].name, pid);
-			/* Linux 6.16 (and stable kernels since July 2025) want CAP_SYS_ADMIN to
-			 * create a uprobe again: upstream ba677dbe77af */
-			if ((err == -EACCES || err == -EPERM) && !caps__has(CAP_SYS_ADMIN))
-				return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
-						"not privileged: missing CAP_SYS_ADMIN (this kernel "
-						"requires it to create uprobes, Linux 6.16+)");
-			return load_error(err, "attach USDT probe");
-		}
-	}
-	return 0;
+	return usdt_attach__image(s->usdt, s->path, s->shown, pid, &s->bin);
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -261,7 +321,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 					"pid %d: cannot read its executable: %s", o->pid,
 					strerror(-err));
 		shown_from_link(s);
-		return check_binary(s->path, s->shown);
+		return check_binary(s, s->path, s->shown);
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
@@ -273,7 +333,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
-		return check_binary(s->path, o->binary);
+		return check_binary(s, s->path, o->binary);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
 			return infl_err(EXIT_USAGE, "give a command after --", "no command given");
@@ -286,7 +346,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
 					o->argv[0], strerror(-err));
 		shown_from_link(s);
-		return check_binary(s->path, o->argv[0]);
+		return check_binary(s, s->path, o->argv[0]);
 	}
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
@@ -333,12 +393,19 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = load_error(err, "configure BPF maps");
 		goto fail;
 	}
+	err = prepare_usdt(s);
+	if (err)
+		goto fail;
 	err = inflight_bpf__load(s->skel);
 	if (err) {
 		err = load_error(err, "load BPF programs");
 		goto fail;
 	}
-	err = attach_probes(s);
+	err = check_layout(s);
+	if (!err && s->child)
+		err = run_to_entry(s, o->argv[0]);
+	err = err ?: attach_probes(s);
+	err = err ?: verify_semaphores(s);
 	if (err)
 		goto fail;
 	if (o->record_events) {
@@ -555,8 +622,8 @@ void session__free(struct session *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
-	for (int i = 0; i < INFL_PROBE__COUNT; i++)
-		bpf_link__destroy(s->links[i]);
+	usdt_attach__free(s->usdt);
+	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);
 	if (s->pidfd >= 0)
 		close(s->pidfd);

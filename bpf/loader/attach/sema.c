@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Reading a process's semaphores where it reads them (attach/sema.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "attach/sema.h"
+
+#define PAGE_MASK_ (~0xfffull)
+
+int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
+{
+	char maps[64], line[PATH_MAX + 128];
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	struct stat st;
+	int err = -ENOENT;
+	FILE *f;
+
+	if (stat(path, &st))
+		return -errno;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	/* mappings are in address order: the first of the file's base page is its lowest */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &off, &maj, &min,
+			   &ino) != 6)
+			continue;
+		if (ino != st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev) ||
+		    off != (b->base_off & PAGE_MASK_))
+			continue;
+		*bias = start - (b->base_vaddr & PAGE_MASK_);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out)
+{
+	char mem[64];
+	__u64 bias, seen[USDT_CONTRACT_PROBES];
+	int fd, nseen = 0, err = sema__load_bias(pid, path, b, &bias);
+
+	memset(out, 0, sizeof(*out));
+	out->probe = -1;
+	if (err)
+		return err;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		__u64 addr = bias + b->sema_vaddr[i];
+		unsigned short v;
+		bool dup = false;
+
+		if (!b->live[i] || !b->sema_vaddr[i])
+			continue;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == addr;
+		if (dup)
+			continue;
+		seen[nseen++] = addr;
+		if (pread(fd, &v, sizeof(v), (off_t)addr) != sizeof(v)) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
+		out->checked++;
+		if (v)
+			continue;
+		if (!out->zero++) {
+			out->probe = i;
+			out->addr = addr;
+		}
+	}
+	close(fd);
+	return err;
+}

@@ -43,14 +43,13 @@ int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __
 	return err;
 }
 
-int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out)
+int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
+	       unsigned short vals[USDT_CONTRACT_PROBES], __u64 addrs[USDT_CONTRACT_PROBES])
 {
 	char mem[64];
-	__u64 bias, seen[USDT_CONTRACT_PROBES];
-	int fd, nseen = 0, err = sema__load_bias(pid, path, b, &bias);
+	__u64 bias;
+	int fd, err = sema__load_bias(pid, path, b, &bias);
 
-	memset(out, 0, sizeof(*out));
-	out->probe = -1;
 	if (err)
 		return err;
 	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
@@ -58,29 +57,36 @@ int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct
 	if (fd < 0)
 		return -errno;
 	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
-		__u64 addr = bias + b->sema_vaddr[i];
-		unsigned short v;
-		bool dup = false;
-
-		if (!b->live[i] || !b->sema_vaddr[i])
-			continue;
-		for (int k = 0; k < nseen; k++)
-			dup |= seen[k] == addr;
-		if (dup)
-			continue;
-		seen[nseen++] = addr;
-		if (pread(fd, &v, sizeof(v), (off_t)addr) != sizeof(v)) {
+		vals[i] = 0;
+		addrs[i] = b->sema_vaddr[i] ? bias + b->sema_vaddr[i] : 0;
+		if (addrs[i] && pread(fd, &vals[i], sizeof(vals[i]), (off_t)addrs[i]) !=
+					sizeof(vals[i])) {
 			err = errno ? -errno : -EIO;
 			break;
-		}
-		out->checked++;
-		if (v)
-			continue;
-		if (!out->zero++) {
-			out->probe = i;
-			out->addr = addr;
 		}
 	}
 	close(fd);
 	return err;
+}
+
+int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out)
+{
+	unsigned short v[USDT_CONTRACT_PROBES];
+	__u64 addr[USDT_CONTRACT_PROBES];
+	int err = sema__read(pid, path, b, v, addr);
+
+	memset(out, 0, sizeof(*out));
+	out->probe = -1;
+	if (err)
+		return err;
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		if (!b->live[i] || !addr[i])
+			continue;
+		out->checked++;
+		if (v[i] || out->zero++)
+			continue;
+		out->probe = i;
+		out->addr = addr[i];
+	}
+	return 0;
 }

@@ -29,6 +29,11 @@ struct sema_check {
  */
 int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out);
 
+/* The semaphore of each contract probe of `b` in `pid` (0 where it has none) and its runtime
+ * address (0: none). 0, or as sema__check. */
+int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
+	       unsigned short vals[USDT_CONTRACT_PROBES], __u64 addrs[USDT_CONTRACT_PROBES]);
+
 /* Where the file is mapped in `pid`: the load bias (runtime minus link-time addresses).
  * 0, -ENOENT when not mapped, or -errno. */
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias);

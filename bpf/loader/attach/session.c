@@ -23,6 +23,7 @@
 #include "attach/caps.h"
 #include "util/errors.h"
 #include "attach/session.h"
+#include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/sema.h"
 #include "attach/usdt_attach.h"
@@ -36,6 +37,7 @@ struct session {
 	struct ring_buffer *rb;
 	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
 	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
+	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
 	struct infl_names names;
 	enum session_mode mode;
 	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
@@ -363,6 +365,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	if (!s)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
 	s->mode = o->mode;
+	s->detach_child = o->detach_child;
 	s->pidfd = -1;
 	s->status = -1;
 
@@ -621,6 +624,14 @@ void session__free(struct session *s)
 {
 	if (!s)
 		return;
+	/* the child holds every link now: the teardown below only drops our references */
+	if (s->detach_child && usdt_attach__sites(s->usdt)) {
+		pid_t child = detach__hand_off();
+
+		if (child < 0)
+			infl_warn("cannot start the detaching child: %s; the exit waits for the "
+				  "kernel", strerror(-child));
+	}
 	ring_buffer__free(s->rb);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);

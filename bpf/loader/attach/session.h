@@ -32,6 +32,8 @@ struct session_opts {
 	__u32 max_procs;    /* traced processes */
 	bool no_rss;	    /* do not attach kmem:rss_stat */
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
+	bool detach_child;  /* session__free leaves the kernel's detach to a child that outlives
+			     * this process (attach/detach.h; the CLI sets it) */
 	bool verbose;	    /* libbpf's chatter */
 };
 
@@ -72,7 +74,8 @@ int session__forget(struct session *s, __u32 pid);
 __u64 session__now_ns(void);
 
 /* Detaches and frees everything; kills nothing (a spawned child keeps running untraced
- * unless the caller signalled it). */
+ * unless the caller signalled it). With detach_child the links' last references go to a
+ * child that drops them once this process is gone: call it just before exiting. */
 void session__free(struct session *s);
 
 #endif /* INFLIGHT_SESSION_H */

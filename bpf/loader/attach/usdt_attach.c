@@ -372,7 +372,7 @@ const char *usdt_attach__mech_name(const struct usdt_attach *ua)
 
 int usdt_attach__sites(const struct usdt_attach *ua)
 {
-	return ua->sites;
+	return ua ? ua->sites : 0;
 }
 
 /* --- detach --------------------------------------------------------------------------------- */

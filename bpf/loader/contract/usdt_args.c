@@ -111,6 +111,7 @@ static int parse_expr(const char *s, size_t len, struct expr *e, const char **wh
 
 struct ctx {
 	__u64 site;
+	bool fixed;
 	usdt_sym_fn sym;
 	void *sym_ctx;
 	const char *why;
@@ -200,12 +201,16 @@ static int parse_mem(struct ctx *c, const char *op, struct infl_usdt_arg *a)
 		a->disp = (__s64)((__u64)e.num - c->site);
 		return 0;
 	}
-	if (e.sym[0])
-		return c->why = "a symbol added to registers (absolute addressing of a fixed "
-				"load address)",
-		       -EINVAL;
 	a->disp = e.num;
-	return 0;
+	if (!e.sym[0])
+		return 0;
+	/* a symbol plus registers: an absolute address, right only where the file is loaded at
+	 * its link-time addresses */
+	if (!c->fixed)
+		return c->why = "a symbol added to registers in position-independent code", -EINVAL;
+	err = site_relative(c, &e, &a->disp);
+	a->disp += (__s64)c->site;
+	return err;
 }
 
 static int parse_arg(struct ctx *c, const char *text, struct infl_usdt_arg *a)
@@ -256,10 +261,10 @@ static int parse_arg(struct ctx *c, const char *text, struct infl_usdt_arg *a)
 	return parse_mem(c, op, a);
 }
 
-int usdt_args__parse(const char *args, __u64 site, usdt_sym_fn sym, void *sym_ctx,
+int usdt_args__parse(const char *args, __u64 site, bool fixed, usdt_sym_fn sym, void *sym_ctx,
 		     struct infl_usdt_spec *spec, char *why, size_t why_len)
 {
-	struct ctx c = { .site = site, .sym = sym, .sym_ctx = sym_ctx };
+	struct ctx c = { .site = site, .fixed = fixed, .sym = sym, .sym_ctx = sym_ctx };
 	const char *p = args;
 	char word[512];
 	int i = 0;

@@ -10,6 +10,7 @@
 #ifndef INFLIGHT_CONTRACT_USDT_ARGS_H
 #define INFLIGHT_CONTRACT_USDT_ARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "usdt_spec.h"
@@ -21,11 +22,12 @@ typedef int (*usdt_sym_fn)(void *ctx, const char *name, __u64 *addr);
 
 /*
  * Decodes `args` for the site at link-time address `site` into `spec`. `sym` may be NULL
- * (every symbol is then unresolvable). 0, or -EINVAL with `why` saying which argument and
- * why it cannot be read (e.g. "argument 2 '8@%fs:40': segment-relative operands are not
- * read").
+ * (every symbol is then unresolvable). `fixed`: the file is loaded at its link-time
+ * addresses (ET_EXEC), so a symbol may also be added to registers (`g_arr(,%rdx,8)`).
+ * 0, or -EINVAL with `why` saying which argument and why it cannot be read (e.g.
+ * "argument 1 '8@%fs:40': a segment-relative operand (thread-local storage) is not read").
  */
-int usdt_args__parse(const char *args, __u64 site, usdt_sym_fn sym, void *sym_ctx,
+int usdt_args__parse(const char *args, __u64 site, bool fixed, usdt_sym_fn sym, void *sym_ctx,
 		     struct infl_usdt_spec *spec, char *why, size_t why_len);
 
 #endif /* INFLIGHT_CONTRACT_USDT_ARGS_H */

@@ -146,7 +146,8 @@ static void site_fill(struct usdt_binary *b, struct usdt_site *st, const struct 
 		return;
 	}
 	st->off = p->loc - code->p_vaddr + code->p_offset;
-	if (usdt_args__parse(p->args, p->loc, sym_lookup, y, &st->spec, why, sizeof(why))) {
+	if (usdt_args__parse(p->args, p->loc, b->e_type == ET_EXEC, sym_lookup, y, &st->spec, why,
+			     sizeof(why))) {
 		st->fate = USDT_SITE_BAD_ARGS;
 		snprintf(st->why, sizeof(st->why), "%s", why);
 		b->bad_args[st->probe]++;

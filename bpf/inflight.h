@@ -43,11 +43,16 @@ enum infl_probe {
 #define INFL_ANOMALIES(X)                                                                      \
 	X(bad_class, REJECTED, 0, "bad class id")                                              \
 	X(bad_stage, REJECTED, 0, "bad stage id")                                              \
+	X(stage_owner0, REJECTED, 0, "stage of owner 0")                                       \
 	X(dup_alloc, VIOLATION, 0, "alloc of a live buffer")                                   \
+	X(double_free, VIOLATION, 0, "free of a buffer not live")                              \
 	X(buf_map_full, DROPPED, 1, "buffer map full")                                         \
+	X(untracked_free, DROPPED, 1, "free of a buffer a full map or a lock timeout dropped") \
 	X(owner_map_full, DROPPED, 1, "owner map full")                                        \
 	X(ring_drops, DROPPED, 0, "ring buffer drops")                                         \
-	X(lock_timeouts, DROPPED, 1, "lock timeouts")
+	X(lock_timeouts, DROPPED, 1, "lock timeouts")                                          \
+	X(arg_errors, DROPPED, 1, "probe arguments unreadable")                                \
+	X(missed_events, DROPPED, 1, "events before the process got a slot")
 
 /*
  * Default sizes of the kernel maps: the BPF side declares its maps with them, the loader's
@@ -71,15 +76,23 @@ struct infl_cell {
 	__u64 bytes; /* their bytes */
 };
 
+/* infl_proc.flags */
+#define INFL_PROC_FROM_START (1u << 0) /* traced from its first instruction: no late attach */
+#define INFL_PROC_FORKED (1u << 1)     /* a child of a traced process (fork followed) */
+#define INFL_PROC_EXEC (1u << 2)       /* this image ended by exec (the pid lives on) */
+#define INFL_PROC_EXEC_BORN (1u << 3)  /* this image began with an exec of a traced process */
+
 /*
- * Per traced process (key: tgid). All fields change under `lock` (see inflight.bpf.c).
+ * Per traced process image (key: tgid; `gen` tells two images of one tgid apart). The
+ * accounting fields change under `lock` (see inflight.bpf.c); the RSS fields (rss..rss_mm)
+ * are written without it, each one an aligned 8-byte store, so a tracepoint never waits.
  * Readers copy it without the lock, seqlock style: every locked section bumps write_begin
  * (the LAST field) first and sets write_end (the FIRST field after the lock word) to it last;
  * a copy made front to back is consistent when its write_end equals its write_begin.
  */
 struct infl_proc {
-	__u32 lock;	  /* cmpxchg spin lock: bpf_spin_lock is refused in tracing programs */
-	__u32 exited;	  /* 1 once the process's last thread exited */
+	__u32 lock;	  /* the per-process lock word (inflight.bpf.c: proc_lock) */
+	__u32 exited;	  /* 1 once the image ended: the last thread exited, or an exec */
 	__u64 write_end;  /* == write_begin when no write is in progress */
 	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
 	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
@@ -115,12 +128,25 @@ struct infl_proc {
 	__u64 rss_peak_ns;
 	__u64 tracked_at_rss_peak; /* total_bytes when rss_peak was set */
 	__u64 rss_emitted;	   /* rss_total last written to the ring buffer */
+	__u64 rss_mm;		   /* the mm_struct RSS was last read from (mm_pids key) */
+	/* identity and lifecycle */
+	__u64 gen;	  /* when this record was created (ns): keys bufs/owners with the pid */
+	__u64 start_ns;	  /* when the process started (task start_time, CLOCK_MONOTONIC) */
+	__u32 ppid;	  /* the traced parent it was forked from, 0 when none */
+	__u32 flags;	  /* INFL_PROC_* */
+	/* lifetime totals per class: every alloc and free accounted since tracing began */
+	struct infl_cell allocated[INFL_MAX_CLASSES];
+	struct infl_cell freed[INFL_MAX_CLASSES];
+	__u64 untracked_allocs; /* allocs not in the buffer map (map full, lock timeout) */
 	__u64 write_begin;	   /* keep last: see above */
 };
 
+/* Keys of a process's buffers and owners: the pid and its record's gen, so that a pid reused
+ * while an exited process's entries are still being removed never meets them. */
 struct infl_buf_key {
 	__u32 pid;
 	__u32 pad;
+	__u64 gen;
 	__u64 buf;
 };
 
@@ -136,13 +162,14 @@ struct infl_buf {
 struct infl_owner_key {
 	__u32 pid;
 	__u32 pad;
+	__u64 gen;
 	__u64 owner;
 };
 
 struct infl_owner {
 	__u64 entered_ns; /* when it entered `slot` */
 	__u32 slot;	  /* stage id, or INFL_SLOT_NONE before its first stage event */
-	__u32 pad;
+	__u32 live;	  /* counted in owners[] (whoever locks first after its creation) */
 	struct infl_cell held[INFL_MAX_CLASSES]; /* its buffers by class */
 };
 
@@ -161,6 +188,10 @@ enum infl_event_type {
 #define INFL_EVF_DUP (1u << 3)	     /* alloc of a live buffer */
 #define INFL_EVF_NEW_PEAK (1u << 4)  /* this event set a new peak */
 #define INFL_EVF_UNSTAGED (1u << 5)  /* owner map full: the buffer counts, in no stage */
+#define INFL_EVF_DOUBLE (1u << 6)    /* with UNMATCHED: a free of a buffer not live in a
+				      * process traced from its start (double free) */
+#define INFL_EVF_DROPPED (1u << 7)   /* with UNMATCHED: a free of a buffer whose alloc was
+				      * not tracked (map full, lock timeout) */
 
 /* Ring buffer record (record mode), 56 bytes. */
 struct infl_event {
@@ -176,6 +207,25 @@ struct infl_event {
 	__u64 arg0; /* alloc/free: buf; stage: owner; rss: bytes */
 	__u64 arg1; /* alloc/free: bytes */
 	__u64 arg2; /* alloc: owner */
+};
+
+/*
+ * The control ring (`ctl`): what the loader must act on at once. EXIT and EXEC carry the
+ * image's final record: the kernel has already removed it from `procs`, so a reused pid
+ * starts afresh; the loader keeps the record for every output and removes what the image
+ * left in `bufs` and `owners`. EXEC also means: the pid now runs another image, which the
+ * loader may need to attach to.
+ */
+enum infl_ctl_type {
+	INFL_CTL_EXIT = 1, /* the process's last thread exited */
+	INFL_CTL_EXEC = 2, /* the process replaced its image */
+};
+
+struct infl_ctl {
+	__u32 type; /* enum infl_ctl_type */
+	__u32 pid;
+	__u64 ts_ns;
+	struct infl_proc final; /* the ended image's record */
 };
 
 #endif /* INFLIGHT_H */

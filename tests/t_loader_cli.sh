@@ -165,10 +165,11 @@ version=$("$INFLIGHT" --version)
 check_match "--version names the contract" "$version" '^inflight [0-9.]+ \(probe contract 1\)$'
 
 # --- docs/architecture.md stays true: every folder it names exists ---
+has_code() { compgen -G "$1" >/dev/null; } # (a redirect on `check` would hide its line)
 for d in $(grep -oE '`(attach|live|recording|render|contract|util|cmd)/`' "$ROOT/docs/architecture.md" |
 	tr -d '`' | sort -u); do
 	check "docs/architecture.md: bpf/loader/$d exists and holds code" \
-		compgen -G "$ROOT/bpf/loader/$d*.c" >/dev/null
+		has_code "$ROOT/bpf/loader/$d*.c"
 done
 check_eq "docs/architecture.md names every folder of bpf/loader" \
 	"$(ls -d "$ROOT"/bpf/loader/*/ | xargs -n1 basename | sort | tr '\n' ' ')" \

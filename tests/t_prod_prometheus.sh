@@ -67,7 +67,8 @@ check_eq "tracked bytes" "$(query "inflight_tracked_bytes{pid=\"$pg\"}")" 210134
 check_eq "peak bytes" "$(query "inflight_peak_bytes{pid=\"$pg\"}")" 2101348
 check_eq "stage events (a counter)" "$(query "inflight_events_total{pid=\"$pg\",probe=\"stage\"}")" 5
 check_eq "rejected stage ids" "$(query "inflight_rejected_events_total{pid=\"$pg\",reason=\"bad_stage\"}")" 1
-check_eq "unmatched frees of big" "$(query "inflight_unmatched_frees_total{pid=\"$pg\",class=\"big\"}")" 1
+check_eq "a free of a buffer never allocated" \
+	"$(query "inflight_violation_events_total{pid=\"$pg\",reason=\"double_free\"}")" 1
 check_eq "dwell histogram: born left twice" \
 	"$(query "inflight_stage_dwell_seconds_count{pid=\"$pg\",stage=\"born\"}")" 2
 check_eq "dwell histogram: +Inf bucket agrees" \

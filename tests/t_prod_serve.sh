@@ -64,8 +64,8 @@ check_eq "rejected class ids" \
 	"$(metric "$body" "inflight_rejected_events_total{pid=\"$pg\",reason=\"bad_class\"}")" 1
 check_eq "rejected stage ids" \
 	"$(metric "$body" "inflight_rejected_events_total{pid=\"$pg\",reason=\"bad_stage\"}")" 1
-check_eq "unmatched frees of big" \
-	"$(metric "$body" "inflight_unmatched_free_bytes_total{pid=\"$pg\",class=\"big\"}")" 512
+check_eq "a free of a buffer never allocated: a violation (traced from its start)" \
+	"$(metric "$body" "inflight_violation_events_total{pid=\"$pg\",reason=\"double_free\"}")" 1
 check_eq "dwell: born left twice" \
 	"$(metric "$body" "inflight_stage_dwell_seconds_count{pid=\"$pg\",stage=\"born\"}")" 2
 check_eq "exact" "$(metric "$body" "inflight_counts_exact{pid=\"$pg\"}")" 1

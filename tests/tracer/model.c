@@ -12,6 +12,12 @@ void model_init(struct model *m, __u16 entry_mask, __u16 terminal_mask)
 	m->terminal_mask = terminal_mask;
 }
 
+void model_from_start(struct model *m)
+{
+	m->from_start = true;
+	m->st.flags |= INFL_PROC_FROM_START;
+}
+
 void model_free_all(struct model *m)
 {
 	free(m->bufs);
@@ -128,6 +134,8 @@ void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner
 	*b = (struct model_buf){ .id = buf, .owner = owner, .bytes = bytes, .cls = cls,
 				 .unstaged = !o, .live = true };
 	take(m, b, +1);
+	m->st.allocated[cls].count++;
+	m->st.allocated[cls].bytes += bytes;
 	if (m->st.total_bytes > m->st.peak_bytes) {
 		m->st.peak_bytes = m->st.total_bytes;
 		m->st.peak_bufs = m->st.total_bufs;
@@ -137,6 +145,8 @@ void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner
 	}
 }
 
+/* A free names its buffer; the class and size recorded at alloc are what counts (contract:
+ * "the tracer uses what it recorded"), even when the free's class id is out of range. */
 void model_free(struct model *m, __u64 buf, __u32 cls, __u64 bytes)
 {
 	struct model_owner *o;
@@ -144,18 +154,24 @@ void model_free(struct model *m, __u64 buf, __u32 cls, __u64 bytes)
 
 	m->st.seq++;
 	m->st.events[INFL_PROBE_FREE]++;
-	if (cls >= INFL_MAX_CLASSES) {
+	if (cls >= INFL_MAX_CLASSES)
 		m->st.bad_class++;
-		return;
-	}
 	b = find_buf(m, buf);
 	if (!b) {
-		m->st.unmatched_free[cls].count++;
+		if (cls >= INFL_MAX_CLASSES)
+			return;
+		if (m->from_start) {
+			m->st.double_free++; /* never allocated, or freed already */
+			return;
+		}
+		m->st.unmatched_free[cls].count++; /* allocated before the attach */
 		m->st.unmatched_free[cls].bytes += bytes;
 		return;
 	}
 	o = b->unstaged ? NULL : find_owner(m, b->owner);
 	take(m, b, -1);
+	m->st.freed[b->cls].count++;
+	m->st.freed[b->cls].bytes += b->bytes;
 	b->live = false;
 	if (o)
 		maybe_retire(m, o);
@@ -172,9 +188,15 @@ void model_stage(struct model *m, __u64 owner, __u32 stage)
 		m->st.bad_stage++;
 		return;
 	}
+	if (!owner) {
+		m->st.stage_owner0++; /* owner 0 is "no owner": never an owner with a stage */
+		return;
+	}
 	o = find_owner(m, owner);
-	if (!o) {
+	if (!o)
 		o = new_owner(m, owner);
+	/* an owner's first stage (whether it was first seen here or through an alloc) */
+	if (o->slot == INFL_SLOT_NONE) {
 		if (m->entry_mask & (1u << stage))
 			m->st.owners_started++;
 		else

@@ -26,6 +26,7 @@ struct model_owner {
 struct model {
 	struct infl_proc st; /* expected kernel record (timestamps and RSS not modelled) */
 	__u16 entry_mask, terminal_mask;
+	bool from_start; /* traced from its first instruction: an unknown free is a double free */
 	struct model_buf *bufs;
 	size_t nbufs, capbufs;
 	struct model_owner *owners;
@@ -33,6 +34,8 @@ struct model {
 };
 
 void model_init(struct model *m, __u16 entry_mask, __u16 terminal_mask);
+/* The process was traced from its first instruction (--, -b on a later start, fork). */
+void model_from_start(struct model *m);
 void model_free_all(struct model *m);
 void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner);
 void model_free(struct model *m, __u64 buf, __u32 cls, __u64 bytes);

@@ -4,8 +4,12 @@
  * tracer's tests. Usage:
  *   probegen script FILE      run the ops in FILE (one per line):
  *                               alloc BUF CLS BYTES OWNER | free BUF CLS BYTES |
- *                               stage OWNER STAGE | gate | # comment
- *                             `gate` prints "gated" and waits for SIGUSR1 (late attach).
+ *                               stage OWNER STAGE | gate | # comment |
+ *                               fork FILE | wait | exec PATH FILE | pause MS
+ *                             `gate` prints "gated" and waits for SIGUSR1 (late attach);
+ *                             `fork` starts a child running script FILE (its pid is
+ *                             appended to $PROBEGEN_PIDS as "FILE PID"), `wait` waits for
+ *                             every child, `exec` becomes `PATH script FILE`.
  *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
  *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
  *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
@@ -23,11 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "inflight_note.h"
 #include "prover_probes.h"
 #include "probegen_ids.h"
 
 INFLIGHT_NAMES_NOTE(probegen_names, "prover", PROBEGEN_CLASSES, PROBEGEN_STAGES);
+
+static int run_script(const char *path);
 
 static void p_alloc(uint64_t buf, uint32_t cls, uint64_t bytes, uint64_t owner)
 {
@@ -65,11 +73,60 @@ static void gate(void)
 	sigwait(&set, &sig);
 }
 
+/* fork FILE: a child that runs script FILE, its pid noted for the test */
+static int script_fork(const char *file)
+{
+	const char *log = getenv("PROBEGEN_PIDS");
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) /* _exit: exit() would rewind the parent's script (a shared offset) */
+		_exit(run_script(file));
+	if (log) {
+		FILE *f = fopen(log, "a");
+
+		if (f) {
+			fprintf(f, "%s %d\n", file, (int)pid);
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
+static int script_op(const char *line)
+{
+	char a1[256], a2[256];
+	unsigned ms;
+
+	if (sscanf(line, "fork %255s", a1) == 1)
+		return script_fork(a1);
+	if (!strncmp(line, "wait", 4)) {
+		while (wait(NULL) > 0)
+			;
+		return 0;
+	}
+	if (sscanf(line, "exec %255s %255s", a1, a2) == 2) {
+		fflush(stdout);
+		execl(a1, a1, "script", a2, (char *)NULL);
+		return 1;
+	}
+	if (sscanf(line, "pause %u", &ms) == 1) {
+		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+		nanosleep(&t, NULL);
+		return 0;
+	}
+	return -1;
+}
+
 static int run_script(const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	char line[256];
-	int lineno = 0;
+	int lineno = 0, err;
 
 	if (!f) {
 		fprintf(stderr, "probegen: %s: %s\n", path, strerror(errno));
@@ -89,7 +146,9 @@ static int run_script(const char *path)
 			p_stage(a, b);
 		else if (strncmp(line, "gate", 4) == 0)
 			gate();
-		else {
+		else if ((err = script_op(line)) > 0)
+			return err;
+		else if (err < 0) {
 			fprintf(stderr, "probegen: %s:%d: bad op: %s", path, lineno, line);
 			return 1;
 		}

@@ -17,10 +17,12 @@
 #include <sys/wait.h>
 #include "attach/caps.h"
 #include "check.h"
+#include "live/figures.h"
 #include "util/errors.h"
 #include "model.h"
 #include "probegen_ids.h"
 #include "attach/session.h"
+#include "compare.h"
 
 static char probegen[PATH_MAX];
 static char tmpdir[] = "/tmp/inflight-tracer.XXXXXX";
@@ -59,7 +61,8 @@ static void write_random_script(const char *path, unsigned long long seed, int n
 				bufs[b] = (typeof(bufs[0])){ 1, cls, bytes };
 		} else if (op < 80) {
 			if (bufs[b].live && rnd(20))
-				fprintf(f, "free %u %u %llu\n", 0x100 + b, bufs[b].cls, bufs[b].bytes);
+				fprintf(f, "free %u %u %llu\n", 0x100 + b,
+					rnd(40) ? bufs[b].cls : 18, bufs[b].bytes);
 			else
 				fprintf(f, "free %u %u %u\n", 0x100 + b, rnd(30) ? rnd(6) : 17,
 					64 * (1 + rnd(100)));
@@ -67,124 +70,10 @@ static void write_random_script(const char *path, unsigned long long seed, int n
 		} else {
 			unsigned stage = rnd(40) ? rnd(PROBEGEN_NSTAGES) : 19;
 
-			fprintf(f, "stage %u %u\n", owner ? owner : 1, stage);
+			fprintf(f, "stage %u %u\n", owner || !rnd(20) ? owner : 1, stage);
 		}
 	}
 	fclose(f);
-}
-
-/* Feeds a script to the model; `from_gate`: only the lines after the gate. */
-static void model_script(struct model *m, const char *path, bool from_gate)
-{
-	FILE *f = fopen(path, "r");
-	char line[256];
-	bool on = !from_gate;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "gate", 4)) {
-			on = true;
-			continue;
-		}
-		if (on)
-			model_apply_line(m, line);
-	}
-	if (f)
-		fclose(f);
-}
-
-/* --- comparing ------------------------------------------------------------------------ */
-
-static int cells_differ(const struct infl_cell *a, const struct infl_cell *b, int n,
-			char *where, size_t len)
-{
-	int bad = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (a[i].count == b[i].count && a[i].bytes == b[i].bytes)
-			continue;
-		if (!bad++)
-			snprintf(where, len, "cell %d: got %llu/%llu want %llu/%llu", i,
-				 (unsigned long long)a[i].count, (unsigned long long)a[i].bytes,
-				 (unsigned long long)b[i].count, (unsigned long long)b[i].bytes);
-	}
-	return bad;
-}
-
-static int u64s_differ(const __u64 *a, const __u64 *b, int n, char *where, size_t len)
-{
-	int bad = 0;
-
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i] && !bad++)
-			snprintf(where, len, "[%d]: got %llu want %llu", i, (unsigned long long)a[i],
-				 (unsigned long long)b[i]);
-	return bad;
-}
-
-#define CELLS_DIFFER(got, want, w)                                                             \
-	cells_differ((const struct infl_cell *)(got), (const struct infl_cell *)(want),        \
-		     (int)(sizeof(got) / sizeof(struct infl_cell)), w, sizeof(w))
-#define U64S_DIFFER(got, want, w)                                                              \
-	u64s_differ((const __u64 *)(got), (const __u64 *)(want),                               \
-		    (int)(sizeof(got) / sizeof(__u64)), w, sizeof(w))
-
-static void compare(const char *what, const struct infl_proc *got, const struct infl_proc *want)
-{
-	char w[160] = "";
-	__u64 hist_total = 0, count_total = 0;
-
-	CHECK_EQ_U64(got->total_bytes, want->total_bytes, "%s: tracked bytes at the end", what);
-	CHECK_EQ_U64(got->total_bufs, want->total_bufs, "%s: live buffers at the end", what);
-	CHECK(!CELLS_DIFFER(got->cur, want->cur, w),
-	      "%s: every (class, stage) count and bytes %s", what, w);
-	CHECK_EQ_U64(got->peak_bytes, want->peak_bytes, "%s: peak bytes", what);
-	CHECK_EQ_U64(got->peak_bufs, want->peak_bufs, "%s: buffers at the peak", what);
-	CHECK_EQ_U64(got->peak_seq, want->peak_seq, "%s: the event that set the peak", what);
-	w[0] = 0;
-	CHECK(!CELLS_DIFFER(got->peak, want->peak, w),
-	      "%s: peak composition by (class, stage) %s", what, w);
-	w[0] = 0;
-	CHECK(!U64S_DIFFER(got->owners, want->owners, w),
-	      "%s: owners per stage %s", what, w);
-	w[0] = 0;
-	CHECK(!U64S_DIFFER(got->peak_owners, want->peak_owners, w),
-	      "%s: owners per stage at the peak %s", what, w);
-	CHECK_EQ_U64(got->owners_started, want->owners_started, "%s: owners started", what);
-	CHECK_EQ_U64(got->owners_done, want->owners_done, "%s: owners done", what);
-	w[0] = 0;
-	CHECK(!U64S_DIFFER(got->events, want->events, w),
-	      "%s: events per probe %s", what, w);
-	CHECK_EQ_U64(got->seq, want->seq, "%s: events accounted", what);
-	w[0] = 0;
-	CHECK(!CELLS_DIFFER(got->unmatched_free, want->unmatched_free, w),
-	      "%s: unmatched frees per class %s", what, w);
-	w[0] = 0;
-	CHECK(!U64S_DIFFER(got->unmatched_stage, want->unmatched_stage, w),
-	      "%s: unmatched stage events %s", what, w);
-	CHECK_EQ_U64(got->bad_class, want->bad_class, "%s: rejected class ids", what);
-	CHECK_EQ_U64(got->bad_stage, want->bad_stage, "%s: rejected stage ids", what);
-	CHECK_EQ_U64(got->dup_alloc, want->dup_alloc, "%s: duplicate allocs", what);
-	w[0] = 0;
-	CHECK(!U64S_DIFFER(got->dwell_count, want->dwell_count, w),
-	      "%s: dwell samples per stage %s", what, w);
-	for (int s = 0; s < INFL_MAX_STAGES; s++) {
-		count_total += got->dwell_count[s];
-		for (int b = 0; b < INFL_HIST_SLOTS; b++)
-			hist_total += got->dwell_hist[s][b];
-	}
-	CHECK_EQ_U64(hist_total, count_total, "%s: dwell histograms hold every sample", what);
-	CHECK_EQ_U64(got->lock_timeouts + got->buf_map_full + got->owner_map_full + got->ring_drops,
-		     0, "%s: nothing dropped or inexact", what);
-}
-
-/* --- running -------------------------------------------------------------------------- */
-
-static const struct proc_snapshot *find_pid(const struct snapshot *snap, __u32 pid)
-{
-	for (int i = 0; i < snap->nprocs; i++)
-		if (snap->procs[i].pid == pid)
-			return &snap->procs[i];
-	return NULL;
 }
 
 /* Spawns argv under a session, waits for it to exit, returns its final record. */
@@ -227,6 +116,7 @@ static void test_random_scripts(void)
 		snprintf(what, sizeof(what), "random script %llu", seed);
 		write_random_script(path, seed, 3000);
 		model_init(&m, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+		model_from_start(&m);
 		model_script(&m, path, false);
 		err = trace_spawn(argv, &got, &status);
 		CHECK(err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -310,6 +200,8 @@ static void test_two_processes(void)
 	      "two processes: two pids traced (%d)", snap.nprocs);
 	model_init(&m1, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
 	model_init(&m2, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
+	model_from_start(&m1); /* started after the attach: traced from their start */
+	model_from_start(&m2);
 	model_script(&m1, s1, false);
 	model_script(&m2, s2, false);
 	if (find_pid(&snap, p1) && find_pid(&snap, p2)) {
@@ -345,11 +237,15 @@ static void test_late_attach(void)
 	snprintf(path, sizeof(path), "%s/late.ops", tmpdir);
 	f = fopen(path, "w");
 	fprintf(f, "stage 1 0\nalloc 0x10 1 1000 1\nalloc 0x11 2 2000 1\nstage 2 0\n"
-		   "alloc 0x12 3 3000 2\nstage 1 1\ngate\n"
+		   "alloc 0x12 3 3000 2\nstage 1 1\nstage 5 1\ngate\n"
 		   /* after attach: frees of old buffers, old owners moving and ending */
 		   "free 0x10 1 1000\nstage 1 2\nalloc 0x20 1 500 1\nfree 0x11 2 2000\n"
 		   "stage 2 3\nstage 1 4\nfree 0x20 1 500\nstage 3 0\nalloc 0x30 0 700 3\n"
-		   "free 0x12 3 3000\nstage 2 4\n");
+		   "free 0x12 3 3000\nstage 2 4\n"
+		   /* an old owner whose first event after the attach is an alloc: unmatched at
+		    * its first stage like any other; a free with a class id out of range still
+		    * frees the live buffer; stage(0, s) is counted, never an owner */
+		   "alloc 0x40 4 400 5\nstage 5 2\nfree 0x40 19 400\nstage 0 1\nstage 5 4\n");
 	fclose(f);
 	if (pipe(out))
 		return;
@@ -386,8 +282,13 @@ static void test_late_attach(void)
 			     3, "late attach: the 3 pre-attach buffers' frees are unmatched");
 		CHECK_EQ_U64(ps->st.unmatched_free[2].bytes, 2000,
 			     "late attach: unmatched bytes counted per class");
-		CHECK_EQ_U64(ps->st.unmatched_stage[2] + ps->st.unmatched_stage[3], 2,
-			     "late attach: 2 owners first seen mid-life");
+		CHECK_EQ_U64(ps->st.unmatched_stage[2] + ps->st.unmatched_stage[3], 3,
+			     "late attach: 3 owners first seen mid-life (one through an alloc)");
+		CHECK_EQ_U64(ps->st.freed[4].count, 1,
+			     "late attach: a free with a bad class id frees the live buffer");
+		CHECK_EQ_U64(ps->st.stage_owner0, 1, "late attach: stage(0, s) counted");
+		CHECK_EQ_U64(ps->st.owners[INFL_SLOT_NONE], 0,
+			     "late attach: stage(0, s) made no owner");
 		CHECK_EQ_U64(ps->st.total_bytes, 700, "late attach: only the post-attach buffer is held");
 	} else {
 		CHECK(0, "late attach: target pid traced");

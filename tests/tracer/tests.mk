@@ -10,11 +10,15 @@ $(PROBEGEN): tests/tracer/probegen.c tests/tracer/probegen_ids.h probes/inflight
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(PROBES_CFLAGS) -Itests/tracer $< $(PROBES_O) -lpthread $(LDFLAGS) -o $@
 
-$(TESTS_DIR)/test_tracer: tests/tracer/test_tracer.c tests/tracer/model.c tests/tracer/model.h tests/check.h \
-		$(TRACER_SESSION_OBJS) | $(PROBEGEN)
+TRACER_TEST_DEPS := tests/tracer/model.c tests/tracer/model.h tests/tracer/compare.h tests/check.h \
+	$(TRACER_SESSION_OBJS)
+
+# test_tracer: the accounting against the model; test_lifecycle: fork, exec, restarts
+$(TESTS_DIR)/test_tracer $(TESTS_DIR)/test_lifecycle: $(TESTS_DIR)/test_%: tests/tracer/test_%.c \
+		$(TRACER_TEST_DEPS) | $(PROBEGEN)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -I$(BPF_DIR) -Itests -Itests/tracer $(filter %.c,$^) \
 		$(TRACER_SESSION_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
 
-TEST_BINS += $(TESTS_DIR)/test_tracer $(PROBEGEN)
+TEST_BINS += $(TESTS_DIR)/test_tracer $(TESTS_DIR)/test_lifecycle $(PROBEGEN)

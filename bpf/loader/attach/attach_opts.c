@@ -12,6 +12,10 @@ enum {
 	OPT_MAX_BUFS = 0x100,
 	OPT_MAX_OWNERS,
 	OPT_MAX_PROCS,
+	OPT_NO_FOLLOW,
+	OPT_NO_RSS,
+	OPT_ENTRY_STAGES,
+	OPT_TERMINAL_STAGES,
 };
 
 static const struct argp_option options[] = {
@@ -23,6 +27,24 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "-- CMD [ARGS...]", 0, NULL, OPTION_DOC | OPTION_NO_USAGE,
 	  "Start CMD and trace it from its first instruction; inflight's options go before --",
+	  0 },
+	{ "no-follow", OPT_NO_FOLLOW, NULL, 0,
+	  "With -p or --: trace the named process alone, not the children it forks (they are "
+	  "followed by default, like perf record)",
+	  0 },
+	{ NULL, 0, NULL, 0, "The contract:", 15 },
+	{ "entry-stages", OPT_ENTRY_STAGES, "STAGES",
+	  0, "The stages an owner starts in (names or ids, comma-separated), instead of the "
+	  "binary's names note",
+	  0 },
+	{ "terminal-stages", OPT_TERMINAL_STAGES, "STAGES", 0,
+	  "The stages that end an owner, instead of the names note's: without one, owners never "
+	  "end and fill --max-owners",
+	  0 },
+	{ NULL, 0, NULL, 0, "Costs:", 18 },
+	{ "no-rss", OPT_NO_RSS, NULL, 0,
+	  "Do not follow RSS (kmem:rss_stat fires on every page fault of every process on the "
+	  "host; see docs/production.md)",
 	  0 },
 	{ NULL, 0, NULL, 0, "Limits (kernel map sizes):", 20 },
 	{ "max-bufs", OPT_MAX_BUFS, "N", 0,
@@ -108,6 +130,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		a->so.verbose = true;
 		return 0;
+	case OPT_NO_FOLLOW:
+		a->so.no_follow = true;
+		return 0;
+	case OPT_NO_RSS:
+		a->so.no_rss = true;
+		return 0;
+	case OPT_ENTRY_STAGES:
+		a->so.entry_stages = arg;
+		return 0;
+	case OPT_TERMINAL_STAGES:
+		a->so.terminal_stages = arg;
+		return 0;
 	case ARGP_KEY_ARG:
 		/* only words after `--` are a command; the rest of argv is its own */
 		if (!state->quoted || state->next - 1 < state->quoted)
@@ -122,6 +156,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!a->target_given)
 			infl_die(EXIT_USAGE, "give -p PID, -b PATH or -- CMD ARGS; see --help",
 				 "nothing to trace");
+		if (a->so.no_follow && a->so.mode == SESSION_BINARY)
+			infl_die(EXIT_USAGE, "-b traces every process of the binary; --no-follow is "
+				 "for -p and --", "--no-follow with -b");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * A tracing session: checks, load, attach (pid, binary or spawned command), ring-buffer
- * polling and map snapshots. Every failure ends in one error line and a named exit code.
+ * A tracing session: checks, kernel features, load, attach (pid, binary or spawned
+ * command) and ring-buffer polling; lifecycle.c follows the traced processes' lives and
+ * takes the snapshots. Every failure ends in one error line and a named exit code.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,39 +20,18 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "inflight.skel.h"
+#include <sys/sysmacros.h>
 #include "attach/caps.h"
-#include "util/errors.h"
-#include "attach/session.h"
 #include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/sema.h"
+#include "attach/session_int.h"
 #include "attach/usdt_attach.h"
+#include "util/errors.h"
 #include "contract/usdt_binary.h"
 #include "util/procfs.h"
 
-#define SNAPSHOT_RETRIES 64 /* seqlock copies before a snapshot is taken as torn */
-
-struct session {
-	struct inflight_bpf *skel;
-	struct ring_buffer *rb;
-	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
-	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
-	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
-	struct infl_names names;
-	enum session_mode mode;
-	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
-	int pidfd;	    /* tells when the target exits; -1 in BINARY mode */
-	bool child;	    /* target is our child (SPAWN): we reap it */
-	bool gone;
-	int status;	    /* child's wait status, -1 until known */
-	char path[PATH_MAX]; /* the traced binary, as attached (may be /proc/PID/root/...) */
-	char shown[PATH_MAX]; /* the same, as a user would name it */
-	session_event_fn fn; /* valid during session__poll */
-	void *fn_ctx;
-	int fn_err;
-	__u64 ring_lost;
-};
+#define CTL_RING_BYTES (1u << 20) /* final records of ended images on their way (~70) */
 
 static bool libbpf_verbose;
 
@@ -77,12 +57,13 @@ static int pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The contract check, in words a user can act on: the same verdict as `inflight list`. */
-static int check_binary(struct session *s, const char *path, const char *shown)
+/* Reads the binary's sites and verdict into `b`; one line and an exit code when it cannot be
+ * traced: the same verdict, in the same words, as `inflight list`. */
+static int read_binary(const char *path, const char *shown, struct usdt_binary *b)
 {
 	const char *hint;
 	char why[512];
-	int err = usdt_binary__read(path, &s->bin);
+	int err = usdt_binary__read(path, b);
 
 	switch (err) {
 	case 0:
@@ -98,10 +79,15 @@ static int check_binary(struct session *s, const char *path, const char *shown)
 	default:
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
 	}
-	if (s->bin.verdict == USDT_OK)
+	if (b->verdict == USDT_OK)
 		return 0;
-	usdt_binary__why(&s->bin, why, sizeof(why), &hint);
+	usdt_binary__why(b, why, sizeof(why), &hint);
 	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
+}
+
+static int check_binary(struct session *s, const char *path, const char *shown)
+{
+	return read_binary(path, shown, &s->bin);
 }
 
 /*
@@ -148,26 +134,105 @@ static int spawn_stopped(char **argv, pid_t *out)
 	return 0;
 }
 
+/* A stage list of the command line ("done,failed" or "8,9") as a mask. */
+static int stage_mask(const struct infl_names *n, const char *opt, const char *list, __u16 *mask)
+{
+	char buf[512], *save = NULL, *tok;
+
+	*mask = 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long id = strtoul(tok, &end, 10);
+		int s = *tok >= '0' && *tok <= '9' && !*end && id < INFL_MAX_STAGES ? (int)id : -1;
+
+		for (int i = 0; s < 0 && i < INFL_MAX_STAGES; i++)
+			if ((n->stage_declared & (1u << i)) && !strcmp(n->stage[i], tok))
+				s = i;
+		if (s < 0)
+			return infl_err(EXIT_USAGE, "give stage names of the binary's names note "
+					"(`inflight list` shows them) or ids 0 to 15, comma-separated",
+					"%s '%s': no such stage", opt, tok);
+		*mask |= 1u << s;
+	}
+	return 0;
+}
+
+/* The command line's entry and terminal stages replace the names note's. */
+static int stage_roles(struct session *s, const struct session_opts *o)
+{
+	__u16 mask;
+	int err;
+
+	if (o->entry_stages) {
+		err = stage_mask(&s->names, "--entry-stages", o->entry_stages, &mask);
+		if (err)
+			return err;
+		s->names.entry_mask = mask;
+	}
+	if (o->terminal_stages) {
+		err = stage_mask(&s->names, "--terminal-stages", o->terminal_stages, &mask);
+		if (err)
+			return err;
+		s->names.terminal_mask = mask;
+	}
+	return 0;
+}
+
+/* The programs this kernel loads: one lock form (proc_lock.bpf.h), RSS if it can. */
+static void choose_programs(struct session *s, const struct session_opts *o)
+{
+	struct inflight_bpf *k = s->skel;
+	bool cas = s->feat.atomics && s->feat.bpf_loop; /* proc_lock.bpf.h */
+	struct bpf_program *cas_progs[] = { k->progs.on_buf_alloc, k->progs.on_buf_free,
+					    k->progs.on_stage };
+	struct bpf_program *map_progs[] = { k->progs.on_buf_alloc_nocas, k->progs.on_buf_free_nocas,
+					    k->progs.on_stage_nocas };
+
+	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
+		bpf_program__set_autoload(cas_progs[i], cas);
+		bpf_program__set_autoload(map_progs[i], !cas);
+		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
+	}
+	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
+	s->rss_prog = NULL;
+	if (!s->rss_off)
+		s->rss_prog = s->feat.rss == RSS_LAYOUT_ATOMIC ?
+				      (cas ? k->progs.on_rss_stat_pre62 : k->progs.on_rss_stat_nocas_pre62) :
+				      (cas ? k->progs.on_rss_stat : k->progs.on_rss_stat_nocas);
+	bpf_program__set_autoload(k->progs.on_rss_stat, s->rss_prog == k->progs.on_rss_stat);
+	bpf_program__set_autoload(k->progs.on_rss_stat_pre62, s->rss_prog == k->progs.on_rss_stat_pre62);
+	bpf_program__set_autoload(k->progs.on_rss_stat_nocas, s->rss_prog == k->progs.on_rss_stat_nocas);
+	bpf_program__set_autoload(k->progs.on_rss_stat_nocas_pre62,
+				  s->rss_prog == k->progs.on_rss_stat_nocas_pre62);
+}
+
 static int configure(struct session *s, const struct session_opts *o)
 {
 	struct inflight_bpf *skel = s->skel;
 	__u32 ring = o->ringbuf_bytes ? o->ringbuf_bytes : 16u << 20;
 	int err = 0;
 
+	choose_programs(s, o);
 	skel->rodata->entry_stage_mask = s->names.entry_mask;
 	skel->rodata->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
-	if (o->max_procs)
+	skel->rodata->traced_set = s->mode != SESSION_BINARY;
+	skel->rodata->follow_forks = s->follow;
+	/* the recorder is woken when a quarter of the ring waits (inflight.bpf.c) */
+	skel->rodata->events_wake_bytes = ring / 4;
+	if (o->max_procs) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
+		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
+	}
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
 		err = err ?: bpf_map__set_max_entries(skel->maps.owners, o->max_owners);
 	if (o->record_events)
 		err = err ?: bpf_map__set_max_entries(skel->maps.events, ring);
-	if (o->no_rss)
-		bpf_program__set_autoload(skel->progs.on_rss_stat, false);
+	err = err ?: bpf_map__set_max_entries(skel->maps.ctl, CTL_RING_BYTES);
 	return err;
 }
 
@@ -175,13 +240,13 @@ static int configure(struct session *s, const struct session_opts *o)
 static int prepare_usdt(struct session *s)
 {
 	struct usdt_attach_cfg cfg = {
-		.progs = { s->skel->progs.on_buf_alloc, s->skel->progs.on_buf_free,
-			   s->skel->progs.on_stage },
 		.specs = s->skel->maps.usdt_specs,
 		.ips = s->skel->maps.usdt_ips,
 		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
 	};
 
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		cfg.progs[i] = s->progs[i];
 	return usdt_attach__new(&cfg, &s->usdt);
 }
 
@@ -191,6 +256,50 @@ static int load_error(int err, const char *what)
 	int code = infl_bpf_exit_code(err, &hint);
 
 	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+/* The kernel's encoding of a device number (MKDEV), as struct super_block.s_dev holds it. */
+static __u64 kernel_dev(dev_t d)
+{
+	return ((__u64)major(d) << 20) | minor(d);
+}
+
+int session__attach_image(struct session *s, const char *path, pid_t pid)
+{
+	struct usdt_binary other, *b = &s->bin;
+	struct session_image *im;
+	struct stat st;
+	__u64 now;
+	int err;
+
+	if (stat(path, &st))
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
+	for (int i = 0; i < s->nimages; i++)
+		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino)
+			return 0;
+	if (s->nimages == SESSION_MAX_IMAGES)
+		return infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
+				SESSION_MAX_IMAGES);
+	if (strcmp(path, s->path)) { /* another binary than the target's (an exec) */
+		err = read_binary(path, path, &other);
+		if (err)
+			return err;
+		b = &other;
+	}
+	err = usdt_attach__image(s->usdt, path, b == &s->bin ? s->shown : path, pid, b);
+	if (b != &s->bin)
+		usdt_binary__free(b);
+	if (err)
+		return err;
+	im = &s->images[s->nimages++];
+	im->dev = kernel_dev(st.st_dev);
+	im->ino = st.st_ino;
+	/* processes of this binary that start from now on are traced from their first
+	 * instruction (INFL_PROC_FROM_START) */
+	now = session__now_ns();
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
+				    im->dev, im->ino }, &now, BPF_ANY);
+	return 0;
 }
 
 #define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
@@ -259,21 +368,46 @@ static int verify_semaphores(struct session *s)
 			usdt_contract[c.probe].name, (unsigned long long)c.addr);
 }
 
+/* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
+ * none of its own for a traced set: INFLIGHT traced_set). A spawned target is stopped at its
+ * first instruction, so nothing of it can be missed. */
+static int seed_target(struct session *s)
+{
+	static struct infl_proc rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.gen = session__now_ns();
+	rec.flags = s->child ? INFL_PROC_FROM_START : 0;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &s->target, &rec, BPF_NOEXIST))
+		return load_error(-errno, "create the target's record");
+	return 0;
+}
+
+static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *what)
+{
+	*link = bpf_program__attach(prog);
+	return *link ? 0 : load_error(-errno, what);
+}
+
 static int attach_probes(struct session *s)
 {
-	pid_t pid = s->mode == SESSION_BINARY ? -1 : s->target;
+	struct inflight_bpf *k = s->skel;
+	pid_t pid = s->mode == SESSION_BINARY || s->follow ? -1 : s->target;
+	int err;
 
-	/* exit and RSS first: a target that ends right after the probes go live must still
-	 * be seen exiting */
-	s->skel->links.on_process_exit = bpf_program__attach(s->skel->progs.on_process_exit);
-	if (!s->skel->links.on_process_exit)
-		return load_error(-errno, "attach sched:sched_process_exit");
-	if (bpf_program__autoload(s->skel->progs.on_rss_stat)) {
-		s->skel->links.on_rss_stat = bpf_program__attach(s->skel->progs.on_rss_stat);
-		if (!s->skel->links.on_rss_stat)
-			return load_error(-errno, "attach kmem:rss_stat");
-	}
-	return usdt_attach__image(s->usdt, s->path, s->shown, pid, &s->bin);
+	/* the process's life and RSS first: a target that ends right after the probes go live
+	 * must still be seen exiting */
+	err = attach_tracepoint(k->progs.on_process_exit, &k->links.on_process_exit,
+				"attach sched:sched_process_exit");
+	err = err ?: attach_tracepoint(k->progs.on_process_exec, &k->links.on_process_exec,
+				       "attach sched:sched_process_exec");
+	err = err ?: attach_tracepoint(k->progs.on_process_fork, &k->links.on_process_fork,
+				       "attach sched:sched_process_fork");
+	if (!err && s->rss_prog)
+		err = attach_tracepoint(s->rss_prog, &s->rss_link, "attach kmem:rss_stat");
+	if (!err && s->mode != SESSION_BINARY)
+		err = seed_target(s);
+	return err ?: session__attach_image(s, s->path, pid);
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -353,6 +487,39 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
 
+/* The kernel offers what inflight needs, or one line names what is missing. */
+static int check_kernel(struct session *s)
+{
+	const char *missing;
+	char line[256];
+	int err = features__probe(&s->feat);
+
+	if (err)
+		return infl_err(EXIT_NO_BTF, "needs a kernel built with CONFIG_DEBUG_INFO_BTF (5.4+)",
+				"kernel has no BTF at /sys/kernel/btf/vmlinux");
+	missing = features__missing(&s->feat);
+	if (missing)
+		return infl_err(EXIT_OLD_KERNEL, "inflight needs Linux 5.8 or later "
+				"(docs/production.md, \"Supported kernels\")",
+				"kernel %s too old: it lacks %s", s->feat.release, missing);
+	if (libbpf_verbose) {
+		features__describe(&s->feat, line, sizeof(line));
+		fprintf(stderr, "inflight: %s\n", line);
+	}
+	return 0;
+}
+
+static int open_rings(struct session *s, const struct session_opts *o)
+{
+	s->ctl = ring_buffer__new(bpf_map__fd(s->skel->maps.ctl), lifecycle__on_ctl, s, NULL);
+	if (!s->ctl)
+		return load_error(-errno, "open the control ring buffer");
+	if (!o->record_events)
+		return 0;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
+	return s->rb ? 0 : load_error(-errno, "open ring buffer");
+}
+
 int session__open(const struct session_opts *o, struct session **out)
 {
 	struct session *s;
@@ -366,18 +533,18 @@ int session__open(const struct session_opts *o, struct session **out)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
 	s->mode = o->mode;
 	s->detach_child = o->detach_child;
+	s->follow = o->mode != SESSION_BINARY && !o->no_follow;
 	s->pidfd = -1;
 	s->status = -1;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+	/* BTF, then privileges (the feature probes load programs), then what the kernel has */
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		err = infl_err(EXIT_NO_BTF, "needs a kernel built with CONFIG_DEBUG_INFO_BTF (5.4+)",
 			       "kernel has no BTF at /sys/kernel/btf/vmlinux");
-		goto fail;
-	}
-	err = caps__check_attach(false);
-	if (err)
-		goto fail;
-	err = resolve_target(s, o);
+	else
+		err = caps__check_attach(false);
+	err = err ?: check_kernel(s);
+	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
 	err = names__from_elf(s->path, &s->names);
@@ -385,6 +552,9 @@ int session__open(const struct session_opts *o, struct session **out)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
 	if (err)
 		names__init(&s->names);
+	err = stage_roles(s, o);
+	if (err)
+		goto fail;
 
 	s->skel = inflight_bpf__open();
 	if (!s->skel) {
@@ -404,20 +574,14 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = load_error(err, "load BPF programs");
 		goto fail;
 	}
-	err = check_layout(s);
+	err = open_rings(s, o);
+	err = err ?: check_layout(s);
 	if (!err && s->child)
 		err = run_to_entry(s, o->argv[0]);
 	err = err ?: attach_probes(s);
 	err = err ?: verify_semaphores(s);
 	if (err)
 		goto fail;
-	if (o->record_events) {
-		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
-		if (!s->rb) {
-			err = load_error(-errno, "open ring buffer");
-			goto fail;
-		}
-	}
 	if (s->target > 0)
 		s->pidfd = pidfd_open(s->target);
 	if (s->child && ptrace(PTRACE_DETACH, s->target, NULL, NULL)) {
@@ -439,87 +603,34 @@ fail:
 	return err;
 }
 
+/*
+ * Waits for the control ring, the event ring or the target's exit, then drains both rings:
+ * recorded events are submitted without a wake-up (inflight.bpf.c: ring_submit), so they
+ * are read when the wait ends, whatever ended it.
+ */
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {
-	int n;
+	struct pollfd pfd[3] = {
+		{ .fd = ring_buffer__epoll_fd(s->ctl), .events = POLLIN },
+		{ .fd = s->pidfd, .events = POLLIN },
+		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
+	};
+	int n = 0;
 
-	if (!s->rb) {
-		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
-
-		n = poll(&pfd, s->pidfd >= 0 ? 1 : 0, timeout_ms);
-		return n < 0 ? -errno : 0;
-	}
+	if (timeout_ms && poll(pfd, 3, timeout_ms) < 0)
+		return -errno;
 	s->fn = fn;
 	s->fn_ctx = ctx;
 	s->fn_err = 0;
-	n = timeout_ms ? ring_buffer__poll(s->rb, timeout_ms) : ring_buffer__consume(s->rb);
+	if (s->rb)
+		n = ring_buffer__consume(s->rb);
 	s->fn = NULL;
+	if (n >= 0)
+		n += ring_buffer__consume(s->ctl);
+	lifecycle__sweep(s);
 	if (s->fn_err)
 		return s->fn_err < 0 ? s->fn_err : -s->fn_err;
 	return n;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	const struct proc_snapshot *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-/* One process's record, copied seqlock style (see struct infl_proc). */
-static int copy_proc(int fd, __u32 pid, struct infl_proc *dst, bool *torn)
-{
-	for (int i = 0; i < SNAPSHOT_RETRIES; i++) {
-		if (bpf_map_lookup_elem(fd, &pid, dst))
-			return -errno;
-		if (dst->write_end == dst->write_begin) {
-			*torn = false;
-			return 0;
-		}
-	}
-	*torn = true;
-	return 0;
-}
-
-int session__snapshot(struct session *s, struct snapshot *snap)
-{
-	int fd = bpf_map__fd(s->skel->maps.procs), cap = 8, err;
-	__u32 key, next, *prev = NULL;
-	bool torn = false;
-
-	memset(snap, 0, sizeof(*snap));
-	snap->procs = calloc(cap, sizeof(*snap->procs));
-	if (!snap->procs)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (snap->nprocs == cap) {
-			struct proc_snapshot *more;
-
-			more = realloc(snap->procs, 2 * cap * sizeof(*more));
-			if (!more) {
-				snapshot__free(snap);
-				return -ENOMEM;
-			}
-			snap->procs = more;
-			cap *= 2;
-		}
-		err = copy_proc(fd, key, &snap->procs[snap->nprocs].st, &torn);
-		if (err == -ENOENT)
-			continue; /* forgotten meanwhile */
-		if (err) {
-			snapshot__free(snap);
-			return err;
-		}
-		snap->procs[snap->nprocs].pid = key;
-		snap->torn += torn;
-		snap->nprocs++;
-	}
-	snap->mono_ns = session__now_ns();
-	snap->procs_map_full = s->skel->bss->procs_map_full;
-	qsort(snap->procs, snap->nprocs, sizeof(*snap->procs), cmp_pid);
-	return 0;
 }
 
 bool session__target_gone(struct session *s, int *status)
@@ -574,50 +685,17 @@ __u64 session__ring_lost(const struct session *s)
 	return s->ring_lost;
 }
 
-/* Deletes every key of `map` whose leading __u32 is `pid` (bufs and owners keys).
- * Keys are collected first: deleting while iterating restarts a hash map walk. */
-static int forget_keys(struct bpf_map *map, size_t key_size, __u32 pid)
+void session__stop(struct session *s)
 {
-	int fd = bpf_map__fd(map);
-	char cursor[32], next[32], *doomed = NULL;
-	size_t n = 0, cap = 0;
-	bool first = true;
+	struct timespec t = { 0, 2000000 }; /* a handler takes microseconds */
 
-	if (key_size > sizeof(next))
-		return -EINVAL;
-	while (bpf_map_get_next_key(fd, first ? NULL : cursor, next) == 0) {
-		first = false;
-		memcpy(cursor, next, key_size);
-		if (*(__u32 *)next != pid)
-			continue;
-		if (n == cap) {
-			char *more = realloc(doomed, (cap ? 2 * cap : 256) * key_size);
-
-			if (!more) {
-				free(doomed);
-				return -ENOMEM;
-			}
-			doomed = more;
-			cap = cap ? 2 * cap : 256;
-		}
-		memcpy(doomed + n++ * key_size, next, key_size);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, doomed + i * key_size);
-	free(doomed);
-	return 0;
+	__atomic_store_n(&s->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	nanosleep(&t, NULL);
 }
 
-int session__forget(struct session *s, __u32 pid)
+const char *session__rss_off(const struct session *s)
 {
-	int err = forget_keys(s->skel->maps.bufs, sizeof(struct infl_buf_key), pid);
-
-	err = err ?: forget_keys(s->skel->maps.owners, sizeof(struct infl_owner_key), pid);
-	if (err)
-		return err;
-	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.procs), &pid))
-		return -errno;
-	return 0;
+	return s->rss_off;
 }
 
 void session__free(struct session *s)
@@ -633,9 +711,12 @@ void session__free(struct session *s)
 				  "kernel", strerror(-child));
 	}
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->ctl);
+	bpf_link__destroy(s->rss_link);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);
+	lifecycle__free(s);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	free(s);

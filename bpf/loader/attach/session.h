@@ -31,6 +31,9 @@ struct session_opts {
 	__u32 max_owners;   /* live owners tracked across all processes */
 	__u32 max_procs;    /* traced processes */
 	bool no_rss;	    /* do not attach kmem:rss_stat */
+	bool no_follow;	    /* PID, SPAWN: the named process alone, not the children it forks */
+	const char *entry_stages;    /* stage names or ids (comma-separated) overriding the */
+	const char *terminal_stages; /* names note's entry/terminal flags; NULL: the note's */
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
 	bool detach_child;  /* session__free leaves the kernel's detach to a child that outlives
 			     * this process (attach/detach.h; the CLI sets it) */
@@ -49,7 +52,9 @@ int session__open(const struct session_opts *opts, struct session **out);
  * Returns events consumed, or -EINTR when interrupted, or another -errno. */
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx);
 
-/* Copies every traced process's state. Returns 0 or -errno. snapshot__free() releases it. */
+/* Copies every traced process's state: the live ones from the kernel, and the final records
+ * of those that ended (exit or exec) and were not forgotten yet, sorted by pid, then by when
+ * each record began. Returns 0 or -errno. snapshot__free() releases it. */
 int session__snapshot(struct session *s, struct snapshot *snap);
 
 /* True once the target is gone (PID/SPAWN modes); *status gets the spawned command's
@@ -66,9 +71,27 @@ enum session_mode session__mode(const struct session *s);
 /* Ring buffer records lost in user space bookkeeping (kernel drops are in infl_proc). */
 __u64 session__ring_lost(const struct session *s);
 
-/* Forgets process `pid` (after its final state was reported): its record, buffers and
- * owners leave the kernel maps, making room for new processes in BINARY mode. */
+/* Forgets the final records of `pid` that ended (after they were reported), so that memory
+ * does not grow with every process ever seen. The kernel side removes an ended process's
+ * entries itself (and the session what it left in the buffer and owner maps): this is only
+ * about what the session keeps for the outputs. Returns 0, or -ENOENT when none was kept. */
 int session__forget(struct session *s, __u32 pid);
+
+/* The same for one image of `pid` (the record's gen). */
+int session__forget_image(struct session *s, __u32 pid, __u64 gen);
+
+/* How many ended processes' final records the session keeps (cheap: no snapshot). */
+int session__nended(const struct session *s);
+
+/* Tracing ends: probe hits from now on are not accounted (a hit already in its handler
+ * finishes), so that the final snapshot and the last recorded event agree. */
+void session__stop(struct session *s);
+
+/* Entries now in the kernel's process, buffer and owner maps (tests: nothing left behind). */
+int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners);
+
+/* Why RSS is not followed ("--no-rss", or what this kernel lacks), NULL when it is. */
+const char *session__rss_off(const struct session *s);
 
 /* CLOCK_MONOTONIC now, in ns: the clock of infl_proc and infl_event timestamps. */
 __u64 session__now_ns(void);

@@ -44,6 +44,7 @@ struct recorder {
 	struct session *s;
 	__u32 pids[MAX_PIDS]; /* seen, with a PROC record written */
 	__u64 drops[MAX_PIDS]; /* ring_drops at the last snapshot */
+	__u64 final_gen[MAX_PIDS]; /* the ended image whose final state is written (its gen) */
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
@@ -144,6 +145,7 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	rec_writer__proc(r->w, pid, now, comm, cmdline);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
+	r->final_gen[r->npids] = 0;
 	return r->npids++;
 }
 
@@ -171,6 +173,11 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 		const struct proc_snapshot *ps = &snap->procs[i];
 		int k = pid_index(r, ps->pid, snap->mono_ns);
 
+		/* an ended image's final state is written once, not every interval after */
+		if (k >= 0 && ps->st.exited && r->final_gen[k] == ps->st.gen)
+			continue;
+		if (k >= 0 && ps->st.exited)
+			r->final_gen[k] = ps->st.gen;
 		rec_writer__snapshot(r->w, snap->mono_ns, ps->pid, &ps->st);
 		if (ps->st.rss_total)
 			rec_writer__rss(r->w, snap->mono_ns, ps->pid, REC_RSS_KERNEL,
@@ -339,7 +346,8 @@ int cmd_record(int argc, char **argv)
 	if (!err)
 		run_loop(r.s, &ops, &r, &end);
 	err = err ?: end.err;
-	/* what the ring buffer still holds, then the final counters */
+	/* no more events, what the ring buffer still holds, then the final counters */
+	session__stop(r.s);
 	while (session__poll(r.s, 0, on_event, &r) > 0)
 		;
 	if (!err)

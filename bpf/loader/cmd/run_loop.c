@@ -34,7 +34,6 @@ static int wait_ms(__u64 now, __u64 deadline)
 
 void run_loop(struct session *s, const struct run_ops *ops, void *ctx, struct run_end *end)
 {
-	bool binary = session__mode(s) == SESSION_BINARY;
 	__u64 next_tick = session__now_ns() + ops->interval_ns;
 
 	*end = (struct run_end){ .status = -1 };
@@ -56,7 +55,7 @@ void run_loop(struct session *s, const struct run_ops *ops, void *ctx, struct ru
 			while (next_tick <= now) /* skip ticks missed while stopped */
 				next_tick += ops->interval_ns;
 		}
-		if (binary && ops->housekeep)
+		if (ops->housekeep) /* ended processes: -b restarts, children, exec */
 			ops->housekeep(ctx, now);
 	}
 	end->signal = stop_signal;

@@ -61,7 +61,7 @@ static const struct argp_option serve_options[] = {
 	  ":PORT for every IPv4 interface; port 0 picks a free one)",
 	  0 },
 	{ "keep-exited", OPT_KEEP_EXITED, "DURATION", 0,
-	  "With -b: keep serving an exited process's final state this long (default 2m)", 0 },
+	  "Keep serving an exited process's final state this long (default 2m)", 0 },
 	{ 0 },
 };
 
@@ -242,19 +242,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply_static(c, MHD_HTTP_NOT_FOUND, "not found: GET /metrics\n");
 }
 
-/* -b: processes that exited `keep_ns` ago leave the maps (room for new ones). */
+/* Processes that ended `keep_ns` ago are served no more (the kernel freed their entries
+ * when they ended; this is the session's copy of their final state). */
 static void forget_exited(struct session *s, __u64 keep_ns)
 {
 	struct snapshot snap;
 	__u64 now = session__now_ns();
 
-	if (session__snapshot(s, &snap))
+	if (!session__nended(s) || session__snapshot(s, &snap))
 		return;
 	for (int i = 0; i < snap.nprocs; i++) {
 		const struct infl_proc *p = &snap.procs[i].st;
 
 		if (p->exited && p->exit_ns + keep_ns <= now)
-			session__forget(s, snap.procs[i].pid);
+			session__forget_image(s, snap.procs[i].pid, p->gen);
 	}
 	snapshot__free(&snap);
 }

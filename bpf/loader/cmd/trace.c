@@ -117,77 +117,90 @@ static const struct argp trace_argp = {
 	trace_children, trace_help_filter, NULL,
 };
 
-static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap)
+/*
+ * The timeline shows a process that ended in the first interval after its end, then no
+ * more (the summary keeps it); `shown_ns` is when the previous interval was taken.
+ */
+static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap,
+			  __u64 *shown_ns)
 {
+	struct snapshot view;
 	int err = session__snapshot(s, snap);
 
 	if (err)
 		return err;
-	if (live)
-		live__print(live, snap);
+	if (!live)
+		return 0;
+	view = *snap;
+	view.procs = malloc((snap->nprocs + 1) * sizeof(*view.procs));
+	if (!view.procs)
+		return -ENOMEM;
+	view.nprocs = 0;
+	for (int i = 0; i < snap->nprocs; i++)
+		if (!snap->procs[i].st.exited || snap->procs[i].st.exit_ns >= *shown_ns)
+			view.procs[view.nprocs++] = snap->procs[i];
+	live__print(live, &view);
+	free(view.procs);
+	*shown_ns = snap->mono_ns;
 	return 0;
 }
 
 /*
- * -b: the processes that exited, kept here while their records leave the kernel maps, so that
- * a long trace across restarts never fills --max-procs with the dead; the final summary
- * reports them with the living.
+ * Processes that ended while tracing goes on (-b restarts, children, images replaced by exec)
+ * wait for the final summary with the living, up to KEEP_ENDED of them: past that the oldest
+ * get their summary when they are pushed out, and the session forgets them, so that a long
+ * trace across restarts never holds more than KEEP_ENDED final records. The target's own
+ * images always wait for the end.
  */
-struct retired {
-	struct proc_snapshot *procs;
-	int n, cap;
-};
+#define KEEP_ENDED 256
 
-static void retire_exited(struct session *s, struct retired *r)
+static int by_exit(const void *a, const void *b)
 {
-	struct snapshot snap;
+	const struct proc_snapshot *x = *(const struct proc_snapshot *const *)a;
+	const struct proc_snapshot *y = *(const struct proc_snapshot *const *)b;
 
-	if (session__snapshot(s, &snap))
-		return; /* the final snapshot will say why */
-	for (int i = 0; i < snap.nprocs; i++) {
-		if (!snap.procs[i].st.exited)
-			continue;
-		if (r->n == r->cap) {
-			int cap = r->cap ? 2 * r->cap : 8;
-			struct proc_snapshot *more = realloc(r->procs, cap * sizeof(*more));
-
-			if (!more)
-				break; /* it stays in the map: reported at the end all the same */
-			r->procs = more;
-			r->cap = cap;
-		}
-		if (session__forget(s, snap.procs[i].pid)) {
-			infl_warn("pid %u: cannot drop its records", snap.procs[i].pid);
-			continue; /* still in the map, so still in the final snapshot */
-		}
-		r->procs[r->n++] = snap.procs[i];
-	}
-	snapshot__free(&snap);
+	return x->st.exit_ns < y->st.exit_ns ? -1 : x->st.exit_ns > y->st.exit_ns;
 }
 
-/* The final snapshot with the retired processes first (in the order they exited). */
-static int with_retired(struct snapshot *snap, const struct retired *r)
+static void report_ended(struct session *s, struct summary_info *info)
 {
-	struct proc_snapshot *all;
+	const struct proc_snapshot **ended;
+	const char *end = info->end;
+	struct snapshot snap, one;
+	int n = 0, over;
 
-	if (!r->n)
-		return 0;
-	all = malloc((snap->nprocs + r->n) * sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	memcpy(all, r->procs, r->n * sizeof(*all));
-	memcpy(all + r->n, snap->procs, snap->nprocs * sizeof(*all));
-	free(snap->procs);
-	snap->procs = all;
-	snap->nprocs += r->n;
-	return 0;
+	if (session__nended(s) <= KEEP_ENDED || session__snapshot(s, &snap))
+		return; /* room left, or the final snapshot will say why */
+	ended = calloc(snap.nprocs, sizeof(*ended));
+	for (int i = 0; ended && i < snap.nprocs; i++)
+		if (snap.procs[i].st.exited &&
+		    !(info->target_pid && snap.procs[i].pid == (__u32)info->target_pid))
+			ended[n++] = &snap.procs[i];
+	qsort(ended, n, sizeof(*ended), by_exit);
+	over = n - KEEP_ENDED;
+	info->end = NULL; /* tracing has not ended */
+	for (int i = 0; i < over; i++) {
+		one = snap;
+		one.nprocs = 1;
+		one.procs = (struct proc_snapshot *)ended[i];
+		one.torn = 0;
+		summary__print(stdout, &one, session__names(s), info);
+		if (!info->json)
+			fputc('\n', stdout);
+		session__forget_image(s, ended[i]->pid, ended[i]->st.gen);
+	}
+	fflush(stdout);
+	info->end = end;
+	free(ended);
+	snapshot__free(&snap);
 }
 
 /* What the run loop drives (cmd/run_loop.h). */
 struct tracer {
 	struct session *s;
 	struct live *live;
-	struct retired retired;
+	struct summary_info *info;
+	__u64 shown_ns; /* when the timeline last printed */
 };
 
 static int trace_wait(void *ctx, int timeout_ms)
@@ -202,7 +215,7 @@ static int trace_tick(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 	struct snapshot snap = { 0 };
-	int err = print_snapshot(t->s, t->live, &snap);
+	int err = print_snapshot(t->s, t->live, &snap, &t->shown_ns);
 
 	(void)now;
 	snapshot__free(&snap);
@@ -216,7 +229,7 @@ static void trace_housekeep(void *ctx, __u64 now)
 	struct tracer *t = ctx;
 
 	(void)now;
-	retire_exited(t->s, &t->retired);
+	report_ended(t->s, t->info);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -259,6 +272,7 @@ int cmd_trace(int argc, char **argv)
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
+	t.info = &info;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN)
 		fprintf(stderr, "inflight: tracing %s; Ctrl-C ends and prints the summary\n",
@@ -267,8 +281,7 @@ int cmd_trace(int argc, char **argv)
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);
 
-	err = print_snapshot(t.s, t.live, &snap);
-	err = err ?: with_retired(&snap, &t.retired);
+	err = print_snapshot(t.s, t.live, &snap, &t.shown_ns);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
@@ -278,7 +291,6 @@ int cmd_trace(int argc, char **argv)
 		summary__print(stdout, &snap, session__names(t.s), &info);
 	}
 	snapshot__free(&snap);
-	free(t.retired.procs);
 	live__free(t.live);
 	session__free(t.s);
 

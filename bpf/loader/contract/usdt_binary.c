@@ -314,6 +314,18 @@ int usdt_binary__read(const char *path, struct usdt_binary *b)
 	return 0;
 }
 
+bool usdt_binary__traceable(const char *path)
+{
+	struct usdt_binary b;
+	bool ok;
+
+	if (usdt_binary__read(path, &b))
+		return false;
+	ok = b.verdict == USDT_OK;
+	usdt_binary__free(&b);
+	return ok;
+}
+
 void usdt_binary__free(struct usdt_binary *b)
 {
 	usdt_notes__free(&b->notes);

@@ -77,6 +77,9 @@ struct usdt_binary {
 int usdt_binary__read(const char *path, struct usdt_binary *b);
 void usdt_binary__free(struct usdt_binary *b);
 
+/* True when the file at `path` can be traced (USDT_OK), quietly. */
+bool usdt_binary__traceable(const char *path);
+
 /* The verdict as one message and a hint, for `inflight: PATH: MESSAGE; HINT`. */
 void usdt_binary__why(const struct usdt_binary *b, char *buf, size_t len, const char **hint);
 

@@ -15,6 +15,7 @@ struct live {
 	FILE *out;
 	__u64 seen_bytes[INFL_MAX_CLASSES]; /* most bytes each class held at once, so far */
 	bool seen[INFL_MAX_CLASSES];
+	const char *rss_off; /* the snapshot's: why RSS is not followed */
 };
 
 struct live *live__new(const struct live_opts *opts, const struct infl_names *names, FILE *out)
@@ -129,7 +130,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 		fprintf(l->out, "  rss %s  untracked %s", fmt_bytes(b2, p->rss_total),
 			fmt_bytes(b3, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
 	else
-		fprintf(l->out, "  rss unknown");
+		fprintf(l->out, "  rss %s", l->rss_off ? "off" : "unknown");
 	fputc('\n', l->out);
 
 	fprintf(l->out, "%-*s %6s %6s %9s", STAGE_W, "stage", "owners", "bufs", "bytes");
@@ -203,6 +204,7 @@ void live__print(struct live *l, const struct snapshot *snap)
 {
 	if (!l->opts.start_ns)
 		l->opts.start_ns = snap->mono_ns;
+	l->rss_off = snap->rss_off;
 	/* classes seen so far decide the columns; update before rendering */
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct infl_proc *p = &snap->procs[i].st;
@@ -229,6 +231,11 @@ void live__print(struct live *l, const struct snapshot *snap)
 		json_kv_f64(&j, "time_s", rel_s(snap->mono_ns, l->opts.start_ns), 6);
 		json_kv_u64(&j, "torn", snap->torn);
 		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
+		json_key(&j, "rss_off");
+		if (snap->rss_off)
+			json_str(&j, snap->rss_off);
+		else
+			json_null(&j);
 		json_key(&j, "procs");
 		json_arr(&j);
 		for (int i = 0; i < snap->nprocs; i++)

@@ -239,6 +239,22 @@ static void f_unmatched_free_bytes(struct prom_w *w, const struct proc_snapshot 
 	}
 }
 
+/* Lifetime totals per class: every alloc and free accounted since tracing began. */
+#define LIFETIME(fn, metric, field, member)                                                     \
+	static void fn(struct prom_w *w, const struct proc_snapshot *ps)                       \
+	{                                                                                      \
+		for (int c = 0; c < INFL_MAX_CLASSES; c++) {                                   \
+			struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };      \
+                                                                                               \
+			if (ps->st.field[c].count || class_shown(w->n, c))                     \
+				sample(w, metric, "_total", &l, ps->st.field[c].member);       \
+		}                                                                              \
+	}
+LIFETIME(f_allocs, "inflight_allocs", allocated, count)
+LIFETIME(f_alloc_bytes, "inflight_allocated_bytes", allocated, bytes)
+LIFETIME(f_frees, "inflight_frees", freed, count)
+LIFETIME(f_free_bytes, "inflight_freed_bytes", freed, bytes)
+
 static void f_unmatched_stages(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	for (int s = 0; s < INFL_MAX_STAGES; s++) {
@@ -270,6 +286,11 @@ static void f_dropped(struct prom_w *w, const struct proc_snapshot *ps)
 static void f_rejected(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	anomalies_of_kind(w, ps, INFL_AN_REJECTED, "inflight_rejected_events");
+}
+
+static void f_violations(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	anomalies_of_kind(w, ps, INFL_AN_VIOLATION, "inflight_violation_events");
 }
 
 /*
@@ -330,6 +351,12 @@ static const struct {
 	{ "inflight_events", COUNTER, f_events, "Probe events accounted" },
 	{ "inflight_owners_started", COUNTER, f_started, "Owners first seen at an entry stage" },
 	{ "inflight_owners_done", COUNTER, f_done, "Owners that ended in a terminal stage" },
+	{ "inflight_allocs", COUNTER, f_allocs, "Allocations per class since tracing began" },
+	{ "inflight_allocated_bytes", COUNTER, f_alloc_bytes,
+	  "Bytes allocated per class since tracing began" },
+	{ "inflight_frees", COUNTER, f_frees, "Frees of live buffers per class since tracing began" },
+	{ "inflight_freed_bytes", COUNTER, f_free_bytes,
+	  "Bytes freed per class since tracing began" },
 	{ "inflight_unmatched_frees", COUNTER, f_unmatched_frees,
 	  "Frees of buffers allocated before the attach" },
 	{ "inflight_unmatched_free_bytes", COUNTER, f_unmatched_free_bytes,
@@ -339,6 +366,9 @@ static const struct {
 	{ "inflight_dropped_events", COUNTER, f_dropped, "Events not accounted or not recorded" },
 	{ "inflight_rejected_events", COUNTER, f_rejected,
 	  "Events rejected for an out-of-range class or stage id" },
+	{ "inflight_violation_events", COUNTER, f_violations,
+	  "Contract violations, applied anyway (an alloc of a live buffer, a free of a buffer "
+	  "not live)" },
 	{ "inflight_duplicate_allocs", COUNTER, f_dups, "Allocs of a buffer already live" },
 	{ "inflight_stage_dwell_seconds", HISTOGRAM, f_dwell, "Time owners spent in a stage" },
 };
@@ -365,6 +395,9 @@ int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *
 		(unsigned long long)snap->procs_map_full);
 	family(&w, "inflight_traced_processes", GAUGE, "Processes in this scrape");
 	fprintf(f, "inflight_traced_processes %d\n", snap->nprocs);
+	family(&w, "inflight_rss_followed", GAUGE,
+	       "1 when RSS is followed; 0 with --no-rss or on a kernel that cannot report it");
+	fprintf(f, "inflight_rss_followed %d\n", snap->rss_off ? 0 : 1);
 	family(&w, "inflight_torn_processes", GAUGE,
 		"Processes copied while the kernel kept writing (values may disagree)");
 	fprintf(f, "inflight_torn_processes %d\n", snap->torn);

@@ -21,6 +21,7 @@ struct snapshot {
 	struct proc_snapshot *procs; /* sorted by pid; owned by the snapshot */
 	int torn;      /* processes copied while the kernel kept writing: may be inconsistent */
 	__u64 procs_map_full; /* events of processes that found no slot (global, kernel) */
+	const char *rss_off;  /* why RSS is not followed (--no-rss, the kernel), NULL when it is */
 };
 
 void snapshot__free(struct snapshot *snap);

@@ -150,7 +150,9 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, ": %s", info->binary);
 	}
 	fputc('\n', f);
-	if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
+	if (p->flags & INFL_PROC_EXEC)
+		fprintf(f, "  this image ended by exec (the pid went on as another)");
+	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
 	else
 		fprintf(f, "  %s", p->exited ? "exited" : "still running");
@@ -167,6 +169,11 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	fputc('\n', f);
 	fprintf(f, "  owners: %llu started, %llu done\n", (unsigned long long)p->owners_started,
 		(unsigned long long)p->owners_done);
+	if (p->ppid)
+		fprintf(f, "  forked from pid %u%s\n", p->ppid,
+			p->flags & INFL_PROC_EXEC_BORN ? "; began with an exec" : "");
+	else if (p->flags & INFL_PROC_EXEC_BORN)
+		fprintf(f, "  began with an exec\n");
 }
 
 static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_names *n)
@@ -192,7 +199,8 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	struct composition_totals t;
 	struct leaks lk;
 	char b[FMT_LEN], b2[FMT_LEN];
-	const char *when = p->exited ? "at exit" : "at the end";
+	const char *when = p->flags & INFL_PROC_EXEC ? "at the exec" :
+			   p->exited ? "at exit" : "at the end";
 
 	composition_totals(p->cur, p->owners, &t);
 	if (!t.all.count && !t.all.bytes && !t.owners) {
@@ -217,6 +225,41 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	class_list(f, 2, 2, lk.cls, n);
 }
 
+/* Lifetime totals per class: "abc 60 allocs 15.0 MiB, 60 frees 15.0 MiB". */
+static void text_lifetime(FILE *f, const struct infl_proc *p, const struct infl_names *n)
+{
+	bool any = false;
+
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		char b1[FMT_LEN], b2[FMT_LEN];
+
+		if (!p->allocated[c].count && !p->freed[c].count)
+			continue;
+		if (!any)
+			fprintf(f, "\nlifetime per class (since tracing began):\n");
+		any = true;
+		fprintf(f, "  %-*s %8llu allocs %9s, %8llu frees %9s\n", STAGE_W, names__cls(n, c),
+			(unsigned long long)p->allocated[c].count, fmt_bytes(b1, p->allocated[c].bytes),
+			(unsigned long long)p->freed[c].count, fmt_bytes(b2, p->freed[c].bytes));
+	}
+}
+
+/* What the reader must know to read the numbers right: RSS not followed, owners that can
+ * never end. */
+static void text_warnings(FILE *f, const struct infl_proc *p, const struct infl_names *n,
+			  const char *rss_off)
+{
+	__u64 owners = p->owners_started + p->owners_done;
+
+	for (int s = 0; s < INFL_SLOTS; s++)
+		owners += p->owners[s];
+	if (rss_off)
+		fprintf(f, "  rss: %s\n", rss_off);
+	if (!n->terminal_mask && owners)
+		fprintf(f, "  no stage is terminal: owners never end (each stays in the owner map\n"
+			   "  until the process exits); name them with --terminal-stages\n");
+}
+
 static void text_dwell(FILE *f, const struct infl_proc *p, const struct infl_names *n)
 {
 	bool any = false;
@@ -239,6 +282,18 @@ static void text_dwell(FILE *f, const struct infl_proc *p, const struct infl_nam
 		fprintf(f, "\ndwell per stage: no owner left a stage\n");
 }
 
+/* Frees that match no live buffer for another reason than a late attach. */
+static void text_unmatched_others(FILE *f, const struct infl_proc *p)
+{
+	if (p->double_free)
+		fprintf(f, "  not from before the attach: %llu free%s of buffers not live (double "
+			   "frees)\n", (unsigned long long)p->double_free, plural(p->double_free));
+	if (p->untracked_free)
+		fprintf(f, "  not from before the attach: %llu free%s of buffers whose alloc was "
+			   "not tracked\n  (map full, lock timeout)\n",
+			(unsigned long long)p->untracked_free, plural(p->untracked_free));
+}
+
 static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl_names *n)
 {
 	bool frees = false, stages = false;
@@ -249,9 +304,11 @@ static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl
 		stages |= p->unmatched_stage[s] != 0;
 	if (!frees && !stages) {
 		fprintf(f, "\nunmatched events (from before the attach): none\n");
+		text_unmatched_others(f, p);
 		return;
 	}
 	fprintf(f, "\nunmatched events (buffers and owners from before the attach):\n");
+	text_unmatched_others(f, p);
 	if (frees) {
 		fprintf(f, "  frees of unknown buffers: ");
 		class_list(f, 28, 4, p->unmatched_free, n);
@@ -306,12 +363,14 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 			   "  (a map was full or a lock timed out); see docs/cli.md\n");
 }
 
-static void text_proc(FILE *f, const struct proc_snapshot *ps, __u64 now,
+static void text_proc(FILE *f, const struct proc_snapshot *ps, const struct snapshot *snap,
 		      const struct infl_names *n, const struct summary_info *info)
 {
-	text_header(f, ps, now, info);
+	text_header(f, ps, snap->mono_ns, info);
+	text_warnings(f, &ps->st, n, snap->rss_off);
 	text_peak(f, &ps->st, n);
 	text_end(f, &ps->st, n);
+	text_lifetime(f, &ps->st, n);
 	text_dwell(f, &ps->st, n);
 	text_unmatched(f, &ps->st, n);
 	text_anomalies(f, &ps->st, info);
@@ -370,6 +429,18 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		json_u64(j, WTERMSIG(info->target_status));
 	else
 		json_null(j);
+	json_key(j, "ended_by");
+	if (p->exited)
+		json_str(j, p->flags & INFL_PROC_EXEC ? "exec" : "exit");
+	else
+		json_null(j);
+	json_key(j, "ppid");
+	if (p->ppid)
+		json_u64(j, p->ppid);
+	else
+		json_null(j);
+	json_kv_bool(j, "exec_born", p->flags & INFL_PROC_EXEC_BORN);
+	json_kv_bool(j, "from_start", p->flags & INFL_PROC_FROM_START);
 	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0, 6);
 	json_key(j, "events");
 	json_obj(j);
@@ -389,6 +460,21 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 	json_kv_f64(j, "time_s", p->peak_bytes ? rel_s(p->peak_ns, p->first_ns) : 0, 6);
 	json_kv_u64(j, "seq", p->peak_seq);
 	json_composition(j, p->peak, p->peak_owners, n);
+	json_obj_end(j);
+
+	json_key(j, "lifetime");
+	json_obj(j);
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		if (!p->allocated[c].count && !p->freed[c].count)
+			continue;
+		json_key(j, names__cls(n, c));
+		json_obj(j);
+		json_kv_u64(j, "allocs", p->allocated[c].count);
+		json_kv_u64(j, "bytes_allocated", p->allocated[c].bytes);
+		json_kv_u64(j, "frees", p->freed[c].count);
+		json_kv_u64(j, "bytes_freed", p->freed[c].bytes);
+		json_obj_end(j);
+	}
 	json_obj_end(j);
 
 	json_key(j, "rss");
@@ -478,6 +564,12 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 			json_null(&j);
 		json_kv_u64(&j, "torn", snap->torn);
 		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
+		json_key(&j, "rss_off");
+		if (snap->rss_off)
+			json_str(&j, snap->rss_off);
+		else
+			json_null(&j);
+		json_kv_bool(&j, "no_terminal_stage", !n->terminal_mask);
 		json_key(&j, "procs");
 		json_arr(&j);
 		for (int i = 0; i < snap->nprocs; i++)
@@ -500,7 +592,7 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 	for (int i = 0; i < snap->nprocs; i++) {
 		if (i)
 			fputc('\n', f);
-		text_proc(f, &snap->procs[i], snap->mono_ns, n, info);
+		text_proc(f, &snap->procs[i], snap, n, info);
 	}
 	if (snap->procs_map_full)
 		fprintf(f, "\n%llu events of processes beyond --max-procs were not counted\n",

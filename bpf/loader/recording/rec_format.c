@@ -48,6 +48,19 @@ const struct rec_field rec_fields[] = {
 	FIELD(REC_T_RSS_PEAK_NS, rss_peak_ns),
 	FIELD(REC_T_TRACKED_AT_RSS_PEAK, tracked_at_rss_peak),
 	FIELD(REC_T_RSS_EMITTED, rss_emitted),
+	FIELD(REC_T_STAGE_OWNER0, stage_owner0),
+	FIELD(REC_T_DOUBLE_FREE, double_free),
+	FIELD(REC_T_UNTRACKED_FREE, untracked_free),
+	FIELD(REC_T_ARG_ERRORS, arg_errors),
+	FIELD(REC_T_MISSED_EVENTS, missed_events),
+	FIELD(REC_T_RSS_MM, rss_mm),
+	FIELD(REC_T_GEN, gen),
+	FIELD(REC_T_START_NS, start_ns),
+	FIELD(REC_T_PPID, ppid),
+	FIELD(REC_T_FLAGS, flags),
+	FIELD(REC_T_ALLOCATED, allocated),
+	FIELD(REC_T_FREED, freed),
+	FIELD(REC_T_UNTRACKED_ALLOCS, untracked_allocs),
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 

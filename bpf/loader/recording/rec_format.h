@@ -93,6 +93,19 @@ enum rec_tag {
 	REC_T_RSS_PEAK_NS = 34,
 	REC_T_TRACKED_AT_RSS_PEAK = 35,
 	REC_T_RSS_EMITTED = 36,
+	REC_T_STAGE_OWNER0 = 37,
+	REC_T_DOUBLE_FREE = 38,
+	REC_T_UNTRACKED_FREE = 39,
+	REC_T_ARG_ERRORS = 40,
+	REC_T_MISSED_EVENTS = 41,
+	REC_T_RSS_MM = 42,
+	REC_T_GEN = 43,
+	REC_T_START_NS = 44,
+	REC_T_PPID = 45,
+	REC_T_FLAGS = 46,
+	REC_T_ALLOCATED = 47,
+	REC_T_FREED = 48,
+	REC_T_UNTRACKED_ALLOCS = 49,
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

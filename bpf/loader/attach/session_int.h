@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The session object, shared by the files of attach/ that build it (session.c: checks,
+ * load, attach, polling) and follow its processes' lives (lifecycle.c: the control ring,
+ * final records, what an ended image left in the kernel maps). Nothing outside attach/
+ * includes it.
+ */
+#ifndef INFLIGHT_SESSION_INT_H
+#define INFLIGHT_SESSION_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "inflight.skel.h"
+#include "attach/features.h"
+#include "attach/session.h"
+#include "contract/usdt_binary.h"
+
+#define SESSION_MAX_IMAGES 16 /* binaries one session attaches to (the target, exec'd ones) */
+
+struct session_image {
+	__u64 dev, ino; /* as the kernel names them (images map key); the links: usdt */
+};
+
+struct session {
+	struct inflight_bpf *skel;
+	struct ring_buffer *ctl; /* the control ring: ended images (lifecycle.c) */
+	struct ring_buffer *rb;	 /* the event ring, when recording */
+	struct bpf_program *progs[INFL_PROBE__COUNT]; /* the variants this kernel loads */
+	struct session_image images[SESSION_MAX_IMAGES];
+	int nimages;
+	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
+	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
+	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
+	struct infl_features feat;
+	const char *rss_off;
+	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */
+	struct bpf_link *rss_link;
+	struct infl_names names;
+	enum session_mode mode;
+	bool follow;	    /* PID, SPAWN: children followed, probes attached binary-wide */
+	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
+	int pidfd;	    /* tells when the target exits; -1 in BINARY mode */
+	bool child;	    /* target is our child (SPAWN): we reap it */
+	bool gone;
+	int status;	    /* child's wait status, -1 until known */
+	char path[PATH_MAX]; /* the traced binary, as attached (may be /proc/PID/root/...) */
+	char shown[PATH_MAX]; /* the same, as a user would name it */
+	session_event_fn fn; /* valid during session__poll */
+	void *fn_ctx;
+	int fn_err;
+	__u64 ring_lost;
+	/* final records of ended images, kept for the outputs until forgotten */
+	struct proc_snapshot *ended;
+	int nended, capended;
+	__u64 ctl_full_seen; /* the kernel's ctl_full when the maps were last swept */
+};
+
+/* lifecycle.c */
+int lifecycle__on_ctl(void *ctx, void *data, size_t size); /* the control ring's callback */
+void lifecycle__sweep(struct session *s); /* ended records the control ring could not take */
+void lifecycle__free(struct session *s);
+
+/* session.c: attach the contract's probes in the binary at `path` (pid -1: every process),
+ * and tell the kernel side since when (images map). 0 or an exit code (printed). */
+int session__attach_image(struct session *s, const char *path, pid_t pid);
+
+#endif /* INFLIGHT_SESSION_INT_H */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The per-process lock of inflight.bpf.c, in the two forms the kernels we run on allow.
+ *
+ * bpf_spin_lock is refused in tracing programs ("tracing progs cannot use bpf_spin_lock
+ * yet", still so on 6.18; so is bpf_res_spin_lock), so the lock is built from what a kernel
+ * offers, chosen before load by attach/features.c (bpf_program__set_autoload):
+ *
+ *   LK_CAS  a test-and-test-and-set spin on infl_proc.lock: plain reads while it is held,
+ *           one cmpxchg when it looks free. BPF atomic cmpxchg and xchg came in 5.12
+ *           (upstream 5ffa25502b5a, "bpf: Add instructions for atomic_[cmp]xchg").
+ *   LK_MAP  for kernels before 5.17: 5.10 and 5.11 have no BPF cmpxchg at all, 5.12-5.16
+ *           no bpf_loop (below). Inserting the pid into the `locks` hash map with
+ *           BPF_NOEXIST is an atomic test-and-set (the insert checks and links under the
+ *           bucket lock); deleting the key releases it.
+ *
+ * Both wait a short, fixed time (LOCK_WAIT_NS) and then give up: the caller counts the event
+ * it could not account (lock_timeouts), which makes that process's totals inexact. No
+ * handler ever waits long: since 6.0 uprobe programs run with migration, not preemption,
+ * disabled (bpf_prog_run_array_uprobe), so the holder may be preempted on a preemptible or
+ * PREEMPT_RT kernel, and a waiter spinning for it would only burn its own time slice.
+ * Tracepoint handlers never wait: at most one try (proc_trylock).
+ *
+ * The CAS form waits in bpf_loop (5.17, upstream e6f2dd0f8067), whose callback the verifier
+ * checks once whatever the count: an open-coded loop long enough to outlast a critical
+ * section made every program take ~0.2 s to verify. Kernels with cmpxchg but without
+ * bpf_loop (5.12-5.16) use the map form, whose loop of helper calls is long enough with
+ * few iterations (attach/features.c chooses).
+ */
+#ifndef INFLIGHT_PROC_LOCK_BPF_H
+#define INFLIGHT_PROC_LOCK_BPF_H
+
+enum lock_kind { LK_CAS, LK_MAP };
+
+/*
+ * How long a contended update waits before it gives up. A critical section takes well
+ * under a microsecond, a few when it captures a new peak, and contenders queue behind each
+ * other; an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of
+ * that and nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU),
+ * which is what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/
+ * (probe_cost, lock_stall), docs/bench.md.
+ */
+#define LOCK_WAIT_NS 50000
+#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound; the clock ends the wait long before */
+#define LOCK_MAP_SPINS 512   /* LK_MAP: each look is a hash lookup, ~20-50 ns */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFAULT_MAX_PROCS); /* resized with procs */
+	__type(key, __u32);
+	__type(value, __u8);
+} locks SEC(".maps");
+
+static const __u8 lock_held_val = 1;
+
+static __always_inline bool lock_map_try(__u32 pid)
+{
+	return bpf_map_update_elem(&locks, &pid, &lock_held_val, BPF_NOEXIST) == 0;
+}
+
+static __always_inline bool cas_try(struct infl_proc *p)
+{
+	return READ_ONCE(p->lock) == 0 && __sync_val_compare_and_swap(&p->lock, 0, 1) == 0;
+}
+
+/* One attempt, no waiting: for tracepoint handlers. */
+static __always_inline bool proc_trylock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	if (lk == LK_MAP)
+		return lock_map_try(pid);
+	return cas_try(p);
+}
+
+struct lock_wait {
+	struct infl_proc *p;
+	__u64 deadline;
+	int locked;
+};
+
+/* One look of a waiter (bpf_loop callback): a plain read, a cmpxchg only when it looks
+ * free (test-and-test-and-set), the clock every 64 looks. */
+static long lock_wait_one(__u32 i, void *ctx)
+{
+	struct lock_wait *w = ctx;
+
+	if (!w->p)
+		return 1;
+	if (cas_try(w->p)) {
+		w->locked = 1;
+		return 1;
+	}
+	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
+}
+
+/* True when the lock is ours, within LOCK_WAIT_NS. */
+static __always_inline bool proc_spinlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	__u64 deadline;
+
+	if (lk == LK_MAP) {
+		if (lock_map_try(pid))
+			return true;
+		deadline = bpf_ktime_get_ns() + LOCK_WAIT_NS;
+		for (int i = 0; i < LOCK_MAP_SPINS; i++) {
+			if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
+				return true;
+			if ((i & 7) == 7 && bpf_ktime_get_ns() > deadline)
+				return false;
+		}
+		return false;
+	}
+	if (cas_try(p))
+		return true; /* uncontended: one read, one cmpxchg, no clock */
+	{
+		struct lock_wait w = { .p = p, .deadline = bpf_ktime_get_ns() + LOCK_WAIT_NS };
+
+		bpf_loop(LOCK_LOOPS, lock_wait_one, &w, 0);
+		return w.locked;
+	}
+}
+
+static __always_inline void proc_lock_release(struct infl_proc *p, __u32 pid,
+					      const enum lock_kind lk)
+{
+	if (lk == LK_MAP)
+		bpf_map_delete_elem(&locks, &pid); /* the helper call orders the section's stores */
+	else if (p)
+		__sync_lock_test_and_set(&p->lock, 0); /* xchg: a full barrier on every JIT */
+}
+
+/* True while some handler holds the lock (a plain look, for ordering decisions). */
+static __always_inline bool proc_lock_held(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	if (lk == LK_MAP)
+		return bpf_map_lookup_elem(&locks, &pid) != NULL;
+	return READ_ONCE(p->lock) != 0;
+}
+
+/* The seqlock words around a locked section (see struct infl_proc). */
+static __always_inline void section_begin(struct infl_proc *p)
+{
+	p->write_begin++;
+	barrier(); /* write_begin is stored before any field of the section */
+}
+
+static __always_inline void section_end(struct infl_proc *p)
+{
+	barrier();
+	p->write_end = p->write_begin;
+}
+
+#endif /* INFLIGHT_PROC_LOCK_BPF_H */

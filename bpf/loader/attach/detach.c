@@ -2,9 +2,9 @@
 /* The detaching child (attach/detach.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,8 +41,9 @@ static int keep_fd(int fd)
 	       !strcmp(target, "anon_inode:[perf_event]");
 }
 
-/* Closes every inherited fd but 0-2, the parent's pidfd and the BPF objects. */
-static void close_the_rest(int parent_fd)
+/* Closes every inherited fd above 2 but `go` (all of them when `all`, else all but the BPF
+ * objects'). */
+static void close_fds(int go, bool all)
 {
 	char buf[4096];
 	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -61,7 +62,7 @@ static void close_the_rest(int parent_fd)
 				continue;
 			for (const char *c = e->d_name; *c; c++)
 				fd = fd * 10 + (*c - '0');
-			if (fd > 2 && fd != parent_fd && fd != dir && !keep_fd(fd))
+			if (fd > 2 && fd != go && fd != dir && (all || !keep_fd(fd)))
 				close(fd);
 		}
 	}
@@ -69,15 +70,16 @@ static void close_the_rest(int parent_fd)
 }
 
 /*
- * The child: no terminal, nothing of the parent's but the BPF objects; once the parent is
- * gone (were the child first, the parent's exit would pay for the links), it exits, and
- * its exit closes the links. System calls only: it may come from a process with threads (the
- * exporter's), whose locks a raw clone does not reset, so no malloc, no stdio, no threads.
+ * The child: no terminal, nothing of the parent's but the BPF objects; once the parent has
+ * dropped its references (the go-ahead pipe's end: were the child first, the parent would
+ * pay for the links), it closes them and exits. System calls only: it may
+ * come from a process with threads (the exporter's), whose locks a raw clone does not reset,
+ * so no malloc, no stdio, no threads.
  */
-static void __attribute__((noreturn)) child(int parent_fd)
+static void __attribute__((noreturn)) child(int go)
 {
-	struct pollfd pfd = { .fd = parent_fd, .events = POLLIN };
 	int null = open("/dev/null", O_RDWR);
+	char c;
 
 	setsid();
 	signal(SIGINT, SIG_IGN);
@@ -88,18 +90,21 @@ static void __attribute__((noreturn)) child(int parent_fd)
 			close(null);
 	}
 	prctl(PR_SET_NAME, "inflight-detach", 0, 0, 0);
-	close_the_rest(parent_fd);
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+	close_fds(go, false);
+	while (read(go, &c, 1) < 0 && errno == EINTR)
 		;
+	/* closed here rather than by the exit: meanwhile the child is still a process with its
+	 * executable (ps, /proc/PID/exe show what it is) */
+	close_fds(go, true);
 	_exit(0);
 }
 
-pid_t detach__hand_off(void)
+int detach__hand_off(void)
 {
-	int parent_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	int go[2];
 	pid_t pid;
 
-	if (parent_fd < 0)
+	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	fflush(NULL);
 	/* a child of our parent, reaped by it (SIGCHLD as a fork's); a namespace's init cannot
@@ -107,8 +112,21 @@ pid_t detach__hand_off(void)
 	pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 	if (pid < 0 && errno == EINVAL)
 		pid = fork();
-	if (pid == 0)
-		child(parent_fd);
-	close(parent_fd);
-	return pid < 0 ? -errno : pid;
+	if (pid == 0) {
+		close(go[1]);
+		child(go[0]);
+	}
+	close(go[0]);
+	if (pid < 0) {
+		pid = -errno;
+		close(go[1]);
+		return pid;
+	}
+	return go[1];
+}
+
+void detach__go(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }

@@ -24,9 +24,11 @@
 #include "attach/caps.h"
 #include "attach/detach.h"
 #include "attach/entry.h"
+#include "attach/libs.h"
 #include "attach/sema.h"
 #include "attach/session_int.h"
 #include "attach/usdt_attach.h"
+#include "attach/watch.h"
 #include "util/errors.h"
 #include "contract/usdt_binary.h"
 #include "util/procfs.h"
@@ -88,6 +90,50 @@ static int read_binary(const char *path, const char *shown, struct usdt_binary *
 static int check_binary(struct session *s, const char *path, const char *shown)
 {
 	return read_binary(path, shown, &s->bin);
+}
+
+/* SPAWN: a binary refused whatever its libraries carry (32-bit, a provider mismatch, no
+ * semaphores...) is refused before it runs at all. */
+static int refuse_early(struct session *s, const char *shown)
+{
+	struct usdt_binary b;
+	int err = usdt_binary__read(s->path, &b);
+
+	if (err)
+		return read_binary(s->path, shown, &s->bin); /* the words for the error */
+	err = b.verdict == USDT_OK || (b.verdict == USDT_MISSING && !b.other_provider[0]);
+	usdt_binary__free(&b);
+	return err ? 0 : read_binary(s->path, shown, &s->bin);
+}
+
+/*
+ * PID and SPAWN (after its entry point: the libraries it links are mapped): the target's
+ * executable, or else the first library it maps that carries the contract; a program
+ * without either that calls dlopen() is traced for the libraries it loads later.
+ */
+static int choose_image(struct session *s, const char *shown)
+{
+	char lib[PATH_MAX];
+	int err = usdt_binary__read(s->path, &s->bin);
+
+	if (err || s->bin.verdict == USDT_OK)
+		return read_binary(s->path, shown, &s->bin); /* the words for an error */
+	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
+		if (!libs__first(s->target, s->path, lib, sizeof(lib))) {
+			usdt_binary__free(&s->bin);
+			snprintf(s->path, sizeof(s->path), "%s", lib);
+			s->lib_main = true;
+			return read_binary(s->path, lib, &s->bin);
+		}
+		if (s->bin.imports_dlopen) {
+			s->deferred = true;
+			infl_warn("%s carries none of the contract's probes: tracing the libraries "
+				  "it loads (dlopen) that do", shown);
+			return 0;
+		}
+	}
+	usdt_binary__free(&s->bin);
+	return read_binary(s->path, shown, &s->bin);
 }
 
 /*
@@ -214,8 +260,8 @@ static int configure(struct session *s, const struct session_opts *o)
 	int err = 0;
 
 	choose_programs(s, o);
-	skel->rodata->entry_stage_mask = s->names.entry_mask;
-	skel->rodata->terminal_stage_mask = s->names.terminal_mask;
+	skel->data->entry_stage_mask = s->names.entry_mask;
+	skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	skel->rodata->traced_set = s->mode != SESSION_BINARY;
@@ -264,29 +310,61 @@ static __u64 kernel_dev(dev_t d)
 	return ((__u64)major(d) << 20) | minor(d);
 }
 
+/*
+ * The first library a target without the contract loads brings the class and stage names:
+ * the session's, and the kernel's entry and terminal stages (set before the process goes on:
+ * it is stopped meanwhile, attach/watch.h). A later one with other names keeps the first's.
+ */
+static void take_names(struct session *s, const char *path, const struct usdt_binary *b)
+{
+	s->deferred = false;
+	if (b->names_err)
+		return;
+	s->names = b->names;
+	s->skel->data->entry_stage_mask = s->names.entry_mask;
+	s->skel->bss->terminal_stage_mask = s->names.terminal_mask;
+	(void)path;
+}
+
 int session__attach_image(struct session *s, const char *path, pid_t pid)
 {
 	struct usdt_binary other, *b = &s->bin;
 	struct session_image *im;
+	char held[64];
 	struct stat st;
 	__u64 now;
-	int err;
+	int err, fd;
 
-	if (stat(path, &st))
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
-	for (int i = 0; i < s->nimages; i++)
-		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino)
-			return 0;
-	if (s->nimages == SESSION_MAX_IMAGES)
-		return infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
-				SESSION_MAX_IMAGES);
-	if (strcmp(path, s->path)) { /* another binary than the target's (an exec) */
-		err = read_binary(path, path, &other);
-		if (err)
-			return err;
-		b = &other;
+	/* held open: a /proc/PID/root/... path stops working when that process exits */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (s->target > 0 && kill(s->target, 0) && errno == ESRCH)
+			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before it could be "
+					"traced", s->target);
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(err));
 	}
-	err = usdt_attach__image(s->usdt, path, b == &s->bin ? s->shown : path, pid, b);
+	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
+	for (int i = 0; i < s->nimages; i++)
+		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
+			close(fd);
+			return 0;
+		}
+	err = s->nimages == SESSION_MAX_IMAGES ?
+		      infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
+			       SESSION_MAX_IMAGES) : 0;
+	if (!err && strcmp(path, s->path)) { /* another binary than the target's */
+		err = read_binary(held, path, &other);
+		b = err ? b : &other;
+	}
+	if (!err)
+		err = usdt_attach__image(s->usdt, held,
+					 b == &s->bin && !s->lib_main ? s->shown : path, pid, b);
+	close(fd);
+	if (!err && s->deferred && b != &s->bin)
+		take_names(s, path, b);
 	if (b != &s->bin)
 		usdt_binary__free(b);
 	if (err)
@@ -343,9 +421,11 @@ static int verify_semaphores(struct session *s)
 	struct sema_check c;
 	int err;
 
-	if (s->mode == SESSION_BINARY || s->target <= 0)
+	if (s->mode == SESSION_BINARY || s->target <= 0 || s->deferred)
 		return 0;
 	err = sema__check(s->target, s->path, &s->bin, &c);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* it exited already: nothing left to verify */
 	if (err) {
 		infl_warn("%s: cannot read its semaphores back (%s): not verified", s->shown,
 			  strerror(-err));
@@ -366,6 +446,69 @@ static int verify_semaphores(struct session *s)
 			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
 			"would never fire", s->shown, s->bin.provider,
 			usdt_contract[c.probe].name, (unsigned long long)c.addr);
+}
+
+/* The real uid of `pid`, -1 when unknown. */
+static uid_t proc_uid(pid_t pid)
+{
+	char buf[2048], *p;
+	unsigned int uid;
+
+	proc_read(pid, "status", buf, sizeof(buf));
+	p = strstr(buf, "Uid:");
+	return p && sscanf(p, "Uid: %u", &uid) == 1 ? (uid_t)uid : (uid_t)-1;
+}
+
+/* True when `pid` is in the foreground process group of its terminal: a job-control shell
+ * watches it, and would take a stop of ours for the user's (and give the terminal back). */
+static bool in_foreground(pid_t pid)
+{
+	char buf[512], *p;
+	int pgrp, tty, tpgid;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %d %*d %d %d", &pgrp, &tty, &tpgid) != 3)
+		return false;
+	return tty != 0 && tpgid == pgrp;
+}
+
+/* A process of ours said it may have mapped a new binary: attach what carries the contract,
+ * then let it go on. */
+static void on_watch(void *ctx, const struct infl_watch_event *ev)
+{
+	struct session *s = ctx;
+
+	libs__scan(s, (pid_t)ev->pid);
+	if (ev->stopped)
+		kill((pid_t)ev->pid, SIGCONT);
+}
+
+/*
+ * PID and SPAWN: the libraries the target maps now, and those it (or its children) load or
+ * exec later. Such a process is stopped until the loader has attached, except a -p target in
+ * the foreground of a terminal, whose shell would take the stop for the user's: there the
+ * first microseconds of a new library are not seen (docs/attach.md).
+ */
+static int watch_target(struct session *s)
+{
+	bool stop;
+	int err;
+
+	if (s->mode == SESSION_BINARY)
+		return 0;
+	/* a process we could not continue once our capabilities are gone is never stopped */
+	stop = s->child || (proc_uid(s->target) == getuid() && !in_foreground(s->target));
+	err = libs__open_target(s);
+	if (err && err != -ENOENT && err != -ESRCH)
+		infl_warn("pid %d: cannot read its mappings (%s): libraries it maps are not traced",
+			  s->target, strerror(-err));
+	err = watch__open(s->skel->maps.procs, s->skel->maps.images,
+			  usdt_attach__mech(s->usdt) == USDT_MECH_MULTI, stop, on_watch, s, &s->watch);
+	if (err)
+		return err;
+	libs__scan(s, s->target);
+	return 0;
 }
 
 /* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
@@ -407,7 +550,9 @@ static int attach_probes(struct session *s)
 		err = attach_tracepoint(s->rss_prog, &s->rss_link, "attach kmem:rss_stat");
 	if (!err && s->mode != SESSION_BINARY)
 		err = seed_target(s);
-	return err ?: session__attach_image(s, s->path, pid);
+	if (err || s->deferred)
+		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
+	return session__attach_image(s, s->path, pid);
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -457,7 +602,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 					"pid %d: cannot read its executable: %s", o->pid,
 					strerror(-err));
 		shown_from_link(s);
-		return check_binary(s, s->path, s->shown);
+		return choose_image(s, s->shown);
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
@@ -482,7 +627,9 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
 					o->argv[0], strerror(-err));
 		shown_from_link(s);
-		return check_binary(s, s->path, o->argv[0]);
+		err = refuse_early(s, o->argv[0]);
+		err = err ?: run_to_entry(s, o->argv[0]);
+		return err ?: choose_image(s, o->argv[0]);
 	}
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
@@ -536,6 +683,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	s->follow = o->mode != SESSION_BINARY && !o->no_follow;
 	s->pidfd = -1;
 	s->status = -1;
+	s->target_maps = s->target_root = -1;
 
 	/* BTF, then privileges (the feature probes load programs), then what the kernel has */
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -576,10 +724,9 @@ int session__open(const struct session_opts *o, struct session **out)
 	}
 	err = open_rings(s, o);
 	err = err ?: check_layout(s);
-	if (!err && s->child)
-		err = run_to_entry(s, o->argv[0]);
 	err = err ?: attach_probes(s);
 	err = err ?: verify_semaphores(s);
+	err = err ?: watch_target(s);
 	if (err)
 		goto fail;
 	if (s->target > 0)
@@ -610,15 +757,17 @@ fail:
  */
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[4] = {
 		{ .fd = ring_buffer__epoll_fd(s->ctl), .events = POLLIN },
 		{ .fd = s->pidfd, .events = POLLIN },
 		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
+		{ .fd = watch__epoll_fd(s->watch), .events = POLLIN },
 	};
 	int n = 0;
 
-	if (timeout_ms && poll(pfd, 3, timeout_ms) < 0)
+	if (timeout_ms && poll(pfd, 4, timeout_ms) < 0)
 		return -errno;
+	watch__consume(s->watch); /* first: a stopped process waits for it */
 	s->fn = fn;
 	s->fn_ctx = ctx;
 	s->fn_err = 0;
@@ -700,24 +849,31 @@ const char *session__rss_off(const struct session *s)
 
 void session__free(struct session *s)
 {
+	int go = -1;
+
 	if (!s)
 		return;
 	/* the child holds every link now: the teardown below only drops our references */
-	if (s->detach_child && usdt_attach__sites(s->usdt)) {
-		pid_t child = detach__hand_off();
-
-		if (child < 0)
+	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch)) {
+		go = detach__hand_off();
+		if (go < 0)
 			infl_warn("cannot start the detaching child: %s; the exit waits for the "
-				  "kernel", strerror(-child));
+				  "kernel", strerror(-go));
 	}
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->ctl);
 	bpf_link__destroy(s->rss_link);
+	watch__free(s->watch);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);
 	lifecycle__free(s);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	if (s->target_maps >= 0)
+		close(s->target_maps);
+	if (s->target_root >= 0)
+		close(s->target_root);
 	free(s);
+	detach__go(go); /* our references are gone: the child closes the last ones */
 }

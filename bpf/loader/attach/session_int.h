@@ -32,6 +32,10 @@ struct session {
 	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
 	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
 	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
+	struct watch *watch;	  /* libraries and execs after the attach (attach/watch.c) */
+	bool deferred;		  /* the target has no contract yet: it may dlopen one */
+	bool lib_main;		  /* s->path is a library the target maps, not its executable */
+	int target_maps, target_root; /* the target's /proc maps and root, opened early */
 	struct infl_features feat;
 	const char *rss_off;
 	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */

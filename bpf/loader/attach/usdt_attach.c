@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -326,21 +327,35 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 		       const struct usdt_binary *b)
 {
 	struct ua_image *im, *more;
+	char held[64];
 	struct stat st;
 	__u32 *ids;
-	int err;
+	int err, fd;
 
-	if (stat(path, &st))
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(errno));
+	/* the file held open, and named through our fd: every link of the image goes to this
+	 * inode, even when the path stops naming it (a /proc/PID/root/... of a process that
+	 * exits meanwhile, a binary replaced on disk) */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(err));
+	}
+	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < ua->nimages; i++) {
 		im = &ua->images[i];
 		if (im->dev == ((__u64)major(st.st_dev) << 20 | minor(st.st_dev)) &&
-		    im->ino == st.st_ino && (im->pid == -1 || im->pid == pid))
+		    im->ino == st.st_ino && (im->pid == -1 || im->pid == pid)) {
+			close(fd);
 			return 0;
+		}
 	}
 	more = realloc(ua->images, (ua->nimages + 1) * sizeof(*more));
-	if (!more)
+	if (!more) {
+		close(fd);
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
+	}
 	ua->images = more;
 	im = &ua->images[ua->nimages++];
 	memset(im, 0, sizeof(*im));
@@ -350,13 +365,12 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 	im->pid = pid;
 	warn_skipped(shown, b);
 	ids = calloc(b->nsites ? b->nsites : 1, sizeof(*ids));
-	if (!ids)
-		return infl_err(EXIT_GENERIC, NULL, "out of memory");
-	err = site_ids(ua, im, b, ids);
+	err = ids ? site_ids(ua, im, b, ids) : -ENOMEM;
 	if (!err)
-		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, path, b, ids)
-						  : attach_perf(ua, im, path, b, ids);
+		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, held, b, ids)
+						  : attach_perf(ua, im, held, b, ids);
 	free(ids);
+	close(fd);
 	return err ? attach_error(ua, err, shown, pid) : 0;
 }
 
@@ -389,7 +403,7 @@ static void *destroy_link(void *link)
  * docs/attach.md). Perf-event uprobes are unregistered one at a time by the kernel whatever
  * we do: one thread.
  */
-void usdt_attach__free(struct usdt_attach *ua)
+void usdt_attach__detach(struct usdt_attach *ua)
 {
 	pthread_t *th;
 	size_t n = 0, started = 0;
@@ -407,11 +421,20 @@ void usdt_attach__free(struct usdt_attach *ua)
 				destroy_link(im->links[k]);
 			else
 				started++;
-		free(im->links);
+		im->nlinks = 0;
 	}
 	for (size_t k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	free(th);
+}
+
+void usdt_attach__free(struct usdt_attach *ua)
+{
+	if (!ua)
+		return;
+	usdt_attach__detach(ua);
+	for (int i = 0; i < ua->nimages; i++)
+		free(ua->images[i].links);
 	free(ua->images);
 	free(ua->specs);
 	free(ua);

@@ -49,8 +49,11 @@ enum usdt_mech usdt_attach__mech(const struct usdt_attach *ua);
 const char *usdt_attach__mech_name(const struct usdt_attach *ua); /* "uprobe_multi", ... */
 int usdt_attach__sites(const struct usdt_attach *ua);		  /* sites attached so far */
 
-/* Detaches everything (uprobe_multi links from one thread each: their grace periods
- * overlap) and frees `ua`. NULL is fine. */
+/* Detaches every link (uprobe_multi links from one thread each: their grace periods
+ * overlap); the sites stay counted. NULL is fine. */
+void usdt_attach__detach(struct usdt_attach *ua);
+
+/* Detaches what is left and frees `ua`. NULL is fine. */
 void usdt_attach__free(struct usdt_attach *ua);
 
 #endif /* INFLIGHT_ATTACH_USDT_ATTACH_H */

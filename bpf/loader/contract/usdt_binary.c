@@ -121,6 +121,34 @@ static int sym_lookup(void *ctx, const char *name, __u64 *addr)
 	return tables ? -ENOENT : -ENODATA;
 }
 
+/* True when the dynamic symbol table has `name` undefined: the file calls it. */
+static bool imports(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Sym sym;
+			const char *sn;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+				continue;
+			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (sn && !strcmp(sn, name))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* --- sites --------------------------------------------------------------------------------- */
 
 static int contract_index(const struct usdt_probe *p)
@@ -304,6 +332,7 @@ int usdt_binary__read(const char *path, struct usdt_binary *b)
 		snprintf(b->provider, sizeof(b->provider), "%s",
 			 b->provider_declared ? b->names.provider : USDT_CONTRACT_PROVIDER);
 		err = collect_sites(b, ef.elf);
+		b->imports_dlopen = imports(ef.elf, "dlopen");
 	}
 	elf_file__close(&ef);
 	if (err) {
@@ -312,6 +341,33 @@ int usdt_binary__read(const char *path, struct usdt_binary *b)
 	}
 	b->verdict = judge(b);
 	return 0;
+}
+
+int usdt_binary__sym_offset(const char *path, const char *name, __u64 *off)
+{
+	struct elf_file ef;
+	struct segs segs;
+	struct syms y;
+	const GElf_Phdr *p;
+	__u64 addr;
+	int err = elf_file__open(path, &ef);
+
+	if (err)
+		return err;
+	y.elf = ef.elf;
+	err = sym_lookup(&y, name, &addr);
+	if (!err)
+		err = read_segs(ef.elf, &segs);
+	if (!err) {
+		p = load_of(&segs, addr);
+		if (p)
+			*off = addr - p->p_vaddr + p->p_offset;
+		else
+			err = -ENOENT;
+		free(segs.ph);
+	}
+	elf_file__close(&ef);
+	return err == -ENODATA || err == -EEXIST ? -ENOENT : err;
 }
 
 bool usdt_binary__traceable(const char *path)

@@ -55,6 +55,7 @@ struct usdt_binary {
 	__u16 e_type;		  /* ET_EXEC, ET_DYN */
 	bool interp;		  /* has PT_INTERP: ld.so relocates it (and applies RELRO) */
 	__u64 entry;		  /* e_entry */
+	bool imports_dlopen;	  /* calls dlopen(): may load a library carrying the contract */
 	/* the first PT_LOAD (lowest address): where a mapping of the file tells the load bias */
 	__u64 base_vaddr, base_off;
 	struct usdt_site *sites;  /* the traced provider's contract probe sites, note order */
@@ -76,6 +77,10 @@ struct usdt_binary {
  * notes are malformed, or -errno (-ENOENT: no such file). */
 int usdt_binary__read(const char *path, struct usdt_binary *b);
 void usdt_binary__free(struct usdt_binary *b);
+
+/* The file offset of symbol `name` (its link-time address, through the PT_LOAD that holds
+ * it): where a uprobe on it goes. 0, -ENOENT (no such symbol), or -errno. */
+int usdt_binary__sym_offset(const char *path, const char *name, __u64 *off);
 
 /* True when the file at `path` can be traced (USDT_OK), quietly. */
 bool usdt_binary__traceable(const char *path);

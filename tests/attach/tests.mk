@@ -51,3 +51,12 @@ $(ATTACH_TESTS)/stopped_exec: tests/attach/stopped_exec.c | $(DEPS_STAMP)
 	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
 
 TEST_BINS += $(ATTACH_TESTS)/stopped_exec
+
+# a program with the contract that execs another (the example's names)
+$(ATTACH_TESTS)/exec_chain: tests/attach/exec_chain.c probes/inflight_probes.h \
+		probes/examples/pipeline.h | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ATTACH_ARGS_CFLAGS) -O2 -Iprobes/examples $< -o $@
+
+TEST_BINS += $(ATTACH_TESTS)/exec_chain

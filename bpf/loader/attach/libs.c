@@ -117,25 +117,28 @@ int libs__open_target(struct session *s)
 	return s->target_maps < 0 ? -errno : 0;
 }
 
-/* The maps of `pid`: the target's through the fd opened while we had the privileges, anyone
- * else's afresh (which takes the privileges a process like ours needs anyway). */
+/*
+ * The maps of `pid`, opened afresh (after an exec, an fd opened before reads the old image's
+ * mappings); for the target, the fd opened while we had the privileges if that fails (a
+ * process more privileged than we are once ours are dropped).
+ */
 static FILE *open_maps(struct session *s, pid_t pid, int *root)
 {
 	char path[64];
+	FILE *f;
 	int fd;
 
-	*root = -1;
-	if (pid == s->target && s->target_maps >= 0) {
-		fd = dup(s->target_maps);
-		if (fd >= 0 && lseek(fd, 0, SEEK_SET) == 0) {
-			*root = s->target_root;
-			return fdopen(fd, "re");
-		}
-		if (fd >= 0)
-			close(fd);
-	}
+	*root = pid == s->target ? s->target_root : -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	return fopen(path, "re");
+	f = fopen(path, "re");
+	if (f || pid != s->target || s->target_maps < 0 || errno == ENOENT || errno == ESRCH)
+		return f;
+	fd = dup(s->target_maps);
+	if (fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 && (f = fdopen(fd, "re")))
+		return f;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
 }
 
 int libs__scan(struct session *s, pid_t pid)

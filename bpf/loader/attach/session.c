@@ -25,7 +25,9 @@
 #include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/libs.h"
+#include "attach/redeploy.h"
 #include "attach/sema.h"
+#include "attach/service.h"
 #include "attach/session_int.h"
 #include "attach/usdt_attach.h"
 #include "attach/watch.h"
@@ -125,10 +127,10 @@ static int choose_image(struct session *s, const char *shown)
 			s->lib_main = true;
 			return read_binary(s->path, lib, &s->bin);
 		}
-		if (s->bin.imports_dlopen) {
+		if (s->bin.imports_dlopen || s->bin.imports_exec) {
 			s->deferred = true;
-			infl_warn("%s carries none of the contract's probes: tracing the libraries "
-				  "it loads (dlopen) that do", shown);
+			infl_warn("%s carries none of the contract's probes: tracing what it loads "
+				  "(dlopen) or runs (exec) that does", shown);
 			return 0;
 		}
 	}
@@ -326,7 +328,7 @@ static void take_names(struct session *s, const char *path, const struct usdt_bi
 	(void)path;
 }
 
-int session__attach_image(struct session *s, const char *path, pid_t pid)
+static int attach_image(struct session *s, const char *path, pid_t pid)
 {
 	struct usdt_binary other, *b = &s->bin;
 	struct session_image *im;
@@ -355,7 +357,9 @@ int session__attach_image(struct session *s, const char *path, pid_t pid)
 	err = s->nimages == SESSION_MAX_IMAGES ?
 		      infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
 			       SESSION_MAX_IMAGES) : 0;
-	if (!err && strcmp(path, s->path)) { /* another binary than the target's */
+	/* another file than the one s->bin was read from (a library, an exec, a redeploy onto
+	 * the same path): its own sites */
+	if (!err && (s->deferred || st.st_dev != s->bin_dev || st.st_ino != s->bin_ino)) {
 		err = read_binary(held, path, &other);
 		b = err ? b : &other;
 	}
@@ -509,6 +513,18 @@ static int watch_target(struct session *s)
 		return err;
 	libs__scan(s, s->target);
 	return 0;
+}
+
+/* From the loop (an exec seen on the control ring) and the service thread (a library, a
+ * redeploy) alike: one at a time. */
+int session__attach_image(struct session *s, const char *path, pid_t pid)
+{
+	int err;
+
+	pthread_mutex_lock(&s->attach_lock);
+	err = attach_image(s, path, pid);
+	pthread_mutex_unlock(&s->attach_lock);
+	return err;
 }
 
 /* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
@@ -669,6 +685,7 @@ static int open_rings(struct session *s, const struct session_opts *o)
 
 int session__open(const struct session_opts *o, struct session **out)
 {
+	struct stat st;
 	struct session *s;
 	int err;
 
@@ -684,6 +701,8 @@ int session__open(const struct session_opts *o, struct session **out)
 	s->pidfd = -1;
 	s->status = -1;
 	s->target_maps = s->target_root = -1;
+	s->inotify_fd = -1;
+	pthread_mutex_init(&s->attach_lock, NULL);
 
 	/* BTF, then privileges (the feature probes load programs), then what the kernel has */
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -695,6 +714,10 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
+	if (!stat(s->path, &st)) { /* the file s->bin describes */
+		s->bin_dev = st.st_dev;
+		s->bin_ino = st.st_ino;
+	}
 	err = names__from_elf(s->path, &s->names);
 	if (err == -EBADMSG)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
@@ -727,6 +750,12 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: attach_probes(s);
 	err = err ?: verify_semaphores(s);
 	err = err ?: watch_target(s);
+	if (!err && s->mode == SESSION_BINARY && (err = redeploy__open(s, o->binary)))
+		infl_warn("%s: cannot watch for redeploys (%s): a new build put in its place is "
+			  "not traced", o->binary, strerror(-err));
+	err = err < 0 ? 0 : err;
+	if (!err && (err = service__start(s)))
+		err = infl_err(EXIT_GENERIC, NULL, "start the session's thread: %s", strerror(-err));
 	if (err)
 		goto fail;
 	if (s->target > 0)
@@ -757,17 +786,15 @@ fail:
  */
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {
-	struct pollfd pfd[4] = {
+	struct pollfd pfd[3] = {
 		{ .fd = ring_buffer__epoll_fd(s->ctl), .events = POLLIN },
 		{ .fd = s->pidfd, .events = POLLIN },
 		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
-		{ .fd = watch__epoll_fd(s->watch), .events = POLLIN },
 	};
 	int n = 0;
 
-	if (timeout_ms && poll(pfd, 4, timeout_ms) < 0)
+	if (timeout_ms && poll(pfd, 3, timeout_ms) < 0)
 		return -errno;
-	watch__consume(s->watch); /* first: a stopped process waits for it */
 	s->fn = fn;
 	s->fn_ctx = ctx;
 	s->fn_err = 0;
@@ -853,6 +880,7 @@ void session__free(struct session *s)
 
 	if (!s)
 		return;
+	service__stop(s); /* nothing attaches from now on */
 	/* the child holds every link now: the teardown below only drops our references */
 	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch)) {
 		go = detach__hand_off();
@@ -874,6 +902,9 @@ void session__free(struct session *s)
 		close(s->target_maps);
 	if (s->target_root >= 0)
 		close(s->target_root);
+	if (s->inotify_fd >= 0)
+		close(s->inotify_fd);
+	pthread_mutex_destroy(&s->attach_lock);
 	free(s);
 	detach__go(go); /* our references are gone: the child closes the last ones */
 }

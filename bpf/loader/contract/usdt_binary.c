@@ -333,6 +333,10 @@ int usdt_binary__read(const char *path, struct usdt_binary *b)
 			 b->provider_declared ? b->names.provider : USDT_CONTRACT_PROVIDER);
 		err = collect_sites(b, ef.elf);
 		b->imports_dlopen = imports(ef.elf, "dlopen");
+		for (const char *const *e = (const char *const[]){ "execve", "execv", "execvp",
+				"execvpe", "execl", "execlp", "execle", "fexecve", "posix_spawn",
+				"posix_spawnp", NULL }; *e && !b->imports_exec; e++)
+			b->imports_exec = imports(ef.elf, *e);
 	}
 	elf_file__close(&ef);
 	if (err) {

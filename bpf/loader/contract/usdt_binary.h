@@ -56,6 +56,7 @@ struct usdt_binary {
 	bool interp;		  /* has PT_INTERP: ld.so relocates it (and applies RELRO) */
 	__u64 entry;		  /* e_entry */
 	bool imports_dlopen;	  /* calls dlopen(): may load a library carrying the contract */
+	bool imports_exec;	  /* calls execve() and kin: may become a program carrying it */
 	/* the first PT_LOAD (lowest address): where a mapping of the file tells the load bias */
 	__u64 base_vaddr, base_off;
 	struct usdt_site *sites;  /* the traced provider's contract probe sites, note order */

@@ -62,7 +62,7 @@ static int pidfd_open(pid_t pid)
 }
 
 /* Reads the binary's sites and verdict into `b`; one line and an exit code when it cannot be
- * traced: the same verdict, in the same words, as `inflight list`. */
+ * traced (`b` then empty): the same verdict, in the same words, as `inflight list`. */
 static int read_binary(const char *path, const char *shown, struct usdt_binary *b)
 {
 	const char *hint;
@@ -86,6 +86,7 @@ static int read_binary(const char *path, const char *shown, struct usdt_binary *
 	if (b->verdict == USDT_OK)
 		return 0;
 	usdt_binary__why(b, why, sizeof(why), &hint);
+	usdt_binary__free(b); /* an error leaves nothing to free */
 	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }
 
@@ -118,8 +119,10 @@ static int choose_image(struct session *s, const char *shown)
 	char lib[PATH_MAX];
 	int err = usdt_binary__read(s->path, &s->bin);
 
-	if (err || s->bin.verdict == USDT_OK)
-		return read_binary(s->path, shown, &s->bin); /* the words for an error */
+	if (err) /* s->bin is empty again: read_binary says why */
+		return read_binary(s->path, shown, &s->bin);
+	if (s->bin.verdict == USDT_OK)
+		return 0;
 	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
 		if (!libs__first(s->target, s->path, lib, sizeof(lib))) {
 			usdt_binary__free(&s->bin);

@@ -80,6 +80,7 @@ trace_with() {
 	empty) cmd=("$BENCH/usdt_empty" "$2") ;;
 	args) cmd=("$BENCH/usdt_empty" -a "$2") ;;
 	inflight) cmd=("$INFLIGHT" --json -p "$2") ;;
+	inflight-norss) cmd=("$INFLIGHT" --json --no-rss -p "$2") ;;
 	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p "$2") ;;
 	record) cmd=("$INFLIGHT" record -o "$RECORD_OUT" ${RECORD_RING:+--ring-size "$RECORD_RING"} -p "$2") ;;
 	bpftrace)

@@ -17,6 +17,11 @@
  * that hit it) over their events, so other processes taking turns on the CPUs do not count;
  * wall_ns_per_hit is their wall time over their events. allocs/frees/stages count every
  * event of the run after the wait, so a tracer that attached before it saw exactly these.
+ * With -L each event is timed on its own, by the wall clock and by the thread's CPU clock,
+ * and a second line gives the worst of each (max_ns_per_hit, max_cpu_ns_per_hit) and how many
+ * took over 10 us, 100 us, 1 ms (hits_over_*, cpu_hits_over_*). Wall time counts the time
+ * the thread was preempted too; CPU time only what it spent running, e.g. spinning for a
+ * lock in the kernel, so it tells a spin from the scheduler's doing.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +55,7 @@ struct opts {
 	unsigned int poll_us;
 	double settle; /* after the wait: let the tracer finish attaching */
 	bool faults; /* page-fault instead of firing events */
+	bool latency; /* time every event: the worst stall */
 };
 
 struct worker {
@@ -60,6 +66,10 @@ struct worker {
 	uint64_t hits;	     /* events in the measured window */
 	uint64_t elapsed_ns; /* length of the measured window as this thread saw it */
 	uint64_t cpu_ns;     /* this thread's CPU time in it */
+	uint64_t max_ns;     /* -L: the longest event in it (wall clock) */
+	uint64_t over[3];    /* -L: events longer than 10 us, 100 us, 1 ms */
+	uint64_t max_cpu_ns; /* -L: the same by the thread's CPU clock */
+	uint64_t cpu_over[3];
 };
 
 static _Atomic int phase = PHASE_WARMUP;
@@ -111,6 +121,15 @@ static unsigned int fault_region(volatile char *region)
 	return FAULT_REGION / PAGE;
 }
 
+static void latency_note(uint64_t *max, uint64_t over[3], uint64_t d)
+{
+	if (d > *max)
+		*max = d;
+	over[0] += d > 10000;
+	over[1] += d > 100000;
+	over[2] += d > 1000000;
+}
+
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
@@ -140,6 +159,17 @@ static void *worker_run(void *arg)
 	for (;;) {
 		if (o->faults) {
 			hits += fault_region(region);
+		} else if (o->latency && seen == PHASE_MEASURE) {
+			for (i = 0; i < o->pipes; i++) {
+				uint64_t c = clock_ns(CLOCK_THREAD_CPUTIME_ID), a = mono_ns(), d, dc;
+
+				pipe_step(&pipes[i]);
+				d = mono_ns() - a;
+				dc = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c;
+				latency_note(&w->max_ns, w->over, d);
+				latency_note(&w->max_cpu_ns, w->cpu_over, dc);
+			}
+			hits += o->pipes;
 		} else {
 			for (i = 0; i < o->pipes; i++)
 				pipe_step(&pipes[i]);
@@ -175,7 +205,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: probe_loop [-t THREADS] [-p PIPES] [-d SECONDS] [-w WARMUP] [-r RATE]\n"
-		"                  [-W TIMEOUT] [-P POLL_US] [-S SETTLE] [-F]\n"
+		"                  [-W TIMEOUT] [-P POLL_US] [-S SETTLE] [-F] [-L]\n"
 		"Fires the inflight probe contract's events in a loop and prints the cost per event.\n"
 		"  -t, --threads N        threads firing events (1-%d, default 1)\n"
 		"  -p, --pipes N          owners in flight per thread (1-%d, default 4)\n"
@@ -186,7 +216,8 @@ static void usage(FILE *f)
 		"                         (exit 3 after S seconds if none does)\n"
 		"  -P, --poll-us N        how often to look while waiting (default 100)\n"
 		"  -S, --settle S         then wait S more before the first event (default 0.05)\n"
-		"  -F, --faults           page-fault instead of firing events (a hit: one page)\n",
+		"  -F, --faults           page-fault instead of firing events (a hit: one page)\n"
+		"  -L, --latency          time every event: the worst one, and how many were slow\n",
 		MAX_THREADS, MAX_PIPES);
 }
 
@@ -216,6 +247,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "poll-us", required_argument, NULL, 'P' },
 		{ "settle", required_argument, NULL, 'S' },
 		{ "faults", no_argument, NULL, 'F' },
+		{ "latency", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -223,7 +255,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .threads = 1, .pipes = 4, .seconds = 1, .warmup = 0.2,
 			    .poll_us = 100, .settle = 0.05 };
-	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:S:Fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:p:d:w:r:W:P:S:FLh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': o->threads = parse_num(optarg, "thread count", 1, MAX_THREADS); break;
 		case 'p': o->pipes = parse_num(optarg, "pipe count", 1, MAX_PIPES); break;
@@ -234,6 +266,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->poll_us = parse_num(optarg, "poll interval", 1, 1e6); break;
 		case 'S': o->settle = parse_num(optarg, "settle time", 0, 60); break;
 		case 'F': o->faults = true; break;
+		case 'L': o->latency = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -266,7 +299,7 @@ int main(int argc, char **argv)
 	static struct worker workers[MAX_THREADS];
 	struct opts o;
 	uint64_t start_ns, enabled_ns = 0, owners = 0, hits = 0, thread_ns = 0, cpu_ns = 0;
-	uint64_t longest = 0;
+	uint64_t longest = 0, max_ns = 0, over[3] = { 0 }, max_cpu_ns = 0, cpu_over[3] = { 0 };
 	struct pipe srs;
 	unsigned int i;
 	int err;
@@ -312,6 +345,14 @@ int main(int argc, char **argv)
 		cpu_ns += workers[i].cpu_ns;
 		if (workers[i].elapsed_ns > longest)
 			longest = workers[i].elapsed_ns;
+		if (workers[i].max_ns > max_ns)
+			max_ns = workers[i].max_ns;
+		if (workers[i].max_cpu_ns > max_cpu_ns)
+			max_cpu_ns = workers[i].max_cpu_ns;
+		for (int k = 0; k < 3; k++) {
+			over[k] += workers[i].over[k];
+			cpu_over[k] += workers[i].cpu_over[k];
+		}
 	}
 	pipe_free(&srs, 0, CLS_srs, 1ull << 30);
 	printf("probe_loop emitter=%s work=%s threads=%u pipes=%u rate=%.0f seconds=%.6f hits=%" PRIu64
@@ -324,5 +365,12 @@ int main(int argc, char **argv)
 	       enabled_ns ? (double)(enabled_ns - start_ns) / 1e6 : 0.0,
 	       owners * PIPE_ALLOCS + 1, owners * PIPE_FREES + 1, owners * PIPE_STAGES,
 	       emit_residual());
+	if (o.latency)
+		printf("probe_loop_latency max_ns_per_hit=%" PRIu64 " hits_over_10us=%" PRIu64
+		       " hits_over_100us=%" PRIu64 " hits_over_1ms=%" PRIu64 " max_cpu_ns_per_hit=%" PRIu64
+		       " cpu_hits_over_10us=%" PRIu64 " cpu_hits_over_100us=%" PRIu64
+		       " cpu_hits_over_1ms=%" PRIu64 "\n",
+		       max_ns, over[0], over[1], over[2], max_cpu_ns, cpu_over[0], cpu_over[1],
+		       cpu_over[2]);
 	return 0;
 }

@@ -323,8 +323,46 @@ then all dropped with MADV_DONTNEED); CPU nanoseconds per page touched, 1 thread
 | not attached | $(cell rss_cost none 1 ns_per_page) | |
 | attached to another process (what every process pays) | $(cell rss_cost other 1 ns_per_page) | $(cell rss_cost other 1 added_ns_per_page) |
 | attached to this process | $(cell rss_cost self 1 ns_per_page) | $(cell rss_cost self 1 added_ns_per_page) |
+| attached to this process, \`--no-rss\` | $(cell rss_cost norss 1 ns_per_page) | $(cell rss_cost norss 1 added_ns_per_page) |
+
+\`--no-rss\` takes the tracepoint away: no probe fires here, so what is left is the
+measurement's noise; RSS, its peak and untracked bytes are then not shown.
 EOF
 	notes_of rss_cost
+}
+
+section_lock_stall() {
+	local cfg
+	cat <<EOF
+
+## The worst stall behind the per-process lock
+
+\`probe_loop -L\`: ${BENCH_STALL_THREADS:-4} threads of one process fire the contract's events flat out,
+each event timed on its own, so that all contend for the process's lock in the kernel.
+"before" is the inflight built before the lock change (a cmpxchg spun up to 2^20 times in
+\`bpf_loop\`), "after" this one (test-and-test-and-set, 50 us at most, then the update is
+counted as a lock timeout); "empty" is the floor (an empty BPF program: what the uprobe
+itself costs at worst here). By the thread's CPU clock (what it spent running: a spin for
+the lock) and by the wall clock (which adds the time the scheduler took the CPU away: with
+4 threads on this machine's 2 CPUs that alone reaches tens of ms, in every column alike):
+the longest single event any thread saw, and how many of "hits" events took longer.
+
+| | worst, CPU | CPU > 10 us | CPU > 100 us | CPU > 1 ms | worst, wall | wall > 1 ms | hits | lock timeouts | CPU ns per hit |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+EOF
+	for cfg in empty baseline inflight; do
+		grep -q "^lock_stall,$cfg," "$raw" || continue
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+			"$(case $cfg in empty) echo empty ;; baseline) echo before ;; *) echo after ;; esac)" \
+			"$(cell lock_stall "$cfg" 4 max_cpu_ns_per_hit)" \
+			"$(cell lock_stall "$cfg" 4 cpu_hits_over_10us)" \
+			"$(cell lock_stall "$cfg" 4 cpu_hits_over_100us)" \
+			"$(cell lock_stall "$cfg" 4 cpu_hits_over_1ms)" \
+			"$(cell lock_stall "$cfg" 4 max_ns_per_hit)" "$(cell lock_stall "$cfg" 4 hits_over_1ms)" \
+			"$(cell lock_stall "$cfg" 4 hits)" "$(cell lock_stall "$cfg" 4 lock_timeouts)" \
+			"$(cell lock_stall "$cfg" 4 ns_per_hit)"
+	done
+	notes_of lock_stall
 }
 
 section_record_ceiling() {
@@ -394,7 +432,7 @@ rc_ceiling() {
 source "$(dirname "$0")/attach_report.sh"
 
 header
-for s in probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling \
+for s in probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling \
 	attach_teardown; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then

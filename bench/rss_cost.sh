@@ -6,9 +6,10 @@
 #   none   nothing attached
 #   other  inflight attached to another process: what every process on the host pays
 #   self   inflight attached to this process: what the traced program pays per fault
+#   norss  the same with --no-rss: what that option saves
 
 rss_cost() {
-	local loop cfg rep i k n=3 line configs=(none other self) op tp
+	local loop cfg rep i k n=4 line configs=(none other self norss) op tp
 	if [ ! -x "$INFLIGHT" ]; then
 		note rss_cost "not measured: $INFLIGHT is not built"
 		return 0
@@ -22,6 +23,7 @@ rss_cost() {
 			case $cfg in
 			none) line=$("$loop" -F -d "$SECONDS_PER_RUN" -w 0.3) ;;
 			self) line=$(traced "$TMPB/rss_self.log" inflight "$loop" -F -d "$SECONDS_PER_RUN" -w 0.3 -W 30) ;;
+			norss) line=$(traced "$TMPB/rss_norss.log" inflight-norss "$loop" -F -d "$SECONDS_PER_RUN" -w 0.3 -W 30) ;;
 			other)
 				# a quiet traced process (100 events/s), and inflight on it printing at
 				# 10 Hz: once it has printed, it is attached
@@ -47,7 +49,7 @@ rss_cost() {
 			ns_of[$cfg]=$(kv ns_per_hit "$line")
 			record rss_cost "$cfg" 1 "$rep" ns_per_page "${ns_of[$cfg]}"
 		done
-		for cfg in other self; do
+		for cfg in other self norss; do
 			[ -n "${ns_of[$cfg]:-}" ] && [ -n "${ns_of[none]:-}" ] &&
 				record rss_cost "$cfg" 1 "$rep" added_ns_per_page "$(calc "${ns_of[$cfg]} - ${ns_of[none]}")"
 		done

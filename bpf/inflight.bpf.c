@@ -136,6 +136,9 @@ static const struct infl_owner new_owner = { .slot = INFL_SLOT_NONE };
 /* Clamp an index the verifier must see bounded even after clang spilled it to the stack;
  * the barrier keeps clang from dropping the mask it can prove redundant. */
 #define BOUNDED(v, n) ({ barrier_var(v); (v) & ((n) - 1); })
+/* The same for any n: older verifiers (6.1) lose a bound checked before clang spilled the
+ * value and reloaded it, so the clamp sits where the index is used. */
+#define CLAMPED(v, n) ({ __u32 __c = (v); barrier_var(__c); __c < (n) ? __c : (n) - 1; })
 
 static __always_inline __u32 log2_u64(__u64 v)
 {
@@ -445,6 +448,8 @@ static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot,
 {
 	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
 		return;
+	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count++;
 	p->cur[cls][slot].bytes += bytes;
 	p->total_bufs++;
@@ -455,6 +460,8 @@ static __always_inline void cell_sub(struct infl_proc *p, __u32 cls, __u32 slot,
 {
 	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
 		return;
+	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count--;
 	p->cur[cls][slot].bytes -= bytes;
 	p->total_bufs--;
@@ -1039,7 +1046,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 			__sync_fetch_and_add(&p->ring_drops, 1);
 		}
 	}
-	if (!p->seq) {
+	if (!p->seq && !p->arg_errors && !p->lock_timeouts && !p->missed_events) {
 		/* it never hit a probe: nothing to report, nothing left behind */
 		bpf_map_delete_elem(&procs, &pid);
 		return;

@@ -4,13 +4,14 @@
 # file docs/bench.md (medians with their spread, ratios within a round) and the raw figures
 # (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
-#        attach_latency prover_overhead loader_cost rss_cost record_ceiling attach_teardown
-#        (default: all).
+#        lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
+#        attach_teardown (default: all). BENCH_INFLIGHT_BASELINE=PATH: an inflight built before
+#        a change, side by side.
 #        BENCH_REPS (5) rounds, BENCH_SECONDS (1) per probe-cost run; more in the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-ALL_SECTIONS=(probe_cost attach_latency prover_overhead loader_cost rss_cost record_ceiling
+ALL_SECTIONS=(probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
 	attach_teardown)
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=("${ALL_SECTIONS[@]}")

@@ -13,6 +13,25 @@
 #include "live/figures.h"
 #include "live/snapshot.h"
 #include "model.h"
+#include <bpf/libbpf.h>
+
+/* Attaching to every process of a position-independent binary (-b, and following forks)
+ * needs BPF cookies (Linux 5.15): without them libbpf finds a USDT site's spec by its
+ * address. Tests of those modes are skipped, and say why, on older kernels. */
+static inline bool kernel_has_cookies(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
+}
+
+/*
+ * The exactness tests let an update wait 20 ms for its process's lock: they check what is
+ * counted, on emulated CPUs too (the kernel matrix runs in TCG, where the 50 us of the
+ * default is a microsecond of real work). The hammer test keeps the default and checks that
+ * what gives up is counted and nothing goes wrong.
+ */
+#define TEST_LOCK_WAIT_NS 20000000ull
+
+#define NO_COOKIES "this kernel has no BPF cookies (before 5.15): no attach to every process"
 
 /* Feeds a script to the model; `from_gate`: only the lines after the gate. */
 static inline void model_script(struct model *m, const char *path, bool from_gate)
@@ -69,7 +88,8 @@ static inline int u64s_differ(const __u64 *a, const __u64 *b, int n, char *where
 	u64s_differ((const __u64 *)(got), (const __u64 *)(want),                               \
 		    (int)(sizeof(got) / sizeof(__u64)), w, sizeof(w))
 
-static inline void compare(const char *what, const struct infl_proc *got, const struct infl_proc *want)
+static inline void compare(const char *what, const struct infl_proc *got,
+			   const struct infl_proc *want)
 {
 	char w[160] = "";
 	__u64 hist_total = 0, count_total = 0;

@@ -12,6 +12,8 @@
  *                             every child, `exec` becomes `PATH script FILE`.
  *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
  *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
+ *   probegen hammer T N       T threads, each N rounds of stage(born), alloc, stage(work),
+ *                             free, stage(end) on an owner and a buffer of its own, at once
  *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
  *                             with `gate`: wait for SIGUSR1 first, then print the cost
  *                             "storm: E events, T ns/event" (5 events a round)
@@ -57,7 +59,8 @@ static void p_stage(uint64_t owner, uint32_t stage)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: probegen script FILE | threads N K | storm N [gate] | spin MS\n");
+	fprintf(stderr, "usage: probegen script FILE | threads N K | hammer T N | storm N [gate] | "
+			"spin MS\n");
 	return 2;
 }
 
@@ -201,6 +204,43 @@ static int run_threads(unsigned n, unsigned k)
 	return 0;
 }
 
+struct hammer {
+	pthread_t thread;
+	unsigned t, n;
+};
+
+static void *hammer_one(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (unsigned i = 0; i < h->n; i++) {
+		uint64_t owner = ((uint64_t)h->t << 32) + i + 1, buf = owner << 4;
+
+		p_stage(owner, 0);
+		p_alloc(buf, h->t % PROBEGEN_NCLASSES, 4096, owner);
+		p_stage(owner, 1);
+		p_free(buf, h->t % PROBEGEN_NCLASSES, 4096);
+		p_stage(owner, 4);
+	}
+	return NULL;
+}
+
+static int run_hammer(unsigned t, unsigned n)
+{
+	struct hammer *h = calloc(t, sizeof(*h));
+
+	if (!h || !t)
+		return 1;
+	for (unsigned i = 0; i < t; i++) {
+		h[i] = (struct hammer){ .t = i, .n = n };
+		pthread_create(&h[i].thread, NULL, hammer_one, &h[i]);
+	}
+	for (unsigned i = 0; i < t; i++)
+		pthread_join(h[i].thread, NULL);
+	free(h);
+	return 0;
+}
+
 static double now_ns(void)
 {
 	struct timespec t;
@@ -254,6 +294,8 @@ int main(int argc, char **argv)
 		return run_threads(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
 	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "gate"))) && !strcmp(argv[1], "storm"))
 		return run_storm(strtoull(argv[2], NULL, 0), argc == 4);
+	if (argc == 4 && !strcmp(argv[1], "hammer"))
+		return run_hammer(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return run_spin(strtoul(argv[2], NULL, 0));
 	return usage();

@@ -79,7 +79,8 @@ static void write_random_script(const char *path, unsigned long long seed, int n
 /* Spawns argv under a session, waits for it to exit, returns its final record. */
 static int trace_spawn(char **argv, struct infl_proc *out, int *status)
 {
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE") };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE"),
+				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -155,6 +156,66 @@ static void test_threads(void)
 	CHECK_EQ_U64(got.lock_timeouts, 0, "threads: no lock timeouts");
 }
 
+/* Probe cells and totals agree, and nothing wrapped below zero. */
+static bool consistent(const struct infl_proc *p)
+{
+	__u64 bytes = 0, bufs = 0;
+
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int s = 0; s < INFL_SLOTS; s++) {
+			if (p->cur[c][s].count >> 62 || p->cur[c][s].bytes >> 62)
+				return false;
+			bytes += p->cur[c][s].bytes;
+			bufs += p->cur[c][s].count;
+		}
+	return bytes == p->total_bytes && bufs == p->total_bufs &&
+	       p->seq == p->events[0] + p->events[1] + p->events[2];
+}
+
+/*
+ * Four threads hammering their process's lock with the production wait (50 us): on a
+ * preemptible or PREEMPT_RT kernel a holder may be preempted and a waiter give up. The
+ * end is exact, or inexact and counted (every probe hit accounted or counted as a lock
+ * timeout), and never wrong (no count below zero, cells and totals agree).
+ */
+static void test_hammer(void)
+{
+	char *argv[] = { probegen, "hammer", "4", "5000", NULL };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv };
+	__u64 hits = 4ull * 5000 * 5, accounted;
+	const struct proc_snapshot *ps;
+	struct snapshot snap;
+	struct session *s;
+	pid_t pid;
+
+	if (session__open(&o, &s)) {
+		CHECK(0, "hammer: attach");
+		return;
+	}
+	pid = session__target_pid(s);
+	while (!session__target_gone(s, NULL))
+		session__poll(s, 20, NULL, NULL);
+	CHECK(session__snapshot(s, &snap) == 0 && (ps = find_pid(&snap, pid)),
+	      "hammer: traced");
+	ps = find_pid(&snap, pid);
+	if (ps) {
+		const struct infl_proc *p = &ps->st;
+
+		accounted = p->events[0] + p->events[1] + p->events[2];
+		CHECK_EQ_U64(accounted + p->lock_timeouts, hits,
+			     "hammer: every probe hit accounted or counted as given up "
+			     "(%llu timeouts)", (unsigned long long)p->lock_timeouts);
+		CHECK(consistent(p), "hammer: never wrong: cells and totals agree, none below 0");
+		CHECK(p->lock_timeouts ? proc_inexact(p) :
+					 !p->total_bytes && p->owners_done == 20000 && !proc_inexact(p),
+		      "hammer: exact (nothing left, 20000 owners done), or marked inexact");
+		printf("# hammer: %llu of %llu hits gave up on the lock\n",
+		       (unsigned long long)p->lock_timeouts, (unsigned long long)hits);
+	}
+	snapshot__free(&snap);
+	session__free(s);
+}
+
 static int copy_file(const char *from, const char *to)
 {
 	char cmd[3 * PATH_MAX];
@@ -167,13 +228,18 @@ static int copy_file(const char *from, const char *to)
 static void test_two_processes(void)
 {
 	char copy[PATH_MAX], s1[PATH_MAX], s2[PATH_MAX];
-	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy };
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy,
+				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
 	struct model m1, m2;
 	struct snapshot snap;
 	struct session *s;
 	pid_t p1, p2;
 	int st;
 
+	if (!kernel_has_cookies()) {
+		CHECK_SKIP(NO_COOKIES, "two processes of one binary (-b)");
+		return;
+	}
 	snprintf(copy, sizeof(copy), "%s/probegen-copy", tmpdir);
 	snprintf(s1, sizeof(s1), "%s/two-1.ops", tmpdir);
 	snprintf(s2, sizeof(s2), "%s/two-2.ops", tmpdir);
@@ -225,7 +291,7 @@ static void test_two_processes(void)
 static void test_late_attach(void)
 {
 	char path[PATH_MAX], line[32] = "";
-	struct session_opts o = { .mode = SESSION_PID };
+	struct session_opts o = { .mode = SESSION_PID, .lock_wait_ns = TEST_LOCK_WAIT_NS };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -343,7 +409,8 @@ static void test_errors(void)
 static void test_drop_caps(void)
 {
 	char *argv[] = { probegen, "threads", "2", "10", NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .drop_caps = true };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .drop_caps = true,
+				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -381,6 +448,7 @@ int main(int argc, char **argv)
 	snprintf(probegen, sizeof(probegen), "%s/probegen", dirname(self));
 	test_random_scripts();
 	test_threads();
+	test_hammer();
 	test_two_processes();
 	test_late_attach();
 	test_errors();

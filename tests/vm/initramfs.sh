@@ -45,6 +45,7 @@ put "$build/inflight" /opt/inflight/inflight
 put "$build/prover" /opt/inflight/prover
 put "$build/tests/test_tracer" /opt/inflight/tests/test_tracer
 put "$build/tests/probegen" /opt/inflight/tests/probegen
+put "$build/tests/test_lifecycle" /opt/inflight/tests/test_lifecycle
 install -m 755 "$root/tests/vm/init" "$stage/init"
 install -D -m 755 "$root/tests/vm/driver.sh" "$stage/vm/driver.sh"
 mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,etc}

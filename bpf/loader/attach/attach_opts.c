@@ -157,8 +157,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			infl_die(EXIT_USAGE, "give -p PID, -b PATH or -- CMD ARGS; see --help",
 				 "nothing to trace");
 		if (a->so.no_follow && a->so.mode == SESSION_BINARY)
-			infl_die(EXIT_USAGE, "-b traces every process of the binary; --no-follow is "
-				 "for -p and --", "--no-follow with -b");
+			infl_die(EXIT_USAGE, "--no-follow is for -p and --",
+				 "--no-follow with -b: -b traces every process of the binary");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;

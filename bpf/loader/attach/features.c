@@ -5,7 +5,9 @@
  * (bpf_program__set_autoload) and rodata, and the BPF side's CO-RE flavours do the rest.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
@@ -41,91 +43,99 @@ static bool probe_atomics(void)
 	return true;
 }
 
-static bool has_typedef(const struct btf *btf, const char *name)
+/*
+ * The kernel's BTF, read but not parsed: btf__load_vmlinux_btf() indexes its ~150,000 types
+ * (40-50 ms here, a third of inflight's attach time) and libbpf does it again at load. The
+ * choices below only need to know whether a few names exist, which the string section says.
+ */
+struct btf_strings {
+	char *buf;
+	const char *str;
+	size_t len;
+};
+
+static int btf_strings_read(struct btf_strings *b)
 {
-	return btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
-}
+	const struct btf_header *h;
+	size_t cap = 8u << 20, n = 0;
+	ssize_t got;
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 
-/* The type behind `id`, through typedefs and qualifiers. */
-static const struct btf_type *resolved(const struct btf *btf, __u32 id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
+	memset(b, 0, sizeof(*b));
+	if (fd < 0)
+		return -errno;
+	b->buf = malloc(cap);
+	while (b->buf && (got = read(fd, b->buf + n, cap - n)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *more = realloc(b->buf, cap * 2);
 
-	while (t && (btf_is_typedef(t) || btf_is_mod(t)))
-		t = btf__type_by_id(btf, t->type);
-	return t;
-}
-
-/* The layout of an rss_stat member of type `id`. */
-static enum rss_layout rss_member_layout(const struct btf *btf, __u32 id)
-{
-	const struct btf_type *t = resolved(btf, id);
-	const char *name;
-
-	if (t && btf_is_array(t))
-		t = resolved(btf, btf_array(t)->type);
-	if (!t || !btf_is_struct(t))
-		return RSS_LAYOUT_NONE;
-	name = btf__name_by_offset(btf, t->name_off);
-	if (!strcmp(name, "mm_rss_stat"))
-		return RSS_LAYOUT_ATOMIC;
-	if (!strcmp(name, "percpu_counter"))
-		return RSS_LAYOUT_PERCPU;
-	return RSS_LAYOUT_NONE;
-}
-
-/* Looks for member rss_stat in struct or union `t`, and in its anonymous members (since
- * 6.x most of mm_struct sits in one anonymous struct). */
-static enum rss_layout rss_find(const struct btf *btf, const struct btf_type *t, int depth)
-{
-	const struct btf_member *m = btf_members(t);
-
-	for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
-		const char *name = btf__name_by_offset(btf, m->name_off);
-		const struct btf_type *mt;
-
-		if (!strcmp(name, "rss_stat"))
-			return rss_member_layout(btf, m->type);
-		mt = resolved(btf, m->type);
-		if (!*name && depth < 4 && mt && (btf_is_struct(mt) || btf_is_union(mt))) {
-			enum rss_layout l = rss_find(btf, mt, depth + 1);
-
-			if (l != RSS_LAYOUT_NONE)
-				return l;
+			if (!more)
+				break;
+			b->buf = more;
+			cap *= 2;
 		}
 	}
-	return RSS_LAYOUT_NONE;
+	close(fd);
+	h = (const void *)b->buf;
+	if (!b->buf || n < sizeof(*h) || h->magic != BTF_MAGIC ||
+	    (size_t)h->hdr_len + h->str_off + h->str_len > n) {
+		free(b->buf);
+		b->buf = NULL;
+		return -EINVAL;
+	}
+	b->str = b->buf + h->hdr_len + h->str_off;
+	b->len = h->str_len;
+	return 0;
 }
 
-/* mm_struct.rss_stat: a struct mm_rss_stat before 6.2, an array of struct percpu_counter
- * since (upstream f1a7941243c1, "mm: convert mm's rss stats into percpu_counter"). */
-static enum rss_layout rss_layout_of(const struct btf *btf)
+/* `name` is one of the kernel's BTF names (a type's, a member's). */
+static bool btf_has_name(const struct btf_strings *b, const char *name)
 {
-	__s32 id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
-	const struct btf_type *mm = id < 0 ? NULL : btf__type_by_id(btf, id);
+	size_t n = strlen(name);
 
-	return mm ? rss_find(btf, mm, 0) : RSS_LAYOUT_NONE;
+	for (const char *p = b->str, *end = b->str + b->len; p + n < end;) {
+		const char *hit = memmem(p, end - p, name, n + 1); /* with its NUL */
+
+		if (!hit)
+			return false;
+		if (hit == b->str || hit[-1] == '\0')
+			return true;
+		p = hit + 1;
+	}
+	return false;
+}
+
+/* mm_struct's RSS counters: a struct mm_rss_stat before 6.2, percpu_counter rss_stat[] since
+ * (upstream f1a7941243c1, "mm: convert mm's rss stats into percpu_counter"), which removed
+ * struct mm_rss_stat. */
+static enum rss_layout rss_layout_of(const struct btf_strings *b)
+{
+	if (!btf_has_name(b, "rss_stat"))
+		return RSS_LAYOUT_NONE;
+	if (btf_has_name(b, "mm_rss_stat"))
+		return RSS_LAYOUT_ATOMIC;
+	return btf_has_name(b, "percpu_counter") ? RSS_LAYOUT_PERCPU : RSS_LAYOUT_NONE;
 }
 
 int features__probe(struct infl_features *f)
 {
+	struct btf_strings b;
 	struct utsname u;
-	struct btf *btf;
 
 	memset(f, 0, sizeof(*f));
 	if (uname(&u) == 0)
 		snprintf(f->release, sizeof(f->release), "%s", u.release);
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
+	if (btf_strings_read(&b))
 		return -ENOENT;
 	f->btf = true;
 	/* tp_btf programs (5.5) on the tracepoints we need, by their BTF typedefs */
-	f->tp_btf = has_typedef(btf, "btf_trace_sched_process_exit") &&
-		    has_typedef(btf, "btf_trace_sched_process_exec") &&
-		    has_typedef(btf, "btf_trace_sched_process_fork");
-	f->rss_tp = has_typedef(btf, "btf_trace_rss_stat"); /* kmem:rss_stat, 5.5 */
-	f->rss = rss_layout_of(btf);
-	btf__free(btf);
+	f->tp_btf = btf_has_name(&b, "btf_trace_sched_process_exit") &&
+		    btf_has_name(&b, "btf_trace_sched_process_exec") &&
+		    btf_has_name(&b, "btf_trace_sched_process_fork");
+	f->rss_tp = btf_has_name(&b, "btf_trace_rss_stat"); /* kmem:rss_stat, 5.5 */
+	f->rss = rss_layout_of(&b);
+	free(b.buf);
 	/* BPF_MAP_TYPE_RINGBUF: 5.8 (upstream 457f44363a88) */
 	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	f->atomics = probe_atomics();

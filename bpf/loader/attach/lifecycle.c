@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach/session_int.h"
+#include "live/figures.h"
 #include "contract/usdt_binary.h"
 #include "util/errors.h"
 #include "util/procfs.h"
@@ -243,7 +244,7 @@ static int snap_living(struct session *s, struct snapshot *snap, int *cap)
 			return err;
 		ps = &snap->procs[snap->nprocs - 1];
 		err = copy_proc(fd, key, &ps->st, &torn);
-		if (err == -ENOENT || (!err && !ps->st.seq)) {
+		if (err == -ENOENT || (!err && !ps->st.seq && !proc_inexact(&ps->st))) {
 			snap->nprocs--; /* gone meanwhile, or nothing to show */
 			continue;
 		}

@@ -34,6 +34,8 @@ struct session_opts {
 	bool no_follow;	    /* PID, SPAWN: the named process alone, not the children it forks */
 	const char *entry_stages;    /* stage names or ids (comma-separated) overriding the */
 	const char *terminal_stages; /* names note's entry/terminal flags; NULL: the note's */
+	__u64 lock_wait_ns; /* how long an update waits for its process's lock; 0: the default
+			     * (50 us). Tests on emulated CPUs set more (proc_lock.bpf.h). */
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
 	bool detach_child;  /* session__free leaves the kernel's detach to a child that outlives
 			     * this process (attach/detach.h; the CLI sets it) */

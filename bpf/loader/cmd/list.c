@@ -123,6 +123,9 @@ static void print_text(const char *shown, const struct usdt_binary *b,
 	if (usdt_binary__sema_shared(b))
 		printf("semaphores share a page with RELRO (LLD/mold layout): -b cannot enable "
 		       "them\n");
+	if (b->names_err || !n->terminal_mask)
+		printf("warning   no stage is terminal: owners never end and fill --max-owners; "
+		       "name them\n          with --terminal-stages\n");
 
 	printf("\n%-20s %-10s %-10s %s\n", "PROBE", "SITE", "SEMAPHORE", "ARGUMENTS");
 	if (!nv)
@@ -270,6 +273,7 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_binary *b
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_kv_bool(&j, "no_terminal_stage", b->names_err || !b->names.terminal_mask);
 	json_names(&j, b);
 	json_obj_end(&j);
 	json_end_line(&j);

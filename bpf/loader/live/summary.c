@@ -393,6 +393,42 @@ static void json_cells(struct json *j, const char *key, const struct infl_cell *
 	json_obj_end(j);
 }
 
+/* How the image ended and began. */
+static void json_lineage(struct json *j, const struct infl_proc *p)
+{
+	json_key(j, "ended_by");
+	if (p->exited)
+		json_str(j, p->flags & INFL_PROC_EXEC ? "exec" : "exit");
+	else
+		json_null(j);
+	json_key(j, "ppid");
+	if (p->ppid)
+		json_u64(j, p->ppid);
+	else
+		json_null(j);
+	json_kv_bool(j, "exec_born", p->flags & INFL_PROC_EXEC_BORN);
+	json_kv_bool(j, "from_start", p->flags & INFL_PROC_FROM_START);
+}
+
+/* Lifetime totals per class. */
+static void json_lifetime(struct json *j, const struct infl_proc *p, const struct infl_names *n)
+{
+	json_key(j, "lifetime");
+	json_obj(j);
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		if (!p->allocated[c].count && !p->freed[c].count)
+			continue;
+		json_key(j, names__cls(n, c));
+		json_obj(j);
+		json_kv_u64(j, "allocs", p->allocated[c].count);
+		json_kv_u64(j, "bytes_allocated", p->allocated[c].bytes);
+		json_kv_u64(j, "frees", p->freed[c].count);
+		json_kv_u64(j, "bytes_freed", p->freed[c].bytes);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+}
+
 static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		      const struct infl_names *n, const struct summary_info *info)
 {
@@ -429,18 +465,7 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		json_u64(j, WTERMSIG(info->target_status));
 	else
 		json_null(j);
-	json_key(j, "ended_by");
-	if (p->exited)
-		json_str(j, p->flags & INFL_PROC_EXEC ? "exec" : "exit");
-	else
-		json_null(j);
-	json_key(j, "ppid");
-	if (p->ppid)
-		json_u64(j, p->ppid);
-	else
-		json_null(j);
-	json_kv_bool(j, "exec_born", p->flags & INFL_PROC_EXEC_BORN);
-	json_kv_bool(j, "from_start", p->flags & INFL_PROC_FROM_START);
+	json_lineage(j, p);
 	json_kv_f64(j, "duration_s", p->first_ns && end > p->first_ns ? (end - p->first_ns) / 1e9 : 0, 6);
 	json_key(j, "events");
 	json_obj(j);
@@ -462,21 +487,7 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 	json_composition(j, p->peak, p->peak_owners, n);
 	json_obj_end(j);
 
-	json_key(j, "lifetime");
-	json_obj(j);
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-		if (!p->allocated[c].count && !p->freed[c].count)
-			continue;
-		json_key(j, names__cls(n, c));
-		json_obj(j);
-		json_kv_u64(j, "allocs", p->allocated[c].count);
-		json_kv_u64(j, "bytes_allocated", p->allocated[c].bytes);
-		json_kv_u64(j, "frees", p->freed[c].count);
-		json_kv_u64(j, "bytes_freed", p->freed[c].bytes);
-		json_obj_end(j);
-	}
-	json_obj_end(j);
-
+	json_lifetime(j, p, n);
 	json_key(j, "rss");
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->rss_total);

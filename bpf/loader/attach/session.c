@@ -296,6 +296,7 @@ static int prepare_usdt(struct session *s)
 		.specs = s->skel->maps.usdt_specs,
 		.ips = s->skel->maps.usdt_ips,
 		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
+		.verbose = libbpf_verbose,
 	};
 
 	for (int i = 0; i < INFL_PROBE__COUNT; i++)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@ struct usdt_attach {
 	struct bpf_map *specs_map, *ips_map; /* their fds exist once the object is loaded */
 	enum usdt_mech mech;
 	bool cookie;
+	bool verbose;
 	struct infl_usdt_spec *specs; /* what each spec id holds (ids are indexes) */
 	__u32 nspecs;
 	struct ua_image *images;
@@ -139,6 +141,7 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 		err = err ?: prepare_prog(ua->progs[i], ua->mech);
 	}
 	*cfg->have_cookie = ua->cookie;
+	ua->verbose = cfg->verbose;
 	ua->specs_map = cfg->specs;
 	ua->ips_map = cfg->ips;
 	/* the IP map is only read without cookies: one entry otherwise */
@@ -150,6 +153,14 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 	}
 	*out = ua;
 	return 0;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 /* --- specs ---------------------------------------------------------------------------------- */
@@ -327,6 +338,8 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 		       const struct usdt_binary *b)
 {
 	struct ua_image *im, *more;
+	int sites_before = ua->sites;
+	unsigned long long t0;
 	char held[64];
 	struct stat st;
 	__u32 *ids;
@@ -365,13 +378,20 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 	im->pid = pid;
 	warn_skipped(shown, b);
 	ids = calloc(b->nsites ? b->nsites : 1, sizeof(*ids));
+	t0 = now_ns();
 	err = ids ? site_ids(ua, im, b, ids) : -ENOMEM;
 	if (!err)
 		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, held, b, ids)
 						  : attach_perf(ua, im, held, b, ids);
 	free(ids);
 	close(fd);
-	return err ? attach_error(ua, err, shown, pid) : 0;
+	if (err)
+		return attach_error(ua, err, shown, pid);
+	if (ua->verbose)
+		fprintf(stderr, "inflight: %s: %d sites attached by %s (%zu links, %s) in %.1f ms\n",
+			shown, ua->sites - sites_before, usdt_attach__mech_name(ua), im->nlinks,
+			ua->cookie ? "BPF cookies" : "IP map, no cookies", (now_ns() - t0) / 1e6);
+	return 0;
 }
 
 enum usdt_mech usdt_attach__mech(const struct usdt_attach *ua)

@@ -31,6 +31,7 @@ struct usdt_attach_cfg {
 	struct bpf_map *specs;	/* usdt_args.bpf.h's usdt_specs */
 	struct bpf_map *ips;	/* ... and usdt_ips */
 	bool *have_cookie;	/* its rodata usdt_have_cookie, set here */
+	bool verbose;		/* -v: one line per binary attached (mechanism, sites, time) */
 };
 
 /* Before load: probes the kernel, chooses the mechanism and prepares the programs and maps

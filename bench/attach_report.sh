@@ -82,8 +82,8 @@ $(at_table attach_ms)
 Hits counted = hits fired, runs: usdt_attach $(at_sum spawn:perf exact) perf,
 $(at_sum spawn:multi exact) multi, $(at_sum spawn:usdt exact) libbpf USDT;
 inflight $(at_sum spawn:inflight exact), baseline $(at_sum spawn:baseline exact),
-bpftrace $(at_sum spawn:bpftrace exact). Detaching children left as zombies (nobody reaped
-them a second after they finished): fork $(at_sum spawn:perf:fork zombie) perf +
+bpftrace $(at_sum spawn:bpftrace exact). Detaching children still zombies half a second after
+they finished (not yet reaped): fork $(at_sum spawn:perf:fork zombie) perf +
 $(at_sum spawn:multi:fork zombie) multi + $(at_sum spawn:usdt:fork zombie) USDT, sibling
 $(at_sum spawn:usdt:sibling zombie).
 

@@ -48,7 +48,7 @@ at_wait_report() {
 	return 1
 }
 
-# at_zombie PID: 1 when PID is a zombie nobody reaped, 0 when it is gone
+# at_zombie PID: 1 when PID is still a zombie half a second after it ended, 0 when reaped
 at_zombie() {
 	local st
 	sleep 0.5
@@ -75,14 +75,22 @@ at_spawn() {
 	if [ "$cfg" = empty ] || [ "$cfg" = empty_base ]; then # usdt_empty attaches by pid only
 		local tp loader=$BENCH/usdt_empty
 		[ "$cfg" = empty ] || loader=$BENCH_USDT_EMPTY_BASELINE
-		"$target" -W 60 >"$TMPB/at.tout" &
+		# the target goes on 2 s after its semaphores are set: with perf-event uprobes
+		# they are set by the first site of each probe, and the rest must be attached
+		# before the target exits
+		"$target" -W 60 -s 2 >"$TMPB/at.tout" &
 		tp=$!
 		BG_PIDS+=("$tp")
 		at_wait_exec "$tp" "$target"
 		"$BENCH/stamp_exec" "$TMPB/at.start" "$loader" "$tp" >"$out" 2>&1
+		local lrc=$?
 		"$BENCH/stamp_exec" "$TMPB/at.end" true
 		wait "$tp"
 		cat "$TMPB/at.tout" >>"$out"
+		if [ "$lrc" != 0 ]; then
+			note attach_teardown "spawn $cfg, $n sites, round $rep: the loader failed: $(grep -v '^sites_target' "$out" | tail -n 1)"
+			return 0
+		fi
 	else
 		"$BENCH/stamp_exec" "$TMPB/at.start" "${cmd[@]}" >"$out" 2>&1
 		"$BENCH/stamp_exec" "$TMPB/at.end" true

@@ -23,6 +23,7 @@
  * Exit status: 0; 2 usage; 3 not permitted (EPERM/EACCES: the line names the step and errno);
  * 1 any other failure.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -307,6 +308,38 @@ static double detach_all(struct state *st, unsigned int threads)
 }
 
 /*
+ * Closes every descriptor but the kernel objects the links need (BPF links, programs and
+ * maps, perf events, the parent's pidfd: all anonymous inodes): a pipe or socket inherited
+ * from whoever started us (a `$(...)`, a make jobserver, a CI harness) must not stay open
+ * in a child that may live for minutes, or the reader at its other end waits for us.
+ */
+static void close_inherited(void)
+{
+	char link[64], target[64];
+	int fds[1024], n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < (int)(sizeof(fds) / sizeof(fds[0]))) {
+		int fd = atoi(de->d_name);
+		ssize_t len;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd <= 2 || fd == dirfd(d))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		target[len > 0 ? len : 0] = '\0';
+		if (strncmp(target, "anon_inode:", 11))
+			fds[n++] = fd;
+	}
+	closedir(d);
+	while (n--)
+		close(fds[n]);
+}
+
+/*
  * The detaching child: no terminal, no stdio, its own session; reports to FILE. It closes
  * the links only once the parent is gone (its pidfd readable: the parent's files are
  * closed by then): were the child first, the parent's exit would drop the last references
@@ -326,6 +359,7 @@ static void detach_in_child(struct state *st, const char *out, int parent_fd)
 		if (fd > 2)
 			close(fd);
 	}
+	close_inherited();
 	while (parent_fd >= 0 && poll(&pfd, 1, -1) < 0 && errno == EINTR)
 		;
 	ms = detach_all(st, 1);

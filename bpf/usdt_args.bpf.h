@@ -37,6 +37,20 @@ struct {
 	__type(value, __u32);
 } usdt_ips SEC(".maps");
 
+/* ... and what the walk below found, per address space (an exec gets a new one) and probe
+ * address: one lookup per hit after a site's first (sized to 1 where cookies exist) */
+struct usdt_ip_cache_key {
+	__u64 mm;
+	__u64 ip;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct usdt_ip_cache_key);
+	__type(value, __u32);
+} usdt_ip_cache SEC(".maps");
+
 #ifdef __TARGET_ARCH_x86
 /*
  * A context load at a constant offset, in assembly: written in C, clang merges the cases of
@@ -147,6 +161,7 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct mm_struct___list *mm = (void *)BPF_CORE_READ(task, mm);
 	struct vm_area_struct___list *vma;
+	struct usdt_ip_cache_key ck = { .mm = (__u64)mm };
 	struct infl_usdt_ip_key k = {};
 	__u64 ip;
 	__u32 *found;
@@ -154,6 +169,12 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 	if (!bpf_core_field_exists(mm->mmap))
 		return -EOPNOTSUPP;
 	USDT_CTX_LOAD(ctx, ip, &ip);
+	ck.ip = ip;
+	found = bpf_map_lookup_elem(&usdt_ip_cache, &ck);
+	if (found) {
+		*id = *found;
+		return 0;
+	}
 	vma = BPF_CORE_READ(mm, mmap);
 	for (int i = 0; i < USDT_MAX_VMAS && vma; i++) {
 		if (ip < BPF_CORE_READ(vma, vm_end)) {
@@ -166,6 +187,7 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 			if (!found)
 				return -ESRCH;
 			*id = *found;
+			bpf_map_update_elem(&usdt_ip_cache, &ck, id, BPF_ANY);
 			return 0;
 		}
 		vma = BPF_CORE_READ(vma, vm_next);

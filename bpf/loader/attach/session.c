@@ -295,6 +295,7 @@ static int prepare_usdt(struct session *s)
 	struct usdt_attach_cfg cfg = {
 		.specs = s->skel->maps.usdt_specs,
 		.ips = s->skel->maps.usdt_ips,
+		.ip_cache = s->skel->maps.usdt_ip_cache,
 		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
 		.verbose = libbpf_verbose,
 	};

@@ -145,8 +145,10 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 	ua->specs_map = cfg->specs;
 	ua->ips_map = cfg->ips;
 	/* the IP map is only read without cookies: one entry otherwise */
-	if (ua->cookie)
+	if (ua->cookie) {
 		err = err ?: bpf_map__set_max_entries(cfg->ips, 1);
+		err = err ?: bpf_map__set_max_entries(cfg->ip_cache, 1);
+	}
 	if (err) {
 		free(ua);
 		return infl_err(EXIT_BPF, NULL, "prepare the USDT programs: %s", strerror(-err));

@@ -30,6 +30,7 @@ struct usdt_attach_cfg {
 	struct bpf_program *progs[INFL_PROBE__COUNT]; /* in enum infl_probe order */
 	struct bpf_map *specs;	/* usdt_args.bpf.h's usdt_specs */
 	struct bpf_map *ips;	/* ... and usdt_ips */
+	struct bpf_map *ip_cache; /* ... and usdt_ip_cache */
 	bool *have_cookie;	/* its rodata usdt_have_cookie, set here */
 	bool verbose;		/* -v: one line per binary attached (mechanism, sites, time) */
 };

@@ -37,10 +37,12 @@ struct {
 	__type(value, __u32);
 } usdt_ips SEC(".maps");
 
-/* ... and what the walk below found, per address space (an exec gets a new one) and probe
- * address: one lookup per hit after a site's first (sized to 1 where cookies exist) */
+/* ... and what the walk below found, per process (its start time), address space (an exec
+ * gets a new one) and probe address: one lookup per hit after a site's first (sized to 1
+ * where cookies exist) */
 struct usdt_ip_cache_key {
 	__u64 mm;
+	__u64 start;
 	__u64 ip;
 };
 
@@ -161,7 +163,10 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct mm_struct___list *mm = (void *)BPF_CORE_READ(task, mm);
 	struct vm_area_struct___list *vma;
-	struct usdt_ip_cache_key ck = { .mm = (__u64)mm };
+	struct usdt_ip_cache_key ck = {
+		.mm = (__u64)mm,
+		.start = BPF_CORE_READ(task, group_leader, start_time),
+	};
 	struct infl_usdt_ip_key k = {};
 	__u64 ip;
 	__u32 *found;

@@ -57,6 +57,21 @@ at_zombie() {
 	[ "$st" = Z ] && echo 1 || echo 0
 }
 
+# at_wait_detached INFLIGHT: until that inflight's detaching children are gone (up to 300 s;
+# attach/detach.h): the next run's attach would wait behind their unregistrations
+at_wait_detached() {
+	local bin busy p i
+	bin=$(readlink -f "$1")
+	for ((i = 0; i < 3000; i++)); do
+		busy=
+		for p in $(pgrep -x inflight-detach); do
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] && busy=1
+		done
+		[ -z "$busy" ] && return 0
+		sleep 0.1
+	done
+}
+
 at_bpftrace_script() { # BINARY: counts every hit of the contract's probes
 	printf 'usdt:%s:prover:* { @hits = count(); }\n' "$1" >"$TMPB/at.bt"
 }
@@ -109,6 +124,7 @@ at_spawn() {
 	record attach_teardown "spawn:$cfg" "$n" "$rep" exit_ms "$(at_ms "$end" "$exit_ns")"
 	case $cfg in
 	inflight | inflight_perf | baseline)
+		at_wait_detached "$([ "$cfg" = baseline ] && echo "$BENCH_INFLIGHT_BASELINE" || echo "$INFLIGHT")"
 		hits=$(grep '"type":"summary"' "$out" | tail -n 1 | grep -o '"events":{[^}]*}' | head -n 1 |
 			grep -o ':[0-9]\+' | tr -d : | awk '{ s += $1 } END { print s + 0 }') ;;
 	bpftrace) hits=$(sed -n 's/^@hits: //p' "$out") ;;

@@ -14,6 +14,7 @@ AT_LABELS=(
 	"spawn:empty|usdt_empty (the existing minimal loader, by pid; the loader's libbpf)"
 	"spawn:empty_base|usdt_empty built against BENCH_USDT_EMPTY_BASELINE's libbpf"
 	"spawn:inflight|inflight -- (as built)"
+	"spawn:inflight_perf|inflight --, forced to perf-event uprobes (INFLIGHT_ATTACH=perf)"
 	"spawn:baseline|baseline inflight -- (BENCH_INFLIGHT_BASELINE)"
 	"spawn:bpftrace|bpftrace -c (count on prover:*)"
 )

@@ -10,7 +10,8 @@
 #        "stopped" line), exit (target exit to the waiting shell seeing the tool gone: the
 #        figure a user waits for), kernel (target exit to the last link closed, in the forked
 #        child for fork/sibling). Configs: usdt_attach MECH:DETACH (bench/usdt_attach.c, libbpf
-#        1.5), inflight, baseline (BENCH_INFLIGHT_BASELINE), bpftrace (-c), empty (usdt_empty,
+#        1.5), inflight, inflight_perf (inflight forced to perf-event uprobes: what 5.10 and
+#        6.1 get), baseline (BENCH_INFLIGHT_BASELINE), bpftrace (-c), empty (usdt_empty,
 #        the existing minimal loader, by pid), empty_base (BENCH_USDT_EMPTY_BASELINE: a
 #        usdt_empty built against another libbpf).
 # pid    -p runs on a target that keeps running: the tool is stopped with SIGINT after the
@@ -56,6 +57,21 @@ at_zombie() {
 	[ "$st" = Z ] && echo 1 || echo 0
 }
 
+# at_wait_detached INFLIGHT: until that inflight's detaching children are gone (up to 300 s;
+# attach/detach.h): the next run's attach would wait behind their unregistrations
+at_wait_detached() {
+	local bin busy p i
+	bin=$(readlink -f "$1")
+	for ((i = 0; i < 3000; i++)); do
+		busy=
+		for p in $(pgrep -x inflight-detach); do
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] && busy=1
+		done
+		[ -z "$busy" ] && return 0
+		sleep 0.1
+	done
+}
+
 at_bpftrace_script() { # BINARY: counts every hit of the contract's probes
 	printf 'usdt:%s:prover:* { @hits = count(); }\n' "$1" >"$TMPB/at.bt"
 }
@@ -67,6 +83,7 @@ at_spawn() {
 	rm -f "$out" "$rpt" "$rpt.tmp" "$TMPB/at.start" "$TMPB/at.end"
 	case $cfg in
 	inflight) cmd=("$INFLIGHT" --json -- "$target" -W 60) ;;
+	inflight_perf) cmd=(env INFLIGHT_ATTACH=perf "$INFLIGHT" --json -- "$target" -W 60) ;;
 	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -- "$target" -W 60) ;;
 	bpftrace) at_bpftrace_script "$target"; cmd=(bpftrace -c "$target -W 60" "$TMPB/at.bt") ;;
 	empty | empty_base) ;;
@@ -106,7 +123,8 @@ at_spawn() {
 	record attach_teardown "spawn:$cfg" "$n" "$rep" live_ms "$(at_ms "$(kv enabled_ns "$line")" "$start")"
 	record attach_teardown "spawn:$cfg" "$n" "$rep" exit_ms "$(at_ms "$end" "$exit_ns")"
 	case $cfg in
-	inflight | baseline)
+	inflight | inflight_perf | baseline)
+		at_wait_detached "$([ "$cfg" = baseline ] && echo "$BENCH_INFLIGHT_BASELINE" || echo "$INFLIGHT")"
 		hits=$(grep '"type":"summary"' "$out" | tail -n 1 | grep -o '"events":{[^}]*}' | head -n 1 |
 			grep -o ':[0-9]\+' | tr -d : | awk '{ s += $1 } END { print s + 0 }') ;;
 	bpftrace) hits=$(sed -n 's/^@hits: //p' "$out") ;;
@@ -220,10 +238,10 @@ attach_teardown() {
 	done
 	AT_LOOP=$(private_copy "$BENCH/probe_loop")
 	for cfg in ${BENCH_ATTACH_CONFIGS:-perf:inline perf:fork multi:inline multi:fork usdt:inline \
-		usdt:threads usdt:fork usdt:sibling empty empty_base inflight baseline bpftrace}; do
+		usdt:threads usdt:fork usdt:sibling empty empty_base inflight inflight_perf baseline bpftrace}; do
 		case $cfg in
 		empty_base) [ -n "${BENCH_USDT_EMPTY_BASELINE:-}" ] || continue ;;
-		inflight) [ -x "$INFLIGHT" ] || { note attach_teardown "inflight not measured: $INFLIGHT is not built"; continue; } ;;
+		inflight | inflight_perf) [ -x "$INFLIGHT" ] || { note attach_teardown "inflight not measured: $INFLIGHT is not built"; continue; } ;;
 		baseline) [ -n "${BENCH_INFLIGHT_BASELINE:-}" ] || continue ;;
 		bpftrace) command -v bpftrace >/dev/null || { note attach_teardown "bpftrace is not installed"; continue; } ;;
 		esac

@@ -13,12 +13,17 @@
 # Everything but attach/ and cmd/ is the offline library, libinflight-offline.a: it must link
 # without libbpf, and $(LOADER_DIR)/offline-check proves that on every build. The binary
 # links libbpf, libelf, zlib and zstd statically so it needs only libc on a production host.
+# libbpf is the pinned 1.5.0 that bpf/libbpf.mk builds from Debian's source; its headers come
+# first on both sides so that they win over libbpf-dev's (1.1.2) in /usr/include/bpf.
+ifndef LIBBPF_STAMP
+include bpf/libbpf.mk
+endif
 BPF_DIR := $(BUILD)/bpf
 LOADER_DIR := $(BUILD)/loader
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS := $(LIBBPF_CFLAGS) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
 LOADER_OFFLINE_DIRS := util contract live recording render
@@ -31,15 +36,17 @@ LOADER_OFFLINE_LIB := $(LOADER_DIR)/libinflight-offline.a
 # the same sources, for programs that compile them themselves (the libFuzzer targets)
 LOADER_OFFLINE_SRCS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
 LOADER_OFFLINE_HDRS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.h))
-LOADER_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -MMD -MP
+# (the pinned libbpf's headers first: attach/ and the tests that drive a session use them)
+LOADER_CFLAGS := $(LIBBPF_CFLAGS) -Ibpf -Ibpf/loader -Iprobes -MMD -MP
 # what the offline library needs, and what the attach code adds
 OFFLINE_LIBS := -Wl,-Bstatic -lelf -lz -lzstd -Wl,-Bdynamic -lm
-LOADER_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic -lm
+LOADER_LIBS := $(LIBBPF_LDLIBS) -lm
 
 bpf: $(BPF_SKELS)
 inflight: $(BUILD)/inflight
 
-$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c bpf/inflight.h $(wildcard bpf/*.bpf.h) | $(DEPS_STAMP)
+$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c bpf/inflight.h $(wildcard bpf/*.bpf.h) $(LIBBPF_STAMP) \
+		| $(DEPS_STAMP)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.raw
@@ -51,7 +58,7 @@ $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
 
 # only attach/ sees the skeleton: a change of the BPF programs rebuilds it alone
-$(LOADER_DIR)/attach/%.o: bpf/loader/attach/%.c $(BPF_SKELS) | $(DEPS_STAMP)
+$(LOADER_DIR)/attach/%.o: bpf/loader/attach/%.c $(BPF_SKELS) $(LIBBPF_STAMP) | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -I$(BPF_DIR) -c $< -o $@
@@ -76,7 +83,7 @@ $(LOADER_DIR)/offline-check: $(LOADER_OFFLINE_LIB)
 		echo "bpf/loader: offline code (everything but attach/ and cmd/) references libbpf or the skeleton; only attach/ may" >&2; \
 		exit 1; }
 
-$(BUILD)/inflight: $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB) \
+$(BUILD)/inflight: $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB) $(LIBBPF_A) \
 		| $(LOADER_DIR)/offline-check
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB) \

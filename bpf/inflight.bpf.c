@@ -35,8 +35,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* set by the loader before load */
-const volatile __u16 entry_stage_mask = 0xffff; /* from the names note or the command line */
-const volatile __u16 terminal_stage_mask = 0;
+/* from the names note or the command line; not read-only: a library loaded after the attach
+ * (dlopen) brings the names note, and the loader sets them then (attach/libs.c) */
+volatile __u16 entry_stage_mask = 0xffff;
+volatile __u16 terminal_stage_mask = 0;
 const volatile bool record_events = false;
 const volatile __u32 page_shift = 12;	   /* log2 of the page size, from sysconf() */
 const volatile bool traced_set = false;	   /* records come only from the loader (the target),

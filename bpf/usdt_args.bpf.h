@@ -1,122 +1,220 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * All of a USDT probe's arguments for one spec lookup. libbpf's bpf_usdt_arg() looks the
- * spec up again for every argument and reads each register with bpf_probe_read_kernel();
- * measured here that cost ~170 ns per 4-argument event, as much as the rest of our handler.
- * We read the same specs (libbpf fills __bpf_usdt_specs from the binary's notes at attach
- * time) but load registers straight from the context at constant offsets.
+ * All of a USDT probe's arguments for one spec lookup, from the loader's own spec map
+ * (bpf/usdt_spec.h; attach/usdt_attach.c fills it from the binary's notes). libbpf's USDT
+ * support is not used: its manager attaches a probe whole or not at all, cannot skip a dead
+ * site and knows no RIP-relative or indexed operands; and its bpf_usdt_arg() looks the spec up
+ * again for every argument and reads each register through a helper (measured here: ~170 ns
+ * per 4-argument event, as much as the rest of our handler). Registers are loaded straight
+ * from the context at constant offsets.
+ *
+ * The spec is found by the BPF cookie the loader gave the site (bpf_get_attach_cookie: Linux
+ * 5.15 for perf-event uprobes, and every uprobe_multi link), or, on kernels without cookies,
+ * by the site's file and offset: the probe's IP looked up in the process's mappings.
  */
 #ifndef INFLIGHT_USDT_ARGS_BPF_H
 #define INFLIGHT_USDT_ARGS_BPF_H
 
-#include <bpf/usdt.bpf.h>
+#include <linux/errno.h>
+#include "usdt_spec.h"
+
+/* set by the loader before load: false on kernels without bpf_get_attach_cookie (< 5.15) */
+const volatile bool usdt_have_cookie = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INFL_USDT_MAX_SPECS);
+	__type(key, __u32);
+	__type(value, struct infl_usdt_spec);
+} usdt_specs SEC(".maps");
+
+/* kernels without cookies: site (file, offset) -> spec id; sized to 1 by the loader elsewhere */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_USDT_MAX_SITES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct infl_usdt_ip_key);
+	__type(value, __u32);
+} usdt_ips SEC(".maps");
+
+/* ... and what the walk below found, per process (its start time), address space (an exec
+ * gets a new one) and probe address: one lookup per hit after a site's first (sized to 1
+ * where cookies exist) */
+struct usdt_ip_cache_key {
+	__u64 mm;
+	__u64 start;
+	__u64 ip;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct usdt_ip_cache_key);
+	__type(value, __u32);
+} usdt_ip_cache SEC(".maps");
 
 #ifdef __TARGET_ARCH_x86
 /*
  * A context load at a constant offset, in assembly: written in C, clang merges the cases of
- * the switch below into one load from ctx plus a looked-up offset, which every verifier
- * refuses ("dereference of modified ctx ptr"; 5.10 failed on it). The offsets are the
- * x86-64 pt_regs layout, the kprobe context's ABI, checked against vmlinux.h below.
+ * the switch below into one load at a computed offset, which the verifier refuses
+ * ("dereference of modified ctx ptr"). An immediate operand cannot be merged.
  */
-#define CTX_U64(ctx, off)                                                                      \
-	({                                                                                     \
-		__u64 __v;                                                                     \
-		asm volatile("%[v] = *(u64 *)(%[c] + " #off ")" : [v] "=r"(__v) : [c] "r"(ctx)); \
-		__v;                                                                           \
-	})
-_Static_assert(__builtin_offsetof(struct pt_regs, r15) == 0, "pt_regs.r15");
-_Static_assert(__builtin_offsetof(struct pt_regs, r14) == 8, "pt_regs.r14");
-_Static_assert(__builtin_offsetof(struct pt_regs, r13) == 16, "pt_regs.r13");
-_Static_assert(__builtin_offsetof(struct pt_regs, r12) == 24, "pt_regs.r12");
-_Static_assert(__builtin_offsetof(struct pt_regs, bp) == 32, "pt_regs.bp");
-_Static_assert(__builtin_offsetof(struct pt_regs, bx) == 40, "pt_regs.bx");
-_Static_assert(__builtin_offsetof(struct pt_regs, r11) == 48, "pt_regs.r11");
-_Static_assert(__builtin_offsetof(struct pt_regs, r10) == 56, "pt_regs.r10");
-_Static_assert(__builtin_offsetof(struct pt_regs, r9) == 64, "pt_regs.r9");
-_Static_assert(__builtin_offsetof(struct pt_regs, r8) == 72, "pt_regs.r8");
-_Static_assert(__builtin_offsetof(struct pt_regs, ax) == 80, "pt_regs.ax");
-_Static_assert(__builtin_offsetof(struct pt_regs, cx) == 88, "pt_regs.cx");
-_Static_assert(__builtin_offsetof(struct pt_regs, dx) == 96, "pt_regs.dx");
-_Static_assert(__builtin_offsetof(struct pt_regs, si) == 104, "pt_regs.si");
-_Static_assert(__builtin_offsetof(struct pt_regs, di) == 112, "pt_regs.di");
-_Static_assert(__builtin_offsetof(struct pt_regs, ip) == 128, "pt_regs.ip");
-_Static_assert(__builtin_offsetof(struct pt_regs, sp) == 152, "pt_regs.sp");
+#define USDT_CTX_LOAD(ctx, field, val)                                                         \
+	asm volatile("%[v] = *(u64 *)(%[c] + %[o])"                                           \
+		     : [v] "=r"(*(val))                                                        \
+		     : [c] "r"(ctx), [o] "i"(__builtin_offsetof(struct pt_regs, field)))
 
-/* pt_regs at a run-time offset, as constant-offset context loads (no helper call) */
-static __always_inline int usdt_reg(struct pt_regs *ctx, short off, __u64 *val)
+/* a register by number, loaded from the context (no helper call) */
+static __always_inline int usdt_reg(struct pt_regs *ctx, __u8 reg, __u64 *val)
 {
-	switch (off) {
-	case 0: *val = CTX_U64(ctx, 0); return 0; /* r15 */
-	case 8: *val = CTX_U64(ctx, 8); return 0; /* r14 */
-	case 16: *val = CTX_U64(ctx, 16); return 0; /* r13 */
-	case 24: *val = CTX_U64(ctx, 24); return 0; /* r12 */
-	case 32: *val = CTX_U64(ctx, 32); return 0; /* bp */
-	case 40: *val = CTX_U64(ctx, 40); return 0; /* bx */
-	case 48: *val = CTX_U64(ctx, 48); return 0; /* r11 */
-	case 56: *val = CTX_U64(ctx, 56); return 0; /* r10 */
-	case 64: *val = CTX_U64(ctx, 64); return 0; /* r9 */
-	case 72: *val = CTX_U64(ctx, 72); return 0; /* r8 */
-	case 80: *val = CTX_U64(ctx, 80); return 0; /* ax */
-	case 88: *val = CTX_U64(ctx, 88); return 0; /* cx */
-	case 96: *val = CTX_U64(ctx, 96); return 0; /* dx */
-	case 104: *val = CTX_U64(ctx, 104); return 0; /* si */
-	case 112: *val = CTX_U64(ctx, 112); return 0; /* di */
-	case 128: *val = CTX_U64(ctx, 128); return 0; /* ip */
-	case 152: *val = CTX_U64(ctx, 152); return 0; /* sp */
+	switch (reg) {
+	case INFL_REG_DI: USDT_CTX_LOAD(ctx, di, val); return 0;
+	case INFL_REG_SI: USDT_CTX_LOAD(ctx, si, val); return 0;
+	case INFL_REG_DX: USDT_CTX_LOAD(ctx, dx, val); return 0;
+	case INFL_REG_CX: USDT_CTX_LOAD(ctx, cx, val); return 0;
+	case INFL_REG_R8: USDT_CTX_LOAD(ctx, r8, val); return 0;
+	case INFL_REG_R9: USDT_CTX_LOAD(ctx, r9, val); return 0;
+	case INFL_REG_AX: USDT_CTX_LOAD(ctx, ax, val); return 0;
+	case INFL_REG_BX: USDT_CTX_LOAD(ctx, bx, val); return 0;
+	case INFL_REG_BP: USDT_CTX_LOAD(ctx, bp, val); return 0;
+	case INFL_REG_R10: USDT_CTX_LOAD(ctx, r10, val); return 0;
+	case INFL_REG_R11: USDT_CTX_LOAD(ctx, r11, val); return 0;
+	case INFL_REG_R12: USDT_CTX_LOAD(ctx, r12, val); return 0;
+	case INFL_REG_R13: USDT_CTX_LOAD(ctx, r13, val); return 0;
+	case INFL_REG_R14: USDT_CTX_LOAD(ctx, r14, val); return 0;
+	case INFL_REG_R15: USDT_CTX_LOAD(ctx, r15, val); return 0;
+	case INFL_REG_SP: USDT_CTX_LOAD(ctx, sp, val); return 0;
+	case INFL_REG_IP: USDT_CTX_LOAD(ctx, ip, val); return 0;
+	case INFL_REG_NONE: *val = 0; return 0;
 	}
-	/* no USDT argument names another register (orig_ax, cs, flags, ss) */
 	return -EINVAL;
 }
 #else
-static __always_inline int usdt_reg(struct pt_regs *ctx, short off, __u64 *val)
-{
-	return bpf_probe_read_kernel(val, sizeof(*val), (void *)ctx + off);
-}
+#error "usdt_args.bpf.h: only x86-64 argument specs are decoded (contract/usdt_args.c)"
 #endif
 
-static __always_inline int usdt_arg_of(struct pt_regs *ctx, struct __bpf_usdt_arg_spec *a,
+/* `size` bytes of the traced process's memory at `addr`, zero-extended */
+static __always_inline int usdt_read_mem(__u64 addr, __u8 size, __u64 *val)
+{
+	int err;
+
+	switch (size) {
+	case 1: { __u8 v = 0; err = bpf_probe_read_user(&v, 1, (void *)addr); *val = v; break; }
+	case 2: { __u16 v = 0; err = bpf_probe_read_user(&v, 2, (void *)addr); *val = v; break; }
+	case 4: { __u32 v = 0; err = bpf_probe_read_user(&v, 4, (void *)addr); *val = v; break; }
+	case 8: err = bpf_probe_read_user(val, 8, (void *)addr); break;
+	default: err = -EINVAL;
+	}
+	return err;
+}
+
+static __always_inline int usdt_arg_of(struct pt_regs *ctx, const struct infl_usdt_arg *a,
 				       __u64 *res)
 {
-	__u64 val = 0;
-	int err = 0;
+	__u64 val = 0, idx = 0;
+	int err = 0, shift;
 
-	switch (a->arg_type) {
-	case BPF_USDT_ARG_CONST:
-		val = a->val_off;
+	switch (a->kind) {
+	case INFL_ARG_CONST:
+		val = a->disp;
 		break;
-	case BPF_USDT_ARG_REG:
-		err = usdt_reg(ctx, a->reg_off, &val);
+	case INFL_ARG_REG:
+		err = usdt_reg(ctx, a->base, &val);
+		val = (val >> (a->reg_shift & 63)) + a->disp;
 		break;
-	case BPF_USDT_ARG_REG_DEREF:
-		err = usdt_reg(ctx, a->reg_off, &val);
-		if (!err)
-			err = bpf_probe_read_user(&val, sizeof(val), (void *)val + a->val_off);
+	case INFL_ARG_MEM:
+		err = usdt_reg(ctx, a->base, &val);
+		err = err ?: usdt_reg(ctx, a->index, &idx);
+		err = err ?: usdt_read_mem(val + (idx << (a->scale & 3)) + a->disp, a->size, &val);
 		break;
 	default:
 		err = -EINVAL;
 	}
 	/* 1-, 2- and 4-byte arguments: clear (or sign-extend) the upper bits */
-	val <<= a->arg_bitshift;
-	if (a->arg_signed)
-		val = ((long)val) >> a->arg_bitshift;
-	else
-		val >>= a->arg_bitshift;
+	shift = 64 - 8 * (a->size & 15);
+	if (shift > 0 && shift < 64) {
+		val <<= shift;
+		val = a->is_signed ? (__u64)((__s64)val >> shift) : val >> shift;
+	}
 	*res = val;
 	return err;
+}
+
+/* Kernels before 5.15 lack cookies but keep every mapping on the mm's list (the list went
+ * with 6.1's maple tree, after cookies came): the site is found as the kernel's uprobe names
+ * it, by the mapped file and the offset in it. These flavours are relocated against the
+ * running kernel; on kernels without mm->mmap the code below is never reached. */
+struct vm_area_struct___list {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	struct vm_area_struct___list *vm_next;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___list {
+	struct vm_area_struct___list *mmap;
+} __attribute__((preserve_access_index));
+
+#define USDT_MAX_VMAS 512 /* mappings walked before the site is taken as not found */
+
+static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct___list *mm = (void *)BPF_CORE_READ(task, mm);
+	struct vm_area_struct___list *vma;
+	struct usdt_ip_cache_key ck = {
+		.mm = (__u64)mm,
+		.start = BPF_CORE_READ(task, group_leader, start_time),
+	};
+	struct infl_usdt_ip_key k = {};
+	__u64 ip;
+	__u32 *found;
+
+	if (!bpf_core_field_exists(mm->mmap))
+		return -EOPNOTSUPP;
+	USDT_CTX_LOAD(ctx, ip, &ip);
+	ck.ip = ip;
+	found = bpf_map_lookup_elem(&usdt_ip_cache, &ck);
+	if (found) {
+		*id = *found;
+		return 0;
+	}
+	vma = BPF_CORE_READ(mm, mmap);
+	for (int i = 0; i < USDT_MAX_VMAS && vma; i++) {
+		if (ip < BPF_CORE_READ(vma, vm_end)) {
+			if (ip < BPF_CORE_READ(vma, vm_start))
+				return -ESRCH;
+			k.off = ip - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);
+			k.ino = BPF_CORE_READ(vma, vm_file, f_inode, i_ino);
+			k.dev = BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev);
+			found = bpf_map_lookup_elem(&usdt_ips, &k);
+			if (!found)
+				return -ESRCH;
+			*id = *found;
+			bpf_map_update_elem(&usdt_ip_cache, &ck, id, BPF_ANY);
+			return 0;
+		}
+		vma = BPF_CORE_READ(vma, vm_next);
+	}
+	return -ESRCH;
 }
 
 /* The first n (<= 4) arguments of the probe that fired. 0, or -errno. */
 static __always_inline int usdt_args(struct pt_regs *ctx, __u64 *out, int n)
 {
-	struct __bpf_usdt_spec *spec;
-	int id = __bpf_usdt_spec_id(ctx), err = 0;
+	struct infl_usdt_spec *spec;
+	__u32 id = 0;
+	int err = 0;
 
-	if (id < 0)
+	if (usdt_have_cookie)
+		id = (__u32)bpf_get_attach_cookie(ctx);
+	else if (usdt_spec_by_ip(ctx, &id))
 		return -ESRCH;
-	spec = bpf_map_lookup_elem(&__bpf_usdt_specs, &id);
-	if (!spec || spec->arg_cnt < n)
+	spec = bpf_map_lookup_elem(&usdt_specs, &id);
+	if (!spec || spec->nargs < n)
 		return -ESRCH;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < INFL_USDT_MAX_ARGS; i++)
 		if (i < n)
 			err |= usdt_arg_of(ctx, &spec->args[i], &out[i]);
 	return err;

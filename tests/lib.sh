@@ -25,6 +25,23 @@ check() { _d=$1; shift; if "$@"; then ok "$_d"; else not_ok "$_d" "command faile
 check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
 # check_match DESCRIPTION TEXT EXTENDED-REGEX
 check_match() { if printf '%s\n' "$2" | grep -Eq -- "$3"; then ok "$1"; else not_ok "$1" "no match for /$3/"; fi; }
+# wait_detached [INFLIGHT]: until the detaching children of INFLIGHT (default the build's) are
+# gone, up to 120 s. inflight leaves the kernel's uprobe teardown to such a child
+# (attach/detach.h): until it is done, a new process of a binary traced binary-wide still sees
+# the probes on. Found by their executable: a child of a run under timeout(1) is an orphan.
+wait_detached() {
+	local bin busy p
+	bin=$(readlink -f "${1:-$BUILD/inflight}")
+	for _ in $(seq 1200); do
+		busy=
+		for p in $(pgrep -x inflight-detach); do
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] && busy=1
+		done
+		[ -z "$busy" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 finish() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}

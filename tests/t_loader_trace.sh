@@ -114,7 +114,8 @@ summary_has "SIGKILL" "$TMP/kill" \
 	"  killed by SIGKILL; tracing ended: command exited" \
 	"in flight at exit: 1.00 MiB in 1 buffer, 1 owner"
 
-# --- -p PID: the target waits for the attach, runs, exits ---
+# --- -p PID: the target waits for the attach, runs, exits (the earlier runs' probes gone) ---
+wait_detached
 "$TARGET" --wait-attach 2 &
 tpid=$!
 wait_exec "$tpid" "$TARGET"
@@ -128,6 +129,7 @@ summary_has "-p" "$TMP/pid" \
 	"  events: buf_alloc 2, buf_free 2, stage 6"
 
 # --- -p PID, Ctrl-C while the target still holds a buffer ---
+wait_detached
 "$TARGET" --wait-attach --hold-ms 20000 1 >"$TMP/hold" &
 tpid=$!
 wait_exec "$tpid" "$TARGET"

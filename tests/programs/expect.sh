@@ -11,7 +11,8 @@
 #                  are unmatched, its owners are first seen at `write`
 #          forked: a parent holding the table and W workers running N items each
 #   project          jq filter: the fields compared, from a summary object
-#   expect_names     the class and stage names of `inflight list --json`, projected alike
+#   expect_names [P] the class and stage names of `inflight list --json` (provider P,
+#                    default prover), projected alike
 #   expect_output N  the program's one line of output
 
 # What is compared: everything that does not depend on time or pids.
@@ -36,8 +37,7 @@ def compute_row($m):
 def none_row: [{stage: "(none)", id: null, owners: 0, bufs: 1, bytes: 65536, classes: table}];
 def nothing: {bytes: 0, bufs: 0, owners: 0, stages: [], classes: {},
 	leak_candidates: {owners: 0, bufs: 0, bytes: 0, classes: {}}};
-def anomalies: {bad_class: 0, bad_stage: 0, dup_alloc: 0, buf_map_full: 0,
-	owner_map_full: 0, ring_drops: 0, lock_timeouts: 0, ring_lost: 0};
+def anomalies: $anomalies;
 def dwell($r; $c; $w): [{stage: "read", count: $r}, {stage: "compute", count: $c},
 	{stage: "write", count: $w}] | map(select(.count > 0));
 def proc($ev; $own; $peak; $unm; $dw):
@@ -81,9 +81,15 @@ elif $kind == "forked" then [parent] + [range($w) | items($n; $t; false)]
 else error("unknown kind " + $kind) end
 | sort_by(tojson)'
 
+# every anomaly counter at 0: the kernel's (INFL_ANOMALIES in bpf/inflight.h, the one table)
+# and the loader's ring_lost
+ANOMALIES=$(sed -nE 's/^[[:space:]]*X\(([a-z0-9_]+), (REJECTED|VIOLATION|DROPPED),.*/\1/p' \
+	"$(dirname "${BASH_SOURCE[0]}")/../../bpf/inflight.h" | jq -Rn '[inputs] + ["ring_lost"] |
+	map({(.): 0}) | add')
+
 expect_procs() {
 	jq -ncS --arg kind "$1" --argjson n "$2" --argjson t "$3" --argjson w "$4" \
-		--argjson r "$5" "$EXPECT_JQ"
+		--argjson r "$5" --argjson anomalies "$ANOMALIES" "$EXPECT_JQ"
 }
 
 project() {
@@ -91,8 +97,8 @@ project() {
 }
 
 # the names note as `inflight list --json` reports it
-expect_names() {
-	jq -ncS '{provider: "prover",
+expect_names() { # [PROVIDER]
+	jq -ncS --arg provider "${1:-prover}" '{provider: $provider,
 		classes: [{id: 0, name: "input"}, {id: 1, name: "scratch"},
 			  {id: 2, name: "result"}, {id: 3, name: "table"}],
 		stages: [{id: 0, name: "read", entry: true, terminal: false},

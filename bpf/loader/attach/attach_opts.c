@@ -79,6 +79,9 @@ void attach_opts__init(struct attach_opts *a)
 	a->so.max_owners = INFL_DEFAULT_MAX_OWNERS;
 	a->so.max_procs = INFL_DEFAULT_MAX_PROCS;
 	a->so.drop_caps = true; /* the CLI needs none once attached */
+	/* the CLI's exit does not wait for the kernel's uprobe teardown (attach/detach.h);
+	 * INFLIGHT_DETACH=inline makes it wait, e.g. to see the semaphores at 0 at once */
+	a->so.detach_child = !getenv("INFLIGHT_DETACH") || strcmp(getenv("INFLIGHT_DETACH"), "inline");
 }
 
 static void one_target(struct attach_opts *a, const char *what)

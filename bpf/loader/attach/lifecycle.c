@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 #include "attach/session_int.h"
 #include "live/figures.h"
-#include "contract/usdt_notes.h"
+#include "contract/usdt_binary.h"
 #include "util/errors.h"
 #include "util/procfs.h"
 
@@ -115,7 +115,7 @@ static void exec_attach(struct session *s, __u32 pid)
 
 	if (s->mode == SESSION_BINARY)
 		return; /* -b traces one binary: its processes are found wherever they start */
-	if (proc_exe_path(pid, path, sizeof(path)) || usdt_notes__check_contract(path))
+	if (proc_exe_path(pid, path, sizeof(path)) || !usdt_binary__traceable(path))
 		return; /* gone already, or no contract: nothing to count */
 	if (session__attach_image(s, path, s->follow ? -1 : (pid_t)pid))
 		infl_warn("pid %u: exec'd %s, which carries the contract, but it could not be "

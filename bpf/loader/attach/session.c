@@ -23,9 +23,17 @@
 #include <bpf/libbpf.h>
 #include <sys/sysmacros.h>
 #include "attach/caps.h"
+#include "attach/detach.h"
+#include "attach/entry.h"
+#include "attach/libs.h"
+#include "attach/redeploy.h"
+#include "attach/sema.h"
+#include "attach/service.h"
 #include "attach/session_int.h"
+#include "attach/usdt_attach.h"
+#include "attach/watch.h"
 #include "util/errors.h"
-#include "contract/usdt_notes.h"
+#include "contract/usdt_binary.h"
 #include "util/procfs.h"
 
 #define CTL_RING_BYTES (1u << 20) /* final records of ended images on their way (~70) */
@@ -54,35 +62,88 @@ static int pidfd_open(pid_t pid)
 	return syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The contract check, in words a user can act on; `pid` (0: none) may have exited since. */
-static int check_binary(const char *path, const char *shown, pid_t pid)
+/* Reads the binary's sites and verdict into `b`; one line and an exit code when it cannot be
+ * traced (`b` then empty): the same verdict, in the same words, as `inflight list`. */
+static int read_binary(const char *path, const char *shown, struct usdt_binary *b)
 {
-	int err = usdt_notes__check_contract(path);
+	const char *hint;
+	char why[512];
+	int err = usdt_binary__read(path, b);
 
-	if (err && pid > 0 && proc_gone(pid))
-		return infl_err(EXIT_TARGET_EXITED, NULL,
-				"pid %d exited before inflight could attach to it", pid);
 	switch (err) {
 	case 0:
-		return 0;
+		break;
 	case -ENOENT:
-		if (access(path, F_OK) != 0)
-			return infl_err(EXIT_NO_BINARY, "give the path of an executable",
-					"%s: %s", shown, strerror(ENOENT));
-		return infl_err(EXIT_NO_PROBES,
-				"build it with the probe contract (probes/README.md); "
-				"`inflight list` shows the probes it has",
-				"%s: has no prover:buf_alloc/buf_free/stage USDT probes", shown);
-	case -EPROTO:
-		return infl_err(EXIT_NO_PROBES, "see the contract in probes/README.md",
-				"%s: its prover probes do not take the contract's arguments",
-				shown);
+		return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s", shown,
+				strerror(ENOENT));
 	case -ENOEXEC:
 		return infl_err(EXIT_NO_BINARY, "give the path of an executable",
 				"%s: not an ELF file", shown);
+	case -EBADMSG:
+		return infl_err(EXIT_NO_PROBES, NULL, "%s: malformed .note.stapsdt", shown);
 	default:
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
 	}
+	if (b->verdict == USDT_OK)
+		return 0;
+	usdt_binary__why(b, why, sizeof(why), &hint);
+	usdt_binary__free(b); /* an error leaves nothing to free */
+	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
+}
+
+static int check_binary(struct session *s, const char *path, const char *shown)
+{
+	return read_binary(path, shown, &s->bin);
+}
+
+/* SPAWN: a binary refused whatever its libraries carry (32-bit, a provider mismatch, no
+ * semaphores...) is refused before it runs at all. */
+static int refuse_early(struct session *s, const char *shown)
+{
+	struct usdt_binary b;
+	int err = usdt_binary__read(s->path, &b);
+
+	if (err)
+		return read_binary(s->path, shown, &s->bin); /* the words for the error */
+	err = b.verdict == USDT_OK || (b.verdict == USDT_MISSING && !b.other_provider[0]);
+	usdt_binary__free(&b);
+	return err ? 0 : read_binary(s->path, shown, &s->bin);
+}
+
+/*
+ * PID and SPAWN (after its entry point: the libraries it links are mapped): the target's
+ * executable, or else the first library it maps that carries the contract; a program
+ * without either that calls dlopen() is traced for the libraries it loads later.
+ */
+static int choose_image(struct session *s, const char *shown)
+{
+	char lib[PATH_MAX];
+	int err = usdt_binary__read(s->path, &s->bin);
+
+	/* a process that exits while its files are read: what happened, not what failed */
+	if (err && s->target > 0 && proc_gone(s->target))
+		return infl_err(EXIT_TARGET_EXITED, NULL,
+				"pid %d exited before inflight could attach to it", s->target);
+	if (err) /* s->bin is empty again: read_binary says why */
+		return read_binary(s->path, shown, &s->bin);
+	if (s->bin.verdict == USDT_OK)
+		return 0;
+	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
+		if (!libs__first(s->target, s->path, lib, sizeof(lib))) {
+			usdt_binary__free(&s->bin);
+			snprintf(s->path, sizeof(s->path), "%s", lib);
+			s->lib_main = true;
+			return read_binary(s->path, lib, &s->bin);
+		}
+		if (s->bin.imports_dlopen || s->bin.imports_exec) {
+			s->deferred = true;
+			infl_warn("%s carries none of the contract's probes: tracing what it loads "
+				  "(dlopen) or runs (exec) that does", shown);
+			return 0;
+		}
+	}
+	usdt_binary__free(&s->bin);
+	return read_binary(s->path, shown, &s->bin);
 }
 
 /*
@@ -220,8 +281,8 @@ static int configure(struct session *s, const struct session_opts *o)
 	int err = 0;
 
 	choose_programs(s, o);
-	skel->rodata->entry_stage_mask = s->names.entry_mask;
-	skel->rodata->terminal_stage_mask = s->names.terminal_mask;
+	skel->data->entry_stage_mask = s->names.entry_mask;
+	skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	skel->rodata->traced_set = s->mode != SESSION_BINARY;
@@ -244,6 +305,22 @@ static int configure(struct session *s, const struct session_opts *o)
 	return err;
 }
 
+/* Before load: the USDT programs for the mechanism this kernel does best. */
+static int prepare_usdt(struct session *s)
+{
+	struct usdt_attach_cfg cfg = {
+		.specs = s->skel->maps.usdt_specs,
+		.ips = s->skel->maps.usdt_ips,
+		.ip_cache = s->skel->maps.usdt_ip_cache,
+		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
+		.verbose = libbpf_verbose,
+	};
+
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		cfg.progs[i] = s->progs[i];
+	return usdt_attach__new(&cfg, &s->usdt);
+}
+
 static int load_error(int err, const char *what)
 {
 	const char *hint = NULL;
@@ -258,57 +335,219 @@ static __u64 kernel_dev(dev_t d)
 	return ((__u64)major(d) << 20) | minor(d);
 }
 
-int session__attach_image(struct session *s, const char *path, pid_t pid)
+/*
+ * The first library a target without the contract loads brings the class and stage names:
+ * the session's, and the kernel's entry and terminal stages (set before the process goes on:
+ * it is stopped meanwhile, attach/watch.h). A later one with other names keeps the first's.
+ */
+static void take_names(struct session *s, const char *path, const struct usdt_binary *b)
 {
-	const char *provider = s->names.provider[0] ? s->names.provider : "prover";
+	s->deferred = false;
+	if (b->names_err)
+		return;
+	s->names = b->names;
+	s->skel->data->entry_stage_mask = s->names.entry_mask;
+	s->skel->bss->terminal_stage_mask = s->names.terminal_mask;
+	(void)path;
+}
+
+static int attach_image(struct session *s, const char *path, pid_t pid)
+{
+	struct usdt_binary other, *b = &s->bin;
 	struct session_image *im;
+	char held[64];
 	struct stat st;
 	__u64 now;
+	int err, fd;
 
-	if (stat(path, &st))
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
+	/* held open: a /proc/PID/root/... path stops working when that process exits */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (s->target > 0 && kill(s->target, 0) && errno == ESRCH)
+			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before it could be "
+					"traced", s->target);
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(err));
+	}
+	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < s->nimages; i++)
-		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino)
+		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
+			close(fd);
 			return 0;
-	if (s->nimages == SESSION_MAX_IMAGES)
-		return infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
-				SESSION_MAX_IMAGES);
+		}
+	err = s->nimages == SESSION_MAX_IMAGES ?
+		      infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
+			       SESSION_MAX_IMAGES) : 0;
+	/* another file than the one s->bin was read from (a library, an exec, a redeploy onto
+	 * the same path): its own sites */
+	if (!err && (s->deferred || st.st_dev != s->bin_dev || st.st_ino != s->bin_ino)) {
+		err = read_binary(held, path, &other);
+		b = err ? b : &other;
+	}
+	if (!err)
+		err = usdt_attach__image(s->usdt, held,
+					 b == &s->bin && !s->lib_main ? s->shown : path, pid, b);
+	close(fd);
+	if (!err && s->deferred && b != &s->bin)
+		take_names(s, path, b);
+	if (b != &s->bin)
+		usdt_binary__free(b);
+	if (err)
+		return err;
 	im = &s->images[s->nimages++];
 	im->dev = kernel_dev(st.st_dev);
 	im->ino = st.st_ino;
-	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
-		im->links[i] = bpf_program__attach_usdt(s->progs[i], pid, path, provider,
-							usdt_contract[i].name, NULL);
-		if (!im->links[i]) {
-			int err = -errno;
-
-			/* libbpf says ENOENT, ESRCH or EINVAL when the process exits while it
-			 * reads /proc/PID/maps or creates the uprobe: ask the process itself */
-			if (err == -ESRCH || (pid > 0 && proc_gone(pid)))
-				return infl_err(EXIT_TARGET_EXITED, NULL,
-						"pid %d exited while inflight attached to it", pid);
-			/* Linux 6.16 (and stable kernels since July 2025) want CAP_SYS_ADMIN to
-			 * create a uprobe again: upstream ba677dbe77af */
-			if ((err == -EACCES || err == -EPERM) && !caps__has(CAP_SYS_ADMIN))
-				return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
-						"not privileged: missing CAP_SYS_ADMIN (this kernel "
-						"requires it to create uprobes, Linux 6.16+)");
-			/* without BPF cookies libbpf finds a USDT site's spec by its address,
-			 * which differs per process in a position-independent binary */
-			if (err == -EOPNOTSUPP && pid < 0 && !s->feat.cookie)
-				return infl_err(EXIT_OLD_KERNEL, "use -p PID or -- CMD, which attach by pid",
-						"%s: cannot attach to every process of a position-"
-						"independent binary on kernel %s: it has no BPF cookies "
-						"(Linux 5.15)", path, s->feat.release);
-			return load_error(err, "attach USDT probe");
-		}
-	}
 	/* processes of this binary that start from now on are traced from their first
 	 * instruction (INFL_PROC_FROM_START) */
 	now = session__now_ns();
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
 				    im->dev, im->ino }, &now, BPF_ANY);
 	return 0;
+}
+
+#define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
+		    "probes/inflight_probes.h (docs/attach.md)"
+
+/* The probes' semaphores of a shared-page layout (LLD, mold) are raised in the copy the
+ * program does not read in every process that starts after the attach: -b cannot work. */
+static int check_layout(struct session *s)
+{
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+		if (s->mode == SESSION_BINARY && s->bin.sema_shared[i] && s->bin.live[i])
+			return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+					"%s: the semaphore of %s:%s shares its page with RELRO (an "
+					"LLD or mold layout): in processes started after the attach "
+					"the kernel raises it in a copy the program does not read, so "
+					"-b cannot enable its probes (-p PID and -- CMD can)",
+					s->shown, s->bin.provider, usdt_contract[i].name);
+	return 0;
+}
+
+/*
+ * SPAWN: the command runs to its entry point first (attach/entry.h), so that ld.so has
+ * made RELRO read-only and the kernel raises each semaphore where the program reads it.
+ */
+static int run_to_entry(struct session *s, const char *cmd)
+{
+	int status, err = entry__run_to(s->target, &status);
+
+	if (err == -ECHILD) {
+		s->child = false; /* reaped */
+		return infl_err(EXIT_TARGET_EXITED, NULL, "%s %s before its entry point", cmd,
+				WIFSIGNALED(status) ? "was killed" : "exited");
+	}
+	return err ? infl_err(EXIT_GENERIC, NULL, "run %s to its entry point: %s", cmd,
+			      strerror(-err)) : 0;
+}
+
+/* After the attach: every semaphore the program reads reads non-zero in the target. */
+static int verify_semaphores(struct session *s)
+{
+	struct sema_check c;
+	int err;
+
+	if (s->mode == SESSION_BINARY || s->target <= 0 || s->deferred)
+		return 0;
+	err = sema__check(s->target, s->path, &s->bin, &c);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* it exited already: nothing left to verify */
+	if (err) {
+		infl_warn("%s: cannot read its semaphores back (%s): not verified", s->shown,
+			  strerror(-err));
+		return 0;
+	}
+	if (!c.zero)
+		return 0;
+	if (s->bin.sema_shared[c.probe])
+		return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+				"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: it "
+				"shares its page with RELRO (an LLD or mold layout) and the kernel "
+				"raised the other copy%s",
+				s->shown, s->bin.provider, usdt_contract[c.probe].name,
+				(unsigned long long)c.addr,
+				s->bin.interp ? "" : " (a static binary applies RELRO after its "
+						     "entry point)");
+	return infl_err(EXIT_SEMAPHORE, NULL,
+			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
+			"would never fire", s->shown, s->bin.provider,
+			usdt_contract[c.probe].name, (unsigned long long)c.addr);
+}
+
+/* The real uid of `pid`, -1 when unknown. */
+static uid_t proc_uid(pid_t pid)
+{
+	char buf[2048], *p;
+	unsigned int uid;
+
+	proc_read(pid, "status", buf, sizeof(buf));
+	p = strstr(buf, "Uid:");
+	return p && sscanf(p, "Uid: %u", &uid) == 1 ? (uid_t)uid : (uid_t)-1;
+}
+
+/* True when `pid` is in the foreground process group of its terminal: a job-control shell
+ * watches it, and would take a stop of ours for the user's (and give the terminal back). */
+static bool in_foreground(pid_t pid)
+{
+	char buf[512], *p;
+	int pgrp, tty, tpgid;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %d %*d %d %d", &pgrp, &tty, &tpgid) != 3)
+		return false;
+	return tty != 0 && tpgid == pgrp;
+}
+
+/* A process of ours said it may have mapped a new binary: attach what carries the contract,
+ * then let it go on. */
+static void on_watch(void *ctx, const struct infl_watch_event *ev)
+{
+	struct session *s = ctx;
+
+	libs__scan(s, (pid_t)ev->pid);
+	if (ev->stopped)
+		kill((pid_t)ev->pid, SIGCONT);
+}
+
+/*
+ * PID and SPAWN: the libraries the target maps now, and those it (or its children) load or
+ * exec later. Such a process is stopped until the loader has attached, except a -p target in
+ * the foreground of a terminal, whose shell would take the stop for the user's: there the
+ * first microseconds of a new library are not seen (docs/attach.md).
+ */
+static int watch_target(struct session *s)
+{
+	bool stop;
+	int err;
+
+	if (s->mode == SESSION_BINARY)
+		return 0;
+	/* a process we could not continue once our capabilities are gone is never stopped */
+	stop = s->child || (proc_uid(s->target) == getuid() && !in_foreground(s->target));
+	err = libs__open_target(s);
+	if (err && err != -ENOENT && err != -ESRCH)
+		infl_warn("pid %d: cannot read its mappings (%s): libraries it maps are not traced",
+			  s->target, strerror(-err));
+	err = watch__open(s->skel->maps.procs, s->skel->maps.images,
+			  usdt_attach__mech(s->usdt) == USDT_MECH_MULTI, stop, on_watch, s, &s->watch);
+	if (err)
+		return err;
+	libs__scan(s, s->target);
+	return 0;
+}
+
+/* From the loop (an exec seen on the control ring) and the service thread (a library, a
+ * redeploy) alike: one at a time. */
+int session__attach_image(struct session *s, const char *path, pid_t pid)
+{
+	int err;
+
+	pthread_mutex_lock(&s->attach_lock);
+	err = attach_image(s, path, pid);
+	pthread_mutex_unlock(&s->attach_lock);
+	return err;
 }
 
 /* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
@@ -357,7 +596,9 @@ static int attach_probes(struct session *s)
 	}
 	if (!err && s->mode != SESSION_BINARY)
 		err = seed_target(s);
-	return err ?: session__attach_image(s, s->path, pid);
+	if (err || s->deferred)
+		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
+	return session__attach_image(s, s->path, pid);
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -409,7 +650,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 		if (err)
 			return caps__exe_error(o->pid, -err);
 		shown_from_link(s);
-		return check_binary(s->path, s->shown, o->pid);
+		return choose_image(s, s->shown);
 	case SESSION_BINARY:
 		if (!o->binary || !*o->binary)
 			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
@@ -421,7 +662,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
-		return check_binary(s->path, o->binary, 0);
+		return check_binary(s, s->path, o->binary);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
 			return infl_err(EXIT_USAGE, "give a command after --", "no command given");
@@ -434,7 +675,9 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
 					o->argv[0], strerror(-err));
 		shown_from_link(s);
-		return check_binary(s->path, o->argv[0], s->target);
+		err = refuse_early(s, o->argv[0]);
+		err = err ?: run_to_entry(s, o->argv[0]);
+		return err ?: choose_image(s, o->argv[0]);
 	}
 	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
 }
@@ -495,6 +738,7 @@ static int open_rings(struct session *s, const struct session_opts *o)
 
 int session__open(const struct session_opts *o, struct session **out)
 {
+	struct stat st;
 	struct session *s;
 	int err;
 
@@ -505,9 +749,13 @@ int session__open(const struct session_opts *o, struct session **out)
 	if (!s)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
 	s->mode = o->mode;
+	s->detach_child = o->detach_child;
 	s->follow = o->mode != SESSION_BINARY && !o->no_follow;
 	s->pidfd = -1;
 	s->status = -1;
+	s->target_maps = s->target_root = -1;
+	s->inotify_fd = -1;
+	pthread_mutex_init(&s->attach_lock, NULL);
 
 	/* BTF, then privileges (the feature probes load programs), then what the kernel has */
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -519,10 +767,10 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
-	/* following children attaches to every process of the binary, which needs BPF cookies
-	 * for a position-independent one (libbpf's USDT support); said once attached */
-	if (s->follow && !s->feat.cookie)
-		s->follow = false;
+	if (!stat(s->path, &st)) { /* the file s->bin describes */
+		s->bin_dev = st.st_dev;
+		s->bin_ino = st.st_ino;
+	}
 	err = names__from_elf(s->path, &s->names);
 	if (err == -EBADMSG)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
@@ -542,13 +790,25 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = load_error(err, "configure BPF maps");
 		goto fail;
 	}
+	err = prepare_usdt(s);
+	if (err)
+		goto fail;
 	err = inflight_bpf__load(s->skel);
 	if (err) {
 		err = memlock_error(s, err) ?: load_error(err, "load BPF programs");
 		goto fail;
 	}
 	err = open_rings(s, o);
+	err = err ?: check_layout(s);
 	err = err ?: attach_probes(s);
+	err = err ?: verify_semaphores(s);
+	err = err ?: watch_target(s);
+	if (!err && s->mode == SESSION_BINARY && (err = redeploy__open(s, o->binary)))
+		infl_warn("%s: cannot watch for redeploys (%s): a new build put in its place is "
+			  "not traced", o->binary, strerror(-err));
+	err = err < 0 ? 0 : err;
+	if (!err && (err = service__start(s)))
+		err = infl_err(EXIT_GENERIC, NULL, "start the session's thread: %s", strerror(-err));
 	if (err)
 		goto fail;
 	if (s->target > 0)
@@ -564,10 +824,6 @@ int session__open(const struct session_opts *o, struct session **out)
 			       strerror(-err));
 		goto fail;
 	}
-	if (s->mode != SESSION_BINARY && !o->no_follow && !s->follow)
-		infl_warn("pid %d: its children are not followed on kernel %s (no BPF cookies "
-			  "before Linux 5.15): the probes are attached by pid", s->target,
-			  s->feat.release);
 	*out = s;
 	return 0;
 fail:
@@ -677,17 +933,35 @@ const char *session__rss_off(const struct session *s)
 
 void session__free(struct session *s)
 {
+	int go = -1;
+
 	if (!s)
 		return;
+	service__stop(s); /* nothing attaches from now on */
+	/* the child holds every link now: the teardown below only drops our references */
+	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch)) {
+		go = detach__hand_off();
+		if (go < 0)
+			infl_warn("cannot start the detaching child: %s; the exit waits for the "
+				  "kernel", strerror(-go));
+	}
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->ctl);
 	bpf_link__destroy(s->rss_link);
-	for (int i = 0; i < s->nimages; i++)
-		for (int p = 0; p < INFL_PROBE__COUNT; p++)
-			bpf_link__destroy(s->images[i].links[p]);
+	watch__free(s->watch);
+	usdt_attach__free(s->usdt);
+	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);
 	lifecycle__free(s);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	if (s->target_maps >= 0)
+		close(s->target_maps);
+	if (s->target_root >= 0)
+		close(s->target_root);
+	if (s->inotify_fd >= 0)
+		close(s->inotify_fd);
+	pthread_mutex_destroy(&s->attach_lock);
 	free(s);
+	detach__go(go); /* our references are gone: the child closes the last ones */
 }

@@ -40,6 +40,8 @@ struct session_opts {
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
 	struct caps_user user; /* once attached, become this user; a `--` command runs as it */
 	bool allow_new_privs;  /* a `--` command may gain privileges (setuid) after its exec */
+	bool detach_child;  /* session__free leaves the kernel's detach to a child that outlives
+			     * this process (attach/detach.h; the CLI sets it) */
 	bool verbose;	    /* libbpf's chatter */
 };
 
@@ -100,7 +102,8 @@ const char *session__rss_off(const struct session *s);
 __u64 session__now_ns(void);
 
 /* Detaches and frees everything; kills nothing (a spawned child keeps running untraced
- * unless the caller signalled it). */
+ * unless the caller signalled it). With detach_child the links' last references go to a
+ * child that drops them once this process is gone: call it just before exiting. */
 void session__free(struct session *s);
 
 #endif /* INFLIGHT_SESSION_H */

@@ -9,17 +9,18 @@
 #define INFLIGHT_SESSION_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include "inflight.skel.h"
 #include "attach/features.h"
 #include "attach/session.h"
+#include "contract/usdt_binary.h"
 
 #define SESSION_MAX_IMAGES 16 /* binaries one session attaches to (the target, exec'd ones) */
 
 struct session_image {
-	__u64 dev, ino; /* as the kernel names them (images map key) */
-	struct bpf_link *links[INFL_PROBE__COUNT];
+	__u64 dev, ino; /* as the kernel names them (images map key); the links: usdt */
 };
 
 struct session {
@@ -29,6 +30,24 @@ struct session {
 	struct bpf_program *progs[INFL_PROBE__COUNT]; /* the variants this kernel loads */
 	struct session_image images[SESSION_MAX_IMAGES];
 	int nimages;
+	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
+	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
+	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
+	struct watch *watch;	  /* libraries and execs after the attach (attach/watch.c) */
+	bool deferred;		  /* the target has no contract yet: it may dlopen one */
+	bool lib_main;		  /* s->path is a library the target maps, not its executable */
+	dev_t bin_dev;		  /* the file `bin` was read from */
+	ino_t bin_ino;
+	int target_maps, target_root; /* the target's /proc maps and root, opened early */
+	struct service *svc;	  /* the background thread (attach/service.c) */
+	pthread_mutex_t attach_lock; /* session__attach_image: the thread and the loop */
+	/* -b: the binary's directory, watched for redeploys (attach/redeploy.c) */
+	int inotify_fd;
+	char given[PATH_MAX];	  /* PATH as given */
+	char given_base[NAME_MAX + 1];
+	dev_t cur_dev;		  /* the file PATH named when last looked at */
+	ino_t cur_ino;
+	bool cur_attached;	  /* ... and whether it is attached */
 	struct infl_features feat;
 	const char *rss_off;
 	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */

@@ -15,7 +15,7 @@
 #include "util/procfs.h"
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "contract/usdt_notes.h"
+#include "contract/usdt_binary.h"
 
 struct list_args {
 	const char *target;
@@ -57,15 +57,20 @@ static const char list_doc[] =
 	"  inflight list 4242            the binary of process 4242\n"
 	"  inflight list --json /proc/4242/root/usr/bin/prover\n"
 	"\n"
-	"EXIT STATUS: 0 when the contract is complete, 5 when its probes are missing or\n"
-	"malformed, 6 no such process, 12 no such file or not an ELF file.";
+	"A site inflight cannot use (a note of code the linker removed, an argument it cannot\n"
+	"read) is marked skipped, with why: the attach skips it too.\n"
+	"\n"
+	"EXIT STATUS: 0 when inflight can trace it; 5 when it cannot (probes missing or\n"
+	"malformed, a 32-bit file, no semaphores, a provider other than its names note's),\n"
+	"6 no such process, 12 no such file or not an ELF file.";
 
 static const struct argp list_argp = { list_options, list_parse, "PATH|PID", list_doc,
 				       NULL,	     NULL,	 NULL };
 
 static int cmp_probe(const void *pa, const void *pb)
 {
-	const struct usdt_probe *a = pa, *b = pb;
+	const struct usdt_probe *a = *(const struct usdt_probe *const *)pa;
+	const struct usdt_probe *b = *(const struct usdt_probe *const *)pb;
 	int c = strcmp(a->provider, b->provider);
 
 	if (!c)
@@ -75,41 +80,72 @@ static int cmp_probe(const void *pa, const void *pb)
 	return c;
 }
 
-static void print_text(const char *shown, const struct usdt_notes *un, const int *sites,
-		       const int *bad, int contract, const struct infl_names *n, int names_err)
+/* The site of note `p` in b's plan, NULL when it is not one of the traced contract probes. */
+static const struct usdt_site *site_of(const struct usdt_binary *b, const struct usdt_probe *p)
 {
+	for (size_t k = 0; k < b->nsites; k++)
+		if (b->sites[k].note == p)
+			return &b->sites[k];
+	return NULL;
+}
+
+static void print_contract(const struct usdt_binary *b)
+{
+	printf("contract ");
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		int skipped = b->dead[i] + b->bad_args[i];
+
+		printf(" %s: %d site%s", usdt_contract[i].name, b->live[i], b->live[i] == 1 ? "" : "s");
+		if (skipped)
+			printf(" (%d skipped)", skipped);
+		if (b->wrong_nargs[i])
+			printf(" (wrong arguments)");
+		printf("%s", i < USDT_CONTRACT_PROBES - 1 ? "," : "");
+	}
+	printf(" (%s)\n", b->verdict == USDT_OK ? "complete" : b->verdict == USDT_MISSING ?
+		"incomplete" : b->verdict == USDT_BAD_NARGS ? "argument count mismatch" :
+		"not traceable");
+}
+
+static void print_text(const char *shown, const struct usdt_binary *b,
+		       const struct usdt_probe *const *v, size_t nv)
+{
+	const struct infl_names *n = &b->names;
+
 	fputs("binary    ", stdout);
 	san_fputs(stdout, shown);
 	fputc('\n', stdout);
-	printf("contract ");
-	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
-		printf(" %s: %d site%s%s%s", usdt_contract[i].name, sites[i], sites[i] == 1 ? "" : "s",
-		       bad[i] ? " (wrong arguments)" : "", i < USDT_CONTRACT_PROBES - 1 ? "," : "");
-	printf(" (%s)\n", contract == 0 ? "complete" : contract == -ENOENT ? "incomplete" :
-							       "argument count mismatch");
-	if (names_err == -ENOENT)
+	print_contract(b);
+	if (b->names_err == -ENOENT)
 		printf("names     none in the binary: classes and stages are numbered\n");
-	else if (names_err)
+	else if (b->names_err)
 		printf("names     malformed .note.inflight: classes and stages are numbered\n");
 	else
 		printf("names     contract version %d, provider %s\n", n->contract_version,
 		       n->provider[0] ? n->provider : "-");
-	if (names_err || !n->terminal_mask)
+	if (usdt_binary__sema_shared(b))
+		printf("semaphores share a page with RELRO (LLD/mold layout): -b cannot enable "
+		       "them\n");
+	if (b->names_err || !n->terminal_mask)
 		printf("warning   no stage is terminal: owners never end and fill --max-owners; "
 		       "name them\n          with --terminal-stages\n");
 
 	printf("\n%-20s %-10s %-10s %s\n", "PROBE", "SITE", "SEMAPHORE", "ARGUMENTS");
-	if (!un->n)
+	if (!nv)
 		printf("(none)\n");
-	for (size_t k = 0; k < un->n; k++) {
-		const struct usdt_probe *p = &un->probes[k];
+	for (size_t k = 0; k < nv; k++) {
+		const struct usdt_probe *p = v[k];
+		const struct usdt_site *st = site_of(b, p);
 		char pn[256], sema[24];
 
 		snprintf(pn, sizeof(pn), "%s:%s", p->provider, p->name);
 		snprintf(sema, sizeof(sema), p->sema ? "0x%llx" : "-", (unsigned long long)p->sema);
-		printf("%-20s 0x%-8llx %-10s %s\n", pn, (unsigned long long)p->loc, sema, p->args);
+		printf("%-20s 0x%-8llx %-10s %s", pn, (unsigned long long)p->loc, sema, p->args);
+		if (st && st->fate != USDT_SITE_LIVE)
+			printf("  <- skipped: %s", st->why);
+		printf("\n");
 	}
-	if (names_err)
+	if (b->names_err)
 		return;
 	printf("\n%5s  %s\n", "CLASS", "NAME");
 	for (int c = 0; c < INFL_MAX_CLASSES; c++)
@@ -126,9 +162,79 @@ static void print_text(const char *shown, const struct usdt_notes *un, const int
 	}
 }
 
-static void print_json(const char *shown, pid_t pid, const struct usdt_notes *un,
-		       const int *sites, const int *bad, int contract, const struct infl_names *n,
-		       int names_err)
+static void json_names(struct json *j, const struct usdt_binary *b)
+{
+	const struct infl_names *n = &b->names;
+
+	json_key(j, "names");
+	if (b->names_err) {
+		json_null(j);
+		return;
+	}
+	json_obj(j);
+	json_kv_u64(j, "contract_version", n->contract_version);
+	json_kv_str(j, "provider", n->provider);
+	json_key(j, "classes");
+	json_arr(j);
+	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		if (!(n->cls_declared & (1u << c)))
+			continue;
+		json_obj(j);
+		json_kv_u64(j, "id", c);
+		json_kv_str(j, "name", n->cls[c]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "stages");
+	json_arr(j);
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		if (!(n->stage_declared & (1u << s)))
+			continue;
+		json_obj(j);
+		json_kv_u64(j, "id", s);
+		json_kv_str(j, "name", n->stage[s]);
+		json_kv_bool(j, "entry", n->entry_mask & (1u << s));
+		json_kv_bool(j, "terminal", n->terminal_mask & (1u << s));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_contract(struct json *j, const struct usdt_binary *b)
+{
+	const char *hint;
+	char why[512];
+
+	json_key(j, "contract");
+	json_obj(j);
+	json_kv_str(j, "provider", b->provider);
+	json_kv_bool(j, "complete", b->verdict == USDT_OK);
+	json_key(j, "why");
+	if (b->verdict == USDT_OK) {
+		json_null(j);
+	} else {
+		usdt_binary__why(b, why, sizeof(why), &hint);
+		json_str(j, why);
+	}
+	json_kv_bool(j, "semaphores_share_relro_page", usdt_binary__sema_shared(b));
+	json_key(j, "probes");
+	json_arr(j);
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		json_obj(j);
+		json_kv_str(j, "name", usdt_contract[i].name);
+		json_kv_u64(j, "nargs", usdt_contract[i].nargs);
+		json_kv_u64(j, "sites", b->live[i]);
+		json_kv_u64(j, "skipped", b->dead[i] + b->bad_args[i]);
+		json_kv_u64(j, "bad_args", b->wrong_nargs[i]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void print_json(const char *shown, pid_t pid, const struct usdt_binary *b,
+		       const struct usdt_probe *const *v, size_t nv)
 {
 	struct json j;
 	char hex[24];
@@ -141,26 +247,12 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_notes *un
 		json_u64(&j, pid);
 	else
 		json_null(&j);
-	json_key(&j, "contract");
-	json_obj(&j);
-	json_kv_str(&j, "provider", USDT_CONTRACT_PROVIDER);
-	json_kv_bool(&j, "complete", contract == 0);
+	json_contract(&j, b);
 	json_key(&j, "probes");
 	json_arr(&j);
-	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
-		json_obj(&j);
-		json_kv_str(&j, "name", usdt_contract[i].name);
-		json_kv_u64(&j, "nargs", usdt_contract[i].nargs);
-		json_kv_u64(&j, "sites", sites[i]);
-		json_kv_u64(&j, "bad_args", bad[i]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_obj_end(&j);
-	json_key(&j, "probes");
-	json_arr(&j);
-	for (size_t k = 0; k < un->n; k++) {
-		const struct usdt_probe *p = &un->probes[k];
+	for (size_t k = 0; k < nv; k++) {
+		const struct usdt_probe *p = v[k];
+		const struct usdt_site *st = site_of(b, p);
 
 		json_obj(&j);
 		json_kv_str(&j, "provider", p->provider);
@@ -176,43 +268,16 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_notes *un
 		}
 		json_kv_str(&j, "args", p->args);
 		json_kv_u64(&j, "nargs", p->nargs);
+		json_key(&j, "skipped");
+		if (st && st->fate != USDT_SITE_LIVE)
+			json_str(&j, st->why);
+		else
+			json_null(&j);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	json_kv_bool(&j, "no_terminal_stage", names_err || !n->terminal_mask);
-	json_key(&j, "names");
-	if (names_err) {
-		json_null(&j);
-	} else {
-		json_obj(&j);
-		json_kv_u64(&j, "contract_version", n->contract_version);
-		json_kv_str(&j, "provider", n->provider);
-		json_key(&j, "classes");
-		json_arr(&j);
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
-			if (!(n->cls_declared & (1u << c)))
-				continue;
-			json_obj(&j);
-			json_kv_u64(&j, "id", c);
-			json_kv_str(&j, "name", n->cls[c]);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_key(&j, "stages");
-		json_arr(&j);
-		for (int s = 0; s < INFL_MAX_STAGES; s++) {
-			if (!(n->stage_declared & (1u << s)))
-				continue;
-			json_obj(&j);
-			json_kv_u64(&j, "id", s);
-			json_kv_str(&j, "name", n->stage[s]);
-			json_kv_bool(&j, "entry", n->entry_mask & (1u << s));
-			json_kv_bool(&j, "terminal", n->terminal_mask & (1u << s));
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-	}
+	json_kv_bool(&j, "no_terminal_stage", b->names_err || !b->names.terminal_mask);
+	json_names(&j, b);
 	json_obj_end(&j);
 	json_end_line(&j);
 }
@@ -220,12 +285,12 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_notes *un
 int cmd_list(int argc, char **argv)
 {
 	struct list_args la = { 0 };
-	char path[PATH_MAX], shown[PATH_MAX];
-	struct usdt_notes un;
-	struct infl_names n;
-	int sites[USDT_CONTRACT_PROBES], bad[USDT_CONTRACT_PROBES];
-	int err, names_err, contract;
+	char path[PATH_MAX], shown[PATH_MAX], why[512];
+	const struct usdt_probe **v;
+	struct usdt_binary b;
+	const char *hint;
 	pid_t pid = 0;
+	int err;
 
 	argp_parse(&list_argp, argc, argv, ARGP_IN_ORDER, NULL, &la);
 	if (la.target[0] >= '0' && la.target[0] <= '9') {
@@ -241,7 +306,7 @@ int cmd_list(int argc, char **argv)
 		snprintf(shown, sizeof(shown), "%s", la.target);
 	}
 
-	err = usdt_notes__read(path, &un);
+	err = usdt_binary__read(path, &b);
 	if (err == -ENOEXEC)
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: not an ELF file", shown);
 	if (err == -EBADMSG)
@@ -251,33 +316,28 @@ int cmd_list(int argc, char **argv)
 	if (err)
 		return infl_err(err == -EACCES || err == -EPERM ? EXIT_NOT_PRIV : EXIT_NO_BINARY,
 				NULL, "%s: %s", shown, strerror(-err));
-	qsort(un.probes, un.n, sizeof(*un.probes), cmp_probe);
-	contract = usdt_notes__contract(&un, sites, bad);
-	names_err = names__from_elf(path, &n);
-	if (names_err && names_err != -ENOENT)
+	v = calloc(b.notes.n ? b.notes.n : 1, sizeof(*v));
+	if (!v) {
+		usdt_binary__free(&b);
+		return infl_err(EXIT_GENERIC, NULL, "out of memory");
+	}
+	for (size_t k = 0; k < b.notes.n; k++)
+		v[k] = &b.notes.probes[k];
+	qsort(v, b.notes.n, sizeof(*v), cmp_probe);
+	if (b.names_err && b.names_err != -ENOENT)
 		infl_warn("%s: .note.inflight: %s; classes and stages are numbered", shown,
-			  names_err == -EBADMSG ? "malformed" : strerror(-names_err));
+			  b.names_err == -EBADMSG ? "malformed" : strerror(-b.names_err));
 
 	if (la.json)
-		print_json(shown, pid, &un, sites, bad, contract, &n, names_err);
+		print_json(shown, pid, &b, v, b.notes.n);
 	else
-		print_text(shown, &un, sites, bad, contract, &n, names_err);
-	usdt_notes__free(&un);
+		print_text(shown, &b, v, b.notes.n);
+	free(v);
+	usdt_binary__why(&b, why, sizeof(why), &hint);
+	err = b.verdict;
+	usdt_binary__free(&b);
 	if (infl_flush_output(stdout, "stdout"))
 		return EXIT_IO;
-	if (contract) {
-		char which[128] = "";
-
-		/* the missing probes, or (all present) the ones with a wrong argument count */
-		for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
-			if (contract == -ENOENT ? !sites[i] && !bad[i] : bad[i] != 0)
-				snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s%s:%s",
-					 which[0] ? ", " : "", USDT_CONTRACT_PROVIDER,
-					 usdt_contract[i].name);
-		return infl_err(EXIT_NO_PROBES, "see the probe contract in probes/README.md",
-				contract == -ENOENT ? "%s: no %s probe" :
-						      "%s: %s: wrong number of arguments",
-				shown, which);
-	}
-	return 0;
+	/* the same words, and the same exit code, as the attach would give */
+	return err == USDT_OK ? 0 : infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }

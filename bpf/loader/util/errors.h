@@ -23,6 +23,7 @@ enum infl_exit {
 	EXIT_LISTEN = 11,      /* exporter cannot bind its address */
 	EXIT_NO_BINARY = 12,   /* no such binary / not an ELF file */
 	EXIT_OLD_KERNEL = 13,  /* the kernel lacks a feature inflight needs (below Linux 5.8) */
+	EXIT_SEMAPHORE = 14,   /* its semaphores cannot be raised where the program reads them */
 };
 
 /* Prints "inflight: <what>: <why>[; <hint>]" and returns `code` (for `return infl_err(...)`). */

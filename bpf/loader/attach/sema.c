@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Reading a process's semaphores where it reads them (attach/sema.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "attach/sema.h"
+
+#define PAGE_MASK_ (~0xfffull)
+
+int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
+{
+	char maps[64], line[PATH_MAX + 128];
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	struct stat st;
+	int err = -ENOENT;
+	FILE *f;
+
+	if (stat(path, &st))
+		return -errno;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	/* mappings are in address order: the first of the file's base page is its lowest */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &off, &maj, &min,
+			   &ino) != 6)
+			continue;
+		if (ino != st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev) ||
+		    off != (b->base_off & PAGE_MASK_))
+			continue;
+		*bias = start - (b->base_vaddr & PAGE_MASK_);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
+	       unsigned short vals[USDT_CONTRACT_PROBES], __u64 addrs[USDT_CONTRACT_PROBES])
+{
+	char mem[64];
+	__u64 bias;
+	int fd, err = sema__load_bias(pid, path, b, &bias);
+
+	if (err)
+		return err;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		vals[i] = 0;
+		addrs[i] = b->sema_vaddr[i] ? bias + b->sema_vaddr[i] : 0;
+		if (addrs[i] && pread(fd, &vals[i], sizeof(vals[i]), (off_t)addrs[i]) !=
+					sizeof(vals[i])) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out)
+{
+	unsigned short v[USDT_CONTRACT_PROBES];
+	__u64 addr[USDT_CONTRACT_PROBES];
+	int err = sema__read(pid, path, b, v, addr);
+
+	memset(out, 0, sizeof(*out));
+	out->probe = -1;
+	if (err)
+		return err;
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		if (!b->live[i] || !addr[i])
+			continue;
+		out->checked++;
+		if (v[i] || out->zero++)
+			continue;
+		out->probe = i;
+		out->addr = addr[i];
+	}
+	return 0;
+}

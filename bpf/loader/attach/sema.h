@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Semaphores that are really raised: once the probes are attached to a process, every
+ * semaphore its live sites read is read back where the program reads it (its runtime
+ * address, from /proc/PID/maps and /proc/PID/mem). A semaphore the kernel raised in another
+ * copy of its page (LLD and mold: docs/programs.md, finding 1) reads 0 there, and the
+ * program would never fire the probe: that is said, never left to "no traced process hit a
+ * probe".
+ */
+#ifndef INFLIGHT_ATTACH_SEMA_H
+#define INFLIGHT_ATTACH_SEMA_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "contract/usdt_binary.h"
+
+struct sema_check {
+	int checked;		/* semaphores read */
+	int zero;		/* ... that read 0: not raised where the program reads them */
+	int probe;		/* the first such probe (index in usdt_contract), -1 when none */
+	__u64 addr;		/* ... and its runtime address */
+};
+
+/*
+ * Reads the semaphores of `b`'s live sites in process `pid`, which maps the file `path`.
+ * 0 with `out` filled, -ENOENT when the process maps no such file, or -errno (-EACCES,
+ * -EPERM: its memory cannot be read).
+ */
+int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out);
+
+/* The semaphore of each contract probe of `b` in `pid` (0 where it has none) and its runtime
+ * address (0: none). 0, or as sema__check. */
+int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
+	       unsigned short vals[USDT_CONTRACT_PROBES], __u64 addrs[USDT_CONTRACT_PROBES]);
+
+/* Where the file is mapped in `pid`: the load bias (runtime minus link-time addresses).
+ * 0, -ENOENT when not mapped, or -errno. */
+int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias);
+
+#endif /* INFLIGHT_ATTACH_SEMA_H */

@@ -194,10 +194,21 @@ static void load_srs(struct pipeline *pl)
 	pl->srs_b_g2 = pl->srs + s->n;
 }
 
-static void unload_srs(struct pipeline *pl)
+/*
+ * The process-wide buffers, released as soon as the last job is done (and again, harmlessly,
+ * at teardown): the modelled device's H checks come after, on their own plain memory, so
+ * that a recording's last event is the pipeline's, not the check's.
+ */
+static void release_shared(struct pipeline *pl)
 {
-	track_free(pl->srs, CLS_srs, pl->srs_bytes);
-	track_free(pl->domain_tables, CLS_srs, ntt_table_bytes(pl->cfg->log_n));
+	if (pl->srs) {
+		track_free(pl->srs, CLS_srs, pl->srs_bytes);
+		track_free(pl->domain_tables, CLS_srs, ntt_table_bytes(pl->cfg->log_n));
+		pl->srs = pl->domain_tables = NULL;
+	}
+	if (pl->input_text)
+		c1_free_text(pl->input_text, pl->input_len);
+	pl->input_text = NULL;
 }
 
 /* The input: a file is checked once up front (each job reads it again); else generated. */
@@ -330,10 +341,7 @@ static void teardown(struct pipeline *pl)
 		gpu_backend__free(pl->gpu);
 	}
 	hcheck_list_free(&pl->deferred);
-	if (pl->srs)
-		unload_srs(pl);
-	if (pl->input_text)
-		c1_free_text(pl->input_text, pl->input_len);
+	release_shared(pl);
 }
 
 /* waits for a job slot; false when asked to stop */
@@ -348,34 +356,49 @@ static bool admit(struct pipeline *pl)
 	return false;
 }
 
+/* the modelled parts' accounts, for the summary: every thread has stopped, none updates them */
+static void collect_models(struct pipeline *pl, struct pipeline_result *res)
+{
+	if (pl->host) {
+		res->host_modelled = true;
+		res->host = *pl->host;
+	}
+	if (pl->model) {
+		res->modelled = true;
+		res->model = *pl->model;
+	}
+}
+
 /*
  * The H checks' outcome: the inline ones (CUDA, CPU) are counted already; the modelled
- * device's samples are checked now, after wall_s, where their CPU work slows nothing.
+ * device's samples are checked now, after wall_s, where their CPU work slows nothing, with
+ * domain tables of their own (the pipeline's are released: release_shared).
  */
 static int check_results(struct pipeline *pl, struct pipeline_result *res)
 {
+	struct ntt_domain dom;
+	uint64_t *tables = NULL;
 	const struct hcheck_ctx ctx = {
 		.shape = &pl->shape,
-		.dom = &pl->dom,
+		.dom = &dom,
 		.synth_rounds = pl->cfg->synth_rounds,
 		.extra_rounds = pl->cfg->gpu_rounds - 1,
 		.x_seed = pl->x_seed,
 	};
 	double t0 = now_s();
-	long passed;
+	long passed = -1;
 
 	res->h_every = pl->h_every;
 	res->h_checked = pl->h_checked;
 	res->h_passed = pl->h_passed;
-	if (pl->host) {
-		res->host_modelled = true;
-		res->host = *pl->host; /* every partition has finished: nobody updates it now */
-	}
 	if (pl->model) {
-		res->modelled = true;
-		res->model = *pl->model; /* every worker has stopped: nobody updates it now */
 		res->h_deferred = true;
-		passed = hcheck_run_deferred(&ctx, &pl->deferred);
+		tables = malloc(ntt_table_bytes(pl->cfg->log_n));
+		if (tables) {
+			ntt_domain_init(&dom, pl->cfg->log_n, tables);
+			passed = hcheck_run_deferred(&ctx, &pl->deferred);
+		}
+		free(tables);
 		if (passed < 0) {
 			fprintf(stderr, "prover: out of memory for the H check\n");
 			return PROVER_EXIT_SYSTEM;
@@ -437,6 +460,8 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 	res->proofs = pl.proofs_done;
 	res->partitions = pl.partitions_done;
 	res->digest = pl.digest;
+	collect_models(&pl, res);
+	release_shared(&pl);
 	rc = pl.failure;
 	if (!rc)
 		rc = check_results(&pl, res);

@@ -6,7 +6,7 @@
 # 1.8-3.75 s), both at cuzk's figures 50 times shorter, seeded, so a run is nearly
 # deterministic and every variant of a seed gets the same durations. 12 synthesis permits,
 # 2 GPU workers, 10 partitions of 2^17 constraints (4 MiB each once synthesized) per proof,
-# every proof admitted at once. Two scenes, because in this pipeline the pile-up and fix 1's
+# every proof admitted at once; the H of 1 partition in 30 checked after the run. Two scenes, because in this pipeline the pile-up and fix 1's
 # cost need opposite balances (docs/prover.md, "The incident, measured"):
 #   pileup  synthesis at cuzk's 29 s a partition alone: 12 permits outrun the GPU, so the
 #           incident piles up and the fixes bound it; fix 1 costs nothing;
@@ -14,7 +14,8 @@
 #           piles up far, and fix 1's held permits cost throughput.
 # shellcheck disable=SC2034 # the variables are for the scripts that source this file
 STORY_PW=${PW:-12}
-STORY_COMMON=(--gpu model --host model --pw "$STORY_PW" --partitions 10 --log-n 17)
+STORY_COMMON=(--gpu model --host model --pw "$STORY_PW" --partitions 10 --log-n 17
+	--h-check-every 30)
 STORY_SCENES=(pileup cost)
 declare -A STORY_SCENE_ARGS=(
 	[pileup]="--proofs 18 --jobs 18 --synth-rate 219"

@@ -54,16 +54,16 @@ uint64_t gpu_model_region(struct gpu_model *m, uint64_t owner, uint64_t arrived_
 	gpu_model_fold(a, b, c, n, pending);
 	folded = model_now_ns();
 	if (folded > deadline) {
-		/* the fold alone outlasted the kernel time (a starved CPU): not the model's time */
+		/* the fold ended past the kernel time (a starved CPU): the run lags the model here */
 		m->overruns++;
 		m->overrun_ns += folded - deadline;
 	}
 	if (kernel && (folded - begin) * 1000 / kernel > m->max_real_permille)
 		m->max_real_permille = (folded - begin) * 1000 / kernel;
 	model_sleep_until(deadline);
-	m->free_at = folded > deadline ? folded : deadline;
+	m->free_at = deadline;
 	m->regions++;
-	m->busy_ns += m->free_at - begin;
+	m->busy_ns += kernel;
 #ifdef PROVER_TEST_OBSERVER
 	observer_device_region(owner, begin, deadline, locked, model_now_ns(),
 			       model_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);

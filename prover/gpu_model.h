@@ -79,8 +79,9 @@ uint64_t gpu_model_kernel_of(const struct gpu_model *m, uint64_t owner);
  * delay the device, as a real GPU runs queued work back to back. Folds a, b, c (n
  * elements) into pending (n/2), then sleeps until the partition's kernel time after the
  * region began, and returns that time. When the fold ends past it (a starved CPU), the
- * region ends when the fold does and counts as an overrun: the model's time was not kept,
- * and the summary says so.
+ * region still ends then by the model's clock (the modelled GPU does not depend on our
+ * cores) and counts as an overrun: the run lags the model's time there, and the summary
+ * says so.
  */
 uint64_t gpu_model_region(struct gpu_model *m, uint64_t owner, uint64_t arrived_ns,
 			  const uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n,

@@ -43,17 +43,16 @@ uint64_t host_model_finish(struct host_model *m, uint64_t owner, uint64_t begin_
 	uint64_t worked = model_now_ns();
 
 	if (worked > deadline) {
-		/* the real work did not fit (a starved CPU): the model's time was not kept */
+		/* the real work did not fit (a starved CPU): the run lags the model's time here */
 		__atomic_add_fetch(&m->overruns, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&m->overrun_ns, worked - deadline, __ATOMIC_RELAXED);
-		deadline = worked;
 	}
 	raise_to(&m->max_real_permille, duration ? (worked - begin_ns) * 1000 / duration : 0);
 	model_sleep_until(deadline);
 	__atomic_add_fetch(&m->syntheses, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&m->modelled_ns, duration, __ATOMIC_RELAXED);
 #ifdef PROVER_TEST_OBSERVER
-	observer_host_synthesis(owner, begin_ns, begin_ns + duration, worked, model_now_ns(),
+	observer_host_synthesis(owner, begin_ns, deadline, worked, model_now_ns(),
 				model_clock_ns(CLOCK_THREAD_CPUTIME_ID));
 #endif
 	return deadline;

@@ -9,7 +9,9 @@
  * since it began: an absolute deadline, like the modelled device's. The duration comes
  * from the work (constraints x synthesis rounds) at a rate, varied per partition by a
  * seeded draw (model_time.h), and never from how many partitions synthesize at once.
- * Real work that outlasts its duration is an overrun: counted, and the summary says so.
+ * Real work that outlasts its duration is an overrun: counted, and the summary says so;
+ * the synthesis still ends at its deadline by the model's clock (a host with cores of its
+ * own would have finished), and the run lags the model there until its threads catch up.
  */
 #ifndef PROVER_HOST_MODEL_H
 #define PROVER_HOST_MODEL_H
@@ -48,7 +50,7 @@ uint64_t host_model_duration_ns(const struct host_model *m, uint64_t owner);
  * Called when `owner`'s real synthesis work is done; by the model's clock it began at
  * `begin_ns` (CLOCK_MONOTONIC, at or before the real start: sync.h). Sleeps until
  * begin_ns + its duration and returns that time; if the work already took longer, counts
- * an overrun and returns at once, with the time the work ended.
+ * an overrun and returns at once, with the same time.
  */
 uint64_t host_model_finish(struct host_model *m, uint64_t owner, uint64_t begin_ns);
 

@@ -201,11 +201,14 @@ void *partition_main(void *partition)
 	track_stage(p->owner, STAGE_wait_permit);
 	t = permits_acquire(&pl->permits, p->ticket, t);
 	track_stage(p->owner, STAGE_synth);
+	if (pl->host) /* its send's place in line, known now: no later one may go first */
+		chan_expect(&pl->chan, &p->sender, t + host_model_duration_ns(pl->host, p->owner),
+			    p->owner);
 	t = synthesize(p, t);
 	if (!after_send) /* the incident: the next synthesis starts while this one waits */
 		permits_release(&pl->permits, t);
 	track_stage(p->owner, STAGE_chan_send);
-	t = chan_send(&pl->chan, p, p->owner, t); /* enters gpu_queue inside */
+	t = chan_send(&pl->chan, p, p->owner, t, pl->host ? &p->sender : NULL); /* gpu_queue inside */
 	if (after_send)
 		permits_release(&pl->permits, t);
 

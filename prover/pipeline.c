@@ -254,24 +254,6 @@ static void *hold_untracked(size_t mb)
 	return p;
 }
 
-/*
- * The channel's grace (sync.h): where both the host and the device are modelled, a sender
- * waits this long in real time for senders earlier by the model's clock but late to run.
- * It delays the real send, so it must stay well inside a region's slack: an eighth of the
- * mean kernel time, at most 5 ms. Elsewhere the order of real arrivals is the model's.
- */
-#define CHANNEL_MAX_GRACE_NS 5000000
-
-static uint64_t channel_grace_ns(const struct pipeline *pl)
-{
-	uint64_t grace;
-
-	if (!pl->host || !pl->model)
-		return 0;
-	grace = pl->model->kernel_ns / 8;
-	return grace < CHANNEL_MAX_GRACE_NS ? grace : CHANNEL_MAX_GRACE_NS;
-}
-
 /* the announcement says MODELLED, what the duration derives from, and what is still real */
 static void setup_host_model(struct pipeline *pl, struct pipeline_result *res)
 {
@@ -316,8 +298,7 @@ static int setup(struct pipeline *pl, struct pipeline_result *res)
 					 : pl->model ? HCHECK_EVERY_MODEL : 1;
 	if (getrandom(&pl->x_seed, sizeof(pl->x_seed), 0) != sizeof(pl->x_seed))
 		pl->x_seed = rng_mix((uint64_t)(now_s() * 1e9));
-	if (!permits_init(&pl->permits, cfg->pw) ||
-	    !chan_init(&pl->chan, cfg->chan_cap, channel_grace_ns(pl))) {
+	if (!permits_init(&pl->permits, cfg->pw) || !chan_init(&pl->chan, cfg->chan_cap)) {
 		fprintf(stderr, "prover: out of memory for the permits and the GPU channel\n");
 		exit(PROVER_EXIT_SYSTEM);
 	}

@@ -73,6 +73,7 @@ struct partition {
 	uint64_t x;	       /* check point */
 	uint64_t abc_at_x[3];  /* A(x), B(x), C(x) from the evaluations */
 	bool h_ok;
+	struct chan_waiter sender; /* on the modelled host: its place in the channel's line */
 
 	/* the GPU worker's hand-back */
 	pthread_mutex_t lock;

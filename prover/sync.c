@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Permits and the GPU channel (see sync.h). */
-#include <errno.h>
 #include <stdlib.h>
-#include <time.h>
-#include "model_time.h"
 #include "sync.h"
 #include "track.h"
 
@@ -92,26 +89,20 @@ void permits_skip(struct permits *p, uint64_t first, unsigned n)
 		permits_release(p, permits_acquire(p, first + i, 0));
 }
 
-bool chan_init(struct chan *ch, unsigned cap, uint64_t grace_ns)
+bool chan_init(struct chan *ch, unsigned cap)
 {
-	pthread_condattr_t attr;
-
 	ch->ring = calloc(cap, sizeof(*ch->ring));
 	if (!ch->ring || !free_times_init(&ch->free, cap)) {
 		free(ch->ring);
 		return false;
 	}
 	pthread_mutex_init(&ch->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&ch->not_full, &attr);
-	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&ch->not_full, NULL);
 	pthread_cond_init(&ch->not_empty, NULL);
 	ch->cap = cap;
 	ch->head = ch->count = 0;
 	ch->senders = ch->receivers = NULL;
 	ch->next_ticket = ch->taken = 0;
-	ch->grace_ns = grace_ns;
 	ch->closed = false;
 	return true;
 }
@@ -129,15 +120,14 @@ void chan_destroy(struct chan *ch)
 static bool first_of(const struct chan_waiter *list, const struct chan_waiter *me)
 {
 	for (const struct chan_waiter *w = list; w; w = w->next)
-		if (w->t < me->t || (w->t == me->t && w->ticket < me->ticket))
+		if (w->t < me->t || (w->t == me->t && w->tie < me->tie))
 			return false;
 	return true;
 }
 
-static void join(struct chan *ch, struct chan_waiter **list, struct chan_waiter *me,
-		 uint64_t t)
+static void join(struct chan_waiter **list, struct chan_waiter *me, uint64_t t, uint64_t tie)
 {
-	*me = (struct chan_waiter){ .t = t, .ticket = ch->next_ticket++, .next = *list };
+	*me = (struct chan_waiter){ .t = t, .tie = tie, .next = *list };
 	*list = me;
 }
 
@@ -148,31 +138,25 @@ static void leave(struct chan_waiter **list, struct chan_waiter *me)
 	*list = me->next;
 }
 
-/* waits for the sender's turn (see chan_send); the caller holds the lock */
-static void wait_send_turn(struct chan *ch, struct chan_waiter *me)
+void chan_expect(struct chan *ch, struct chan_waiter *w, uint64_t t, uint64_t owner)
 {
-	uint64_t due = me->t + ch->grace_ns;
-	struct timespec until = { .tv_sec = due / MODEL_NS_PER_S, .tv_nsec = due % MODEL_NS_PER_S };
-	bool graced = !ch->grace_ns || model_now_ns() >= due;
-
-	while (!graced || ch->count == ch->cap || !first_of(ch->senders, me)) {
-		if (graced)
-			pthread_cond_wait(&ch->not_full, &ch->lock);
-		else if (pthread_cond_timedwait(&ch->not_full, &ch->lock, &until) == ETIMEDOUT)
-			graced = true;
-		graced = graced || model_now_ns() >= due;
-	}
+	pthread_mutex_lock(&ch->lock);
+	join(&ch->senders, w, t, owner);
+	pthread_mutex_unlock(&ch->lock);
 }
 
-uint64_t chan_send(struct chan *ch, void *item, uint64_t owner, uint64_t ready_t)
+uint64_t chan_send(struct chan *ch, void *item, uint64_t owner, uint64_t ready_t,
+		   struct chan_waiter *expected)
 {
-	struct chan_waiter me;
+	struct chan_waiter here, *me = expected ? expected : &here;
 	uint64_t t;
 
 	pthread_mutex_lock(&ch->lock);
-	join(ch, &ch->senders, &me, ready_t);
-	wait_send_turn(ch, &me);
-	leave(&ch->senders, &me);
+	if (!expected)
+		join(&ch->senders, &here, ready_t, ch->next_ticket++);
+	while (ch->count == ch->cap || !first_of(ch->senders, me))
+		pthread_cond_wait(&ch->not_full, &ch->lock);
+	leave(&ch->senders, me);
 	track_stage(owner, STAGE_gpu_queue);
 	t = later(ready_t, free_times_take(&ch->free));
 	ch->ring[(ch->head + ch->count) % ch->cap] = (struct chan_slot){ item, t };
@@ -190,7 +174,7 @@ bool chan_recv(struct chan *ch, uint64_t ready_t, struct chan_take *out)
 	bool got = false;
 
 	pthread_mutex_lock(&ch->lock);
-	join(ch, &ch->receivers, &me, ready_t);
+	join(&ch->receivers, &me, ready_t, ch->next_ticket++);
 	while (!(ch->count && first_of(ch->receivers, &me)) && !(ch->closed && !ch->count))
 		pthread_cond_wait(&ch->not_empty, &ch->lock);
 	leave(&ch->receivers, &me);

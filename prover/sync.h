@@ -9,12 +9,11 @@
  * item in the channel when it was sent; taking one returns the later of the taker's own
  * time and that. The modelled host and device then begin their work when the model says
  * it could begin, not when a thread happened to be scheduled. The channel serves its
- * senders in the order of their model times, each after a grace period of real time in
- * which a sender that is earlier by the model's clock but late to run can still arrive,
- * and gives each item to the waiting receiver that was ready first by the model's clock:
- * a thread scheduled late does not reorder the model. Where nothing is modelled the times
- * are all 0, there is no grace, and senders and receivers are served in the order they
- * came.
+ * senders in the order of their model times: where synthesis is modelled, each partition
+ * says when it will send as its synthesis begins (chan_expect), and no later one sends
+ * before it, however late its thread runs; and it gives each item to the waiting receiver
+ * that was ready first by the model's clock. Where nothing is modelled the times are all 0
+ * and senders and receivers are served in the order they came.
  */
 #ifndef PROVER_SYNC_H
 #define PROVER_SYNC_H
@@ -66,9 +65,9 @@ struct chan_slot {
 	uint64_t t; /* model time it was sent */
 };
 
-/* a sender or receiver waiting in the channel: ordered by model time, then by arrival */
+/* a sender or receiver waiting in the channel: ordered by model time, then by `tie` */
 struct chan_waiter {
-	uint64_t t, ticket;
+	uint64_t t, tie; /* tie: the owner id of an expected sender, else the arrival's number */
 	struct chan_waiter *next;
 };
 
@@ -78,10 +77,9 @@ struct chan {
 	struct chan_slot *ring;
 	struct free_times free; /* one entry per empty slot */
 	unsigned cap, head, count;
-	struct chan_waiter *senders, *receivers; /* waiting, in no order */
+	struct chan_waiter *senders, *receivers; /* expected or waiting, in no order */
 	uint64_t next_ticket;			 /* arrivals, counted */
-	uint64_t taken;		     /* items taken so far: each take's place in line */
-	uint64_t grace_ns;	     /* real time a sender gives earlier ones to arrive */
+	uint64_t taken; /* items taken so far: each take's place in line */
 	bool closed;
 };
 
@@ -92,19 +90,27 @@ struct chan_take {
 	uint64_t seq; /* takes are numbered from 0 in channel order */
 };
 
-/* false when out of memory; `grace_ns` 0 where nothing is modelled */
-bool chan_init(struct chan *ch, unsigned cap, uint64_t grace_ns);
+/* false when out of memory */
+bool chan_init(struct chan *ch, unsigned cap);
 void chan_destroy(struct chan *ch);
 
 /*
- * Blocks while the channel is full, while a sender earlier by the model's clock (or as
- * early, and arrived first) waits, and until `grace_ns` of real time past `ready_t`
- * (CLOCK_MONOTONIC, the model's clock). `owner` enters the gpu_queue stage inside the
- * channel's lock, so that no worker can take the item (and move it on to `gpu`) before
- * that transition. Returns the model time of the send: the later of `ready_t` and when
- * the slot it took was emptied.
+ * Says that `owner` will send at model time `t` (its synthesis's end, known when it
+ * begins): until it has, no sender later by the model's clock goes first. `w` stays the
+ * caller's until its chan_send returns.
  */
-uint64_t chan_send(struct chan *ch, void *item, uint64_t owner, uint64_t ready_t);
+void chan_expect(struct chan *ch, struct chan_waiter *w, uint64_t t, uint64_t owner);
+
+/*
+ * Blocks while the channel is full or a sender earlier by the model's clock (expected or
+ * waiting; as early and with a smaller tie) has not sent. `expected` is what the sender
+ * passed to chan_expect, or NULL: it then joins the line at `ready_t`, after those as early
+ * that came first. `owner` enters the gpu_queue stage inside the channel's lock, so that
+ * no worker can take the item (and move it on to `gpu`) before that transition. Returns
+ * the model time of the send: the later of `ready_t` and when the slot it took was emptied.
+ */
+uint64_t chan_send(struct chan *ch, void *item, uint64_t owner, uint64_t ready_t,
+		   struct chan_waiter *expected);
 
 /*
  * Blocks while empty or while a receiver ready earlier by the model's clock (or as early,

@@ -94,16 +94,16 @@ j=$("$P" "${small[@]}" --model-seed 2 --json 2>/dev/null)
 check "... and another with --model-seed 2 (${modelled[after-send 1]} s, then $(json_field "$j" modelled_s) s)" \
 	[ "$(json_field "$j" modelled_s)" != "${modelled[after-send 1]}" ]
 
-# the modelled makespan against an independent model of the same pipeline. When the real
-# work kept the model's time (no overrun) and no thread ran late past the channel's grace
-# (docs/prover.md, "The model's clock"), the two agree to the microsecond; a loaded machine
-# can break either in a run, so up to 5 runs of each case, until one agrees
+# the modelled makespan against an independent model of the same pipeline: they agree to
+# the microsecond (docs/prover.md, "The model's clock"), overruns or not, unless a thread
+# ran later than a whole synthesis or region (a stalled machine), so up to 3 runs of each
+# case, until one agrees
 des_case() { # NAME GPU-RATE RELEASE CAP
 	local name=$1 rate=$2 rel=$3 cap=$4 want got=() j m
 	local args=(--log-n 12 --pw 4 --gw 2 --proofs 4 --partitions 6 --synth-rate 40
 		--gpu-rate "$rate" --chan-cap "$cap")
 	want=$(python3 "$DES" "${args[@]}" --release "$rel")
-	for _ in 1 2 3 4 5; do
+	for _ in 1 2 3; do
 		j=$("$P" --gpu model --host model --jobs 4 "${args[@]}" --permit-release "$rel" \
 			--json 2>/dev/null)
 		m=$(json_field "$j" makespan_s)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The permits serve tickets in order; the channel keeps FIFO order and its capacity and
- * serves its senders in the order they came; both carry the model's clock: a permit or a
- * slot given back at model time T lets the next taker begin at T at the earliest, and
- * the earliest given back goes first.
+ * serves its senders in the order they came, or, when they said so in advance, in the
+ * order of their model times whatever order their threads come in; both carry the model's
+ * clock: a permit or a slot given back at model time T lets the next taker begin at T at
+ * the earliest, and the earliest given back goes first.
  */
 #include <pthread.h>
 #include <time.h>
@@ -78,7 +79,7 @@ static struct chan sch;
 
 static void *sender(void *arg)
 {
-	chan_send(&sch, arg, 0, 0);
+	chan_send(&sch, arg, 0, 0, NULL);
 	return NULL;
 }
 
@@ -105,12 +106,12 @@ static void test_chan(void)
 	int items[5];
 	unsigned fifo = 0;
 
-	CHECK(chan_init(&ch, 3, 0), "a channel of capacity 3");
+	CHECK(chan_init(&ch, 3), "a channel of capacity 3");
 	for (int i = 0; i < 3; i++)
-		chan_send(&ch, &items[i], 0, 0);
+		chan_send(&ch, &items[i], 0, 0, NULL);
 	CHECK_EQ_U64(ch.count, 3, "three sends fill it");
 	fifo += chan_recv(&ch, 0, &tk) && tk.item == &items[0] && tk.seq == 0;
-	chan_send(&ch, &items[3], 0, 0); /* wraps around the ring */
+	chan_send(&ch, &items[3], 0, 0, NULL); /* wraps around the ring */
 	fifo += chan_recv(&ch, 0, &tk) && tk.item == &items[1] && tk.seq == 1;
 	fifo += chan_recv(&ch, 0, &tk) && tk.item == &items[2] && tk.seq == 2;
 	fifo += chan_recv(&ch, 0, &tk) && tk.item == &items[3] && tk.seq == 3;
@@ -119,15 +120,15 @@ static void test_chan(void)
 	CHECK(!chan_recv(&ch, 0, &tk), "a closed, drained channel yields nothing");
 	chan_destroy(&ch);
 
-	CHECK(chan_init(&ch, 1, 0), "a channel of capacity 1");
-	CHECK_EQ_U64(chan_send(&ch, &items[0], 0, 10), 10, "a send into an empty slot: the "
+	CHECK(chan_init(&ch, 1), "a channel of capacity 1");
+	CHECK_EQ_U64(chan_send(&ch, &items[0], 0, 10, NULL), 10, "a send into an empty slot: the "
 		     "sender's time");
 	CHECK(chan_recv(&ch, 3, &tk) && tk.t == 10, "a worker ready earlier takes it when it "
 	      "was sent");
-	CHECK_EQ_U64(chan_send(&ch, &items[1], 0, 12), 12, "the slot was empty again at 10");
+	CHECK_EQ_U64(chan_send(&ch, &items[1], 0, 12, NULL), 12, "the slot was empty again at 10");
 	CHECK(chan_recv(&ch, 30, &tk) && tk.t == 30, "a worker ready later takes it when it is "
 	      "ready");
-	CHECK_EQ_U64(chan_send(&ch, &items[2], 0, 20), 30, "a sender ready at 20 finds the slot "
+	CHECK_EQ_U64(chan_send(&ch, &items[2], 0, 20, NULL), 30, "a sender ready at 20 finds the slot "
 		     "emptied at 30: it sends at 30");
 	chan_destroy(&ch);
 }
@@ -140,8 +141,8 @@ static void test_chan_fair(void)
 	int x;
 	unsigned in_order = 0;
 
-	CHECK(chan_init(&sch, 1, 0), "a channel of capacity 1, full");
-	chan_send(&sch, &x, 0, 0);
+	CHECK(chan_init(&sch, 1), "a channel of capacity 1, full");
+	chan_send(&sch, &x, 0, 0, NULL);
 	for (uintptr_t i = 0; i < 4; i++) {
 		pthread_create(&t[i], NULL, sender, (void *)(i + 1));
 		wait_senders(i + 2); /* the first send took ticket 0 */
@@ -154,11 +155,48 @@ static void test_chan_fair(void)
 	chan_destroy(&sch);
 }
 
+static struct chan ech;
+static struct chan_waiter expected[3];
+static int eitems[3];
+
+static void *expected_sender(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+
+	chan_send(&ech, &eitems[i], 0x10001 + i, 100 * (i + 1), &expected[i]);
+	return NULL;
+}
+
+/* senders that said when they will send go in that order, however late their threads run */
+static void test_chan_expected(void)
+{
+	const struct timespec tick = { 0, 20000000 };
+	struct chan_take tk;
+	pthread_t t[3];
+	unsigned in_order = 0;
+
+	CHECK(chan_init(&ech, 4), "a channel of capacity 4");
+	for (uintptr_t i = 0; i < 3; i++) /* sends expected at model times 100, 200, 300 */
+		chan_expect(&ech, &expected[i], 100 * (i + 1), 0x10001 + i);
+	for (int i = 2; i >= 0; i--) { /* the threads come in the other order */
+		pthread_create(&t[i], NULL, expected_sender, (void *)(uintptr_t)i);
+		nanosleep(&tick, NULL);
+	}
+	for (uintptr_t i = 0; i < 3; i++)
+		in_order += chan_recv(&ech, 0, &tk) && tk.item == &eitems[i] && tk.t == 100 * (i + 1);
+	for (unsigned i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ_U64(in_order, 3, "three expected senders, started last first: sent in the order "
+		     "of their model times, with those times");
+	chan_destroy(&ech);
+}
+
 int main(void)
 {
 	test_permit_order();
 	test_permit_clock();
 	test_chan();
 	test_chan_fair();
+	test_chan_expected();
 	return check_done();
 }

@@ -130,20 +130,25 @@ des_case "device-bound fix 1" 6 after-send 1
 # the jobs' C1 data and the threads' stacks; under two partitions together.
 work=(--gpu model --host model --synth-rate 5080 --gpu-rate 600 --log-n 18 -n 3 --jobs 3
 	--pw 4 --gw 2 --json)
-declare -A held digest
+declare -A held digest ovr
 for v in "incident after-synth 1" "fix1 after-send 1" "fix2 after-send 4"; do
 	read -r name rel cap <<<"$v"
-	j=$("$P" "${work[@]}" --permit-release "$rel" --chan-cap "$cap" 2>/dev/null)
-	check_eq "$name: exit 0, its 3 H checks passed" "$?/$(json_field "$j" all_h_checks_passed)" "0/true"
+	for _ in 1 2 3; do # a starved run (overruns) lags the model in real time: again
+		j=$("$P" "${work[@]}" --permit-release "$rel" --chan-cap "$cap" 2>/dev/null)
+		rc=$?
+		ovr[$name]=$(($(json_field "$j" overruns 1) + $(json_field "$j" overruns 2)))
+		[ "${ovr[$name]}" = 0 ] && break
+	done
+	check_eq "$name: exit 0, its 3 H checks passed" "$rc/$(json_field "$j" all_h_checks_passed)" "0/true"
 	held[$name]=$(awk -v p="$(json_field "$j" peak_rss_mib)" -v b="$(json_field "$j" rss_before_mib)" \
 		-v s="$(json_field "$j" partition_bytes)" 'BEGIN { printf "%.2f", (p - b) * 1048576 / s }')
 	digest[$name]=$(json_field "$j" digest)
 done
-check "fix 1 holds at most pw + 1 + gw = 7 partitions (${held[fix1]} partitions of memory, the rest included)" \
+check "fix 1 holds at most pw + 1 + gw = 7 partitions (${held[fix1]} partitions of memory, the rest included; ${ovr[fix1]} overruns)" \
 	awk -v h="${held[fix1]}" 'BEGIN { exit !(h < 7 + 2) }'
-check "fix 2 holds more, at most 2 pw + gw = 10 (${held[fix2]})" \
+check "fix 2 holds more, at most 2 pw + gw = 10 (${held[fix2]}; ${ovr[fix2]} overruns)" \
 	awk -v h="${held[fix2]}" -v f="${held[fix1]}" 'BEGIN { exit !(h < 10 + 2 && h > f + 1) }'
-check "the incident holds more than either bound (${held[incident]} of 30)" \
+check "the incident holds more than either bound (${held[incident]} of 30; ${ovr[incident]} overruns)" \
 	awk -v h="${held[incident]}" 'BEGIN { exit !(h > 10 + 4) }'
 check_eq "the three variants prove the same" "$(printf '%s\n' "${digest[@]}" | sort -u | wc -l)" 1
 finish

@@ -5,8 +5,9 @@
 # the variants taking turns so that a noisy machine weighs on all three alike. Prints, per
 # scene and variant, the median and range (min-max) of the peak RSS, proofs/min and the
 # device's busy time; each fix's proofs/min against the incident's of the same seed and
-# run (median and range of the paired change); and the spread between runs of one seed (the
-# run-to-run noise, which the seeded model keeps small). A run in which real work did not
+# run (median and range of the paired change); the proofs/min by the model's clock (the
+# modelled makespan: the same every run of a seed); and the spread between runs of one
+# seed (the run-to-run noise of the wall clock, which the seeded model keeps small). A run in which real work did not
 # fit in its modelled time (an overrun: the machine starved the prover) measures the
 # machine, not the model: it is run again, up to RETRIES times (default 3), and the table
 # says how many were (reruns) and how many overruns the kept runs still had. Speeds are
@@ -65,7 +66,7 @@ one_run() {
 
 overruns() { echo $(($(field "$1" overruns 1) + $(field "$1" overruns 2))); }
 
-# one line per kept run: scene variant seed rep rss ppm busy overruns reruns
+# one line per kept run: scene variant seed rep rss ppm busy overruns reruns model-ppm
 runs=$(mktemp)
 trap 'rm -f "$runs"' EXIT
 for scene in "${scenes[@]}"; do
@@ -75,7 +76,9 @@ for scene in "${scenes[@]}"; do
 				one_run "$scene" "$run" "$seed"
 				echo "$scene $run $seed $rep $(field "$json" peak_rss_mib)" \
 					"$(field "$json" proofs_per_min) $(field "$json" busy_pct)" \
-					"$(overruns "$json") $reran" >>"$runs"
+					"$(overruns "$json") $reran" \
+					"$(awk -v n="$(field "$json" proofs)" -v m="$(field "$json" makespan_s)" \
+						'BEGIN { printf "%.2f", n * 60 / m }')" >>"$runs"
 			done
 		done
 	done
@@ -98,17 +101,19 @@ for scene in "${scenes[@]}"; do
 	$1 == scene {
 		rss[$2] = rss[$2] " " $5; ppm[$2] = ppm[$2] " " $6; busy[$2] = busy[$2] " " $7
 		ovr[$2] += $8; rer[$2] += $9; p[$2, $3, $4] = $6; seeds[$3] = 1; reps[$4] = 1
+		mp[$2] = mp[$2] " " $10
 	}
 	END {
 		nv = split(order, vs, " ")
-		printf "%-9s %-21s %-21s %-20s %-17s %s\n", "variant", "peak RSS MiB", "proofs/min",
-			"vs incident", "device busy %", "overruns/reruns"
+		printf "%-9s%-20s%-20s%-21s%-9s%-6s%s\n", "variant", "peak RSS MiB", "proofs/min",
+			"vs incident", "model", "busy", "overruns"
 		for (k = 1; k <= nv; k++) {
 			v = vs[k]; d = ""
 			for (s in seeds) for (r in reps) d = d " " (p[v, s, r] / p[vs[1], s, r] - 1) * 100
-			fmt = "%.1f (%.1f-%.1f)"; a = stats(rss[v]); b = stats(ppm[v]); c = stats(busy[v])
+			fmt = "%.1f (%.1f-%.1f)"; a = stats(rss[v]); b = stats(ppm[v])
+			fmt = "%.1f"; c = stats(busy[v]); m = stats(mp[v])
 			fmt = "%+.1f%% (%+.1f..%+.1f)"; e = k == 1 ? "-" : stats(d)
-			printf "%-9s %-21s %-21s %-20s %-17s %d/%d\n", v, a, b, e, c, ovr[v], rer[v]
+			printf "%-9s%-20s%-20s%-21s%-9s%-6s%d/%d\n", v, a, b, e, m, c, ovr[v], rer[v]
 		}
 		worst = 0
 		for (k = 1; k <= nv; k++) for (s in seeds) {
@@ -120,6 +125,8 @@ for scene in "${scenes[@]}"; do
 			}
 			if ((hi - lo) / hi * 100 > worst) worst = (hi - lo) / hi * 100
 		}
-		printf "run to run (the same seed): proofs/min within %.2f%%\n", worst
+		printf "run to run (the same seed): proofs/min within %.2f%%; model: proofs/min by the\n", worst
+		printf "model'"'"'s clock (median), the same every run of a seed; busy: the device'"'"'s %% of\n"
+		printf "the wall time (median); overruns: in the kept runs / runs thrown away for them\n"
 	}' "$runs"
 done

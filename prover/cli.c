@@ -11,13 +11,16 @@
 #include "exit_codes.h"
 #include "gpu_model.h"
 #include "hcheck.h"
+#include "host_model.h"
+#include "model_time.h"
 
 const char *argp_program_version = "prover (inflight reference prover) 1";
 
 enum {
 	OPT_PW = 0x100, OPT_GW, OPT_CHAN_CAP, OPT_RELEASE, OPT_JOBS, OPT_LOG_N, OPT_GPU_ROUNDS,
 	OPT_SYNTH_ROUNDS, OPT_GPU, OPT_PAYLOAD_KIB, OPT_UNTRACKED_MB, OPT_JSON, OPT_SECTOR,
-	OPT_SEED, OPT_GPU_RATE, OPT_H_CHECK_EVERY,
+	OPT_SEED, OPT_GPU_RATE, OPT_H_CHECK_EVERY, OPT_GPU_SPREAD, OPT_HOST, OPT_SYNTH_RATE,
+	OPT_SYNTH_SPREAD, OPT_MODEL_SEED,
 };
 
 #define STR(x) #x
@@ -66,25 +69,51 @@ static const struct argp_option run_options[] = {
 	  "cuda: fail (exit 6) without a device", 3 },
 	{ "gpu-rate", OPT_GPU_RATE, "MOPS", 0,
 	  "the modelled device's speed: million field operations per second (1.."
-	  XSTR(GPU_MODEL_MAX_MOPS) ", default " XSTR(GPU_MODEL_DEFAULT_MOPS) ")", 3 },
+	  XSTR(GPU_MODEL_MAX_MOPS) "; default " XSTR(GPU_MODEL_BALANCED_MOPS) " with --host "
+	  "model, 55.4 ms at 2^17: cuzk's GPU stage 50 times shorter, at cuzk's balance with "
+	  "the modelled synthesis; else " XSTR(GPU_MODEL_DEFAULT_MOPS) ", 181 ms at 2^18, "
+	  "slower than real synthesis here)", 3 },
+	{ "gpu-spread", OPT_GPU_SPREAD, "PCT", 0,
+	  "the modelled device's kernel time varies per partition, uniformly within PCT% of "
+	  "its mean, drawn from --model-seed (0.." XSTR(MODEL_MAX_SPREAD_PCT) ", default "
+	  XSTR(GPU_MODEL_DEFAULT_SPREAD) ": cuzk's 1.8-3.75 s)", 3 },
 	{ "h-check-every", OPT_H_CHECK_EVERY, "N", 0,
 	  "check the H of 1 partition in N (1.." XSTR(HCHECK_EVERY_MAX) "; default: every "
 	  "partition on CUDA and the CPU, where the check is inline; 1 in "
 	  XSTR(HCHECK_EVERY_MODEL) " on the modelled device, checked after "
 	  "the run from the same witness, so that it costs the pipeline no CPU)", 3 },
-	{ NULL, 0, NULL, 0, "Output:", 4 },
-	{ "json", OPT_JSON, NULL, 0, "print the summary as one JSON object", 4 },
+	{ NULL, 0, NULL, 0, "Synthesis:", 4 },
+	{ "host", OPT_HOST, "MODE", 0,
+	  "real (default): synthesis takes what it takes on this machine's cores; model: a "
+	  "MODELLED host, as on cuzk's where each synthesizing partition has cores of its own: "
+	  "the real witness is still computed, then the partition waits until its modelled "
+	  "duration (from its constraints at --synth-rate, whatever else runs) has passed", 4 },
+	{ "synth-rate", OPT_SYNTH_RATE, "KCPS", 0,
+	  "the modelled host's speed: thousand constraints per second per partition, "
+	  "--synth-rounds R counting R times (1.." XSTR(HOST_MODEL_MAX_KCPS) ", default "
+	  XSTR(HOST_MODEL_DEFAULT_KCPS) ": 729.7 ms at 2^17, cuzk's 36.5 s under load 50 "
+	  "times shorter)", 4 },
+	{ "synth-spread", OPT_SYNTH_SPREAD, "PCT", 0,
+	  "the modelled synthesis time varies per partition, uniformly within PCT% of its "
+	  "mean (0.." XSTR(MODEL_MAX_SPREAD_PCT) ", default " XSTR(HOST_MODEL_DEFAULT_SPREAD)
+	  ")", 4 },
+	{ "model-seed", OPT_MODEL_SEED, "S", 0,
+	  "the seed of the modelled durations (default " XSTR(MODEL_DEFAULT_SEED) "): a "
+	  "partition's durations depend on it and its owner id only, so the same seed gives "
+	  "every variant the same durations", 4 },
+	{ NULL, 0, NULL, 0, "Output:", 5 },
+	{ "json", OPT_JSON, NULL, 0, "print the summary as one JSON object", 5 },
 	{ NULL, 0, NULL, 0, "Informational:", -1 },
 	{ 0 }
 };
 
 static const char run_doc[] =
 	"A cuzk-like Groth16 proving pipeline: proof jobs of P partitions; each partition waits "
-	"for a synthesis permit, synthesizes an R1CS witness over Goldilocks, is sent into a "
-	"bounded GPU channel, gets its H polynomial computed by a GPU worker (NTTs on CUDA, or "
-	"on the CPU, or the time of them on a MODELLED device) and is finalized on the CPU. "
-	"Every large buffer and stage transition fires a USDT "
-	"probe (provider `prover`) for inflight to watch."
+	"for a synthesis permit, synthesizes an R1CS witness over Goldilocks (in its real time, "
+	"or in the time of a MODELLED host), is sent into a bounded GPU channel, gets its H "
+	"polynomial computed by a GPU worker (NTTs on CUDA, or on the CPU, or the time of them "
+	"on a MODELLED device) and is finalized on the CPU. Every large buffer and stage "
+	"transition fires a USDT probe (provider `prover`) for inflight to watch."
 	"\v"
 	"Subcommand:\n"
 	"  prover gen-c1 -o FILE [OPTION...]   write a C1 input (gen-c1 --help)\n"
@@ -94,17 +123,20 @@ static const char run_doc[] =
 	"  prover --json                   the same, the summary as JSON\n"
 	"  prover gen-c1 -o c1.json && prover -i c1.json\n"
 	"  prover --log-n 20 --gpu-rounds 4    bigger buffers, a slower GPU stage\n"
-	"  prover --gpu model --gpu-rate 400   a modelled GPU four times the default speed\n"
+	"  prover --gpu model --gpu-rate 2600  a modelled GPU four times the default speed\n"
+	"  prover --gpu model --host model --log-n 17   cuzk's balance, 50 times faster\n"
 	"  prover --gpu cpu                H on the CPU, every partition checked inline\n"
-	"The incident and its two fixes, scaled (prover/incident.sh runs all three, with the "
-	"work and device rate of prover/story.sh):\n"
-	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 1 --permit-release after-synth\n"
-	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 1 --permit-release after-send\n"
-	"  prover --pw 12 --jobs 6 -n 6 --chan-cap 12 --permit-release after-send\n"
+	"The incident and its two fixes, scaled (prover/incident.sh runs the three in both "
+	"scenes of prover/story.sh, several seeds each; on the modelled host and device):\n"
+	"  S=\"--gpu model --host model --log-n 17 --pw 12 -n 12 --jobs 12\"\n"
+	"  prover $S --chan-cap 1 --permit-release after-synth    the incident\n"
+	"  prover $S --chan-cap 1 --permit-release after-send     fix 1\n"
+	"  prover $S --chan-cap 12 --permit-release after-send    fix 2 (kept)\n"
 	"\n"
 	"At the end: proofs, wall time, proofs per minute, peak RSS, whether the H checks "
-	"(A(x)B(x) - C(x) = H(x)(x^N - 1) at a random x) passed, and on the modelled device "
-	"one line, marked MODELLED, with its kernel time and how busy it was.\n"
+	"(A(x)B(x) - C(x) = H(x)(x^N - 1) at a random x) passed, and for each modelled part "
+	"one line, marked MODELLED, with its mean time, spread, how busy it was and how often "
+	"the real work did not fit in the modelled time (overruns).\n"
 	"\n"
 	"Exit status: 0 all proofs done and checked; 1 an H check failed; 2 bad command line; "
 	"3 input unreadable (or output unwritable); 4 malformed C1 input; 5 out of memory or "
@@ -147,7 +179,7 @@ static unsigned long long parse_number(const char *opt, const char *arg, unsigne
 
 #define NUM(opt, min, max) parse_number(opt, arg, min, max)
 
-static bool chan_cap_set, partitions_set;
+static bool chan_cap_set, partitions_set, gpu_rate_set;
 
 static error_t run_opt(int key, char *arg, struct argp_state *state)
 {
@@ -171,6 +203,27 @@ static error_t run_opt(int key, char *arg, struct argp_state *state)
 	case OPT_GPU_ROUNDS: c->gpu_rounds = NUM("--gpu-rounds", 1, 1000); break;
 	case OPT_GPU_RATE:
 		c->gpu_mops = NUM("--gpu-rate", GPU_MODEL_MIN_MOPS, GPU_MODEL_MAX_MOPS);
+		gpu_rate_set = true;
+		break;
+	case OPT_GPU_SPREAD:
+		c->gpu_spread = NUM("--gpu-spread", 0, MODEL_MAX_SPREAD_PCT);
+		break;
+	case OPT_SYNTH_RATE:
+		c->synth_kcps = NUM("--synth-rate", HOST_MODEL_MIN_KCPS, HOST_MODEL_MAX_KCPS);
+		break;
+	case OPT_SYNTH_SPREAD:
+		c->synth_spread = NUM("--synth-spread", 0, MODEL_MAX_SPREAD_PCT);
+		break;
+	case OPT_MODEL_SEED: c->model_seed = NUM("--model-seed", 0, UINT64_MAX); break;
+	case OPT_HOST:
+		if (!strcmp(arg, "real"))
+			c->host = HOST_REAL;
+		else if (!strcmp(arg, "model"))
+			c->host = HOST_MODEL;
+		else {
+			fprintf(stderr, "prover: --host: '%s' is neither real nor model\n", arg);
+			exit(PROVER_EXIT_USAGE);
+		}
 		break;
 	case OPT_H_CHECK_EVERY:
 		c->h_check_every = NUM("--h-check-every", 1, HCHECK_EVERY_MAX);
@@ -233,6 +286,11 @@ static void set_defaults(struct cli *cli)
 		.release = RELEASE_AFTER_SEND,
 		.gpu = GPU_AUTO,
 		.gpu_mops = GPU_MODEL_DEFAULT_MOPS,
+		.gpu_spread = GPU_MODEL_DEFAULT_SPREAD,
+		.host = HOST_REAL,
+		.synth_kcps = HOST_MODEL_DEFAULT_KCPS,
+		.synth_spread = HOST_MODEL_DEFAULT_SPREAD,
+		.model_seed = MODEL_DEFAULT_SEED,
 		.gen = { .partitions = DEFAULT_PARTITIONS,
 			 .slice_bytes = DEFAULT_SLICE_KIB * 1024,
 			 .sector_num = 1,
@@ -260,6 +318,8 @@ void cli_parse(int argc, char **argv, struct cli *cli)
 	argp_parse(&run_argp, argc, argv, 0, NULL, cli);
 	if (!chan_cap_set)
 		cli->cfg.chan_cap = cli->cfg.pw;
+	if (!gpu_rate_set && cli->cfg.host == HOST_MODEL)
+		cli->cfg.gpu_mops = GPU_MODEL_BALANCED_MOPS;
 	if (cli->cfg.input && partitions_set) {
 		fprintf(stderr, "prover: --partitions applies to the generated input; %s says its "
 				"own\n", cli->cfg.input);

@@ -18,23 +18,24 @@ struct gpu_backend {
 
 /* the announcement says MODELLED, what the kernel time derives from, and where H goes */
 static struct gpu_backend *model_backend(struct gpu_backend *be, unsigned extra_rounds,
-					 unsigned mops, const char *why, char *notice,
-					 size_t len)
+					 const struct gpu_model_params *mp, const char *why,
+					 char *notice, size_t len)
 {
 	const struct ntt_domain *d = be->d;
 
-	gpu_model_init(&be->model, d->log_n, extra_rounds, mops);
+	gpu_model_init(&be->model, d->log_n, extra_rounds, mp);
 	be->modelled = true;
 	snprintf(notice, len, "GPU stage on a MODELLED device (%s): %.3f ms of kernel time per "
-		 "partition (%.3g Mop at %u Mop/s), no CPU used; H is checked after the run",
-		 why, be->model.kernel_ns / 1e6, gpu_model_ops(d->log_n, extra_rounds) / 1e6,
-		 mops);
+		 "partition +-%u%% (%.3g Mop at %u Mop/s, seed %llu), no CPU used; H is checked "
+		 "after the run", why, be->model.kernel_ns / 1e6, mp->spread_pct,
+		 gpu_model_ops(d->log_n, extra_rounds) / 1e6, mp->mops,
+		 (unsigned long long)mp->seed);
 	return be;
 }
 
 struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain *d,
-				     unsigned extra_rounds, unsigned mops, char *notice,
-				     size_t len)
+				     unsigned extra_rounds, const struct gpu_model_params *model,
+				     char *notice, size_t len)
 {
 	struct gpu_backend *be = calloc(1, sizeof(*be));
 	char why[256], err[200];
@@ -50,14 +51,14 @@ struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain
 		return be;
 	}
 	if (mode == GPU_MODEL)
-		return model_backend(be, extra_rounds, mops, "--gpu=model", notice, len);
+		return model_backend(be, extra_rounds, model, "--gpu=model", notice, len);
 	if (!cuda_probe(why, sizeof(why))) {
 		if (mode == GPU_CUDA) {
 			snprintf(notice, len, "--gpu=cuda: %s", why);
 			free(be);
 			return NULL;
 		}
-		return model_backend(be, extra_rounds, mops, why, notice, len);
+		return model_backend(be, extra_rounds, model, why, notice, len);
 	}
 	/* the tables are contiguous: tw, then tw_inv (ntt_domain_init) */
 	be->tw_bytes = ntt_table_bytes(d->log_n);
@@ -70,7 +71,7 @@ struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain
 			return NULL;
 		}
 		snprintf(why, sizeof(why), "CUDA unusable: %s", err);
-		return model_backend(be, extra_rounds, mops, why, notice, len);
+		return model_backend(be, extra_rounds, model, why, notice, len);
 	}
 	track_note_alloc(be->tw_dev, CLS_srs, be->tw_bytes, 0);
 	be->cuda = true;

@@ -22,11 +22,12 @@ struct gpu_backend;
 /*
  * GPU_AUTO: CUDA when usable, else the modelled device. GPU_CUDA: NULL when no device
  * (`notice` says why). The domain must outlive the backend; the model times `extra_rounds`
- * round trips at `mops`. `notice` receives the one-line announcement.
+ * round trips with `model`'s rate, spread and seed. `notice` receives the one-line
+ * announcement.
  */
 struct gpu_backend *gpu_backend__new(enum gpu_mode mode, const struct ntt_domain *d,
-				     unsigned extra_rounds, unsigned mops, char *notice,
-				     size_t len);
+				     unsigned extra_rounds, const struct gpu_model_params *model,
+				     char *notice, size_t len);
 
 /* "cuda", "cpu" or "model" */
 const char *gpu_backend__name(const struct gpu_backend *be);

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The modelled GPU (see gpu_model.h). */
-#include <errno.h>
-#include <time.h>
 #include "field.h"
 #include "gpu_model.h"
-
-#define NS_PER_S 1000000000ull
+#include "model_time.h"
 
 uint64_t gpu_model_ops(unsigned log_n, unsigned extra_rounds)
 {
@@ -28,47 +25,50 @@ void gpu_model_fold(const uint64_t *a, const uint64_t *b, const uint64_t *c, siz
 }
 
 void gpu_model_init(struct gpu_model *m, unsigned log_n, unsigned extra_rounds,
-		    unsigned mops)
+		    const struct gpu_model_params *p)
 {
 	*m = (struct gpu_model){
-		.mops = mops,
-		.kernel_ns = gpu_model_kernel_ns(gpu_model_ops(log_n, extra_rounds), mops),
+		.mops = p->mops,
+		.spread_pct = p->spread_pct,
+		.seed = p->seed,
+		.kernel_ns = gpu_model_kernel_ns(gpu_model_ops(log_n, extra_rounds), p->mops),
 	};
 }
 
-static uint64_t clock_ns(clockid_t id)
+uint64_t gpu_model_kernel_of(const struct gpu_model *m, uint64_t owner)
 {
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+	return model_vary_ns(m->kernel_ns, m->spread_pct, m->seed, MODEL_SALT_DEVICE, owner);
 }
 
-void gpu_model_region(struct gpu_model *m, uint64_t owner, const uint64_t *a,
-		      const uint64_t *b, const uint64_t *c, size_t n, uint64_t *pending)
+uint64_t gpu_model_region(struct gpu_model *m, uint64_t owner, uint64_t arrived_ns,
+			  const uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n,
+			  uint64_t *pending)
 {
-	uint64_t begin = clock_ns(CLOCK_MONOTONIC), deadline = begin + m->kernel_ns, folded, end;
+	uint64_t locked = model_now_ns(), kernel = gpu_model_kernel_of(m, owner);
+	uint64_t begin = arrived_ns > m->free_at ? arrived_ns : m->free_at;
+	uint64_t deadline = begin + kernel, folded;
 #ifdef PROVER_TEST_OBSERVER
-	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu0 = model_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 #endif
-	struct timespec until = { .tv_sec = deadline / NS_PER_S, .tv_nsec = deadline % NS_PER_S };
 
 	gpu_model_fold(a, b, c, n, pending);
-	folded = clock_ns(CLOCK_MONOTONIC);
+	folded = model_now_ns();
 	if (folded > deadline) {
-		/* the fold alone outlasted the kernel time (a starved CPU): not the model's time */
+		/* the fold ended past the kernel time (a starved CPU): the run lags the model here */
 		m->overruns++;
 		m->overrun_ns += folded - deadline;
 	}
-	/* absolute: a signal cannot shorten the region, and nothing is left to compute */
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
-	end = clock_ns(CLOCK_MONOTONIC);
+	if (kernel && (folded - begin) * 1000 / kernel > m->max_real_permille)
+		m->max_real_permille = (folded - begin) * 1000 / kernel;
+	model_sleep_until(deadline);
+	m->free_at = deadline;
 	m->regions++;
-	m->busy_ns += end - begin;
+	m->busy_ns += kernel;
 #ifdef PROVER_TEST_OBSERVER
-	observer_device_region(owner, begin, end, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+	observer_device_region(owner, begin, deadline, locked, model_now_ns(),
+			       model_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 #else
-	(void)owner;
+	(void)locked;
 #endif
+	return m->free_at;
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include "cli.h"
 #include "exit_codes.h"
 
@@ -47,17 +46,14 @@ static int gen_c1(const struct cli *cli)
 	return PROVER_EXIT_OK;
 }
 
-static double peak_rss_mib(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss / 1024.0; /* KiB on Linux */
-}
-
 static const char *release_name(enum permit_release r)
 {
 	return r == RELEASE_AFTER_SYNTH ? "after-synth" : "after-send";
+}
+
+static double share_pct(uint64_t ns, double wall_s)
+{
+	return wall_s > 0 ? ns / 1e9 / wall_s * 100 : 0;
 }
 
 /* the modelled device's account, as JSON (null when the GPU stage computed H) */
@@ -69,11 +65,31 @@ static void print_model_json(const struct pipeline_result *r)
 		printf("null");
 		return;
 	}
-	printf("{\"modelled\":true,\"rate_mops\":%u,\"kernel_ms\":%.3f,\"regions\":%llu,"
-	       "\"busy_s\":%.3f,\"busy_pct\":%.1f,\"overruns\":%llu,\"overrun_ms\":%.3f}",
-	       m->mops, m->kernel_ns / 1e6, (unsigned long long)m->regions, m->busy_ns / 1e9,
-	       r->wall_s > 0 ? m->busy_ns / 1e9 / r->wall_s * 100 : 0,
-	       (unsigned long long)m->overruns, m->overrun_ns / 1e6);
+	printf("{\"modelled\":true,\"rate_mops\":%u,\"kernel_ms\":%.3f,\"spread_pct\":%u,"
+	       "\"seed\":%llu,\"regions\":%llu,\"busy_s\":%.3f,\"busy_pct\":%.1f,"
+	       "\"overruns\":%llu,\"overrun_ms\":%.3f,\"real_max_pct\":%.1f,"
+	       "\"makespan_s\":%.6f}",
+	       m->mops, m->kernel_ns / 1e6, m->spread_pct, (unsigned long long)m->seed,
+	       (unsigned long long)m->regions, m->busy_ns / 1e9, share_pct(m->busy_ns, r->wall_s),
+	       (unsigned long long)m->overruns, m->overrun_ns / 1e6, m->max_real_permille / 10.0,
+	       r->model_makespan_s);
+}
+
+/* the modelled host's account, as JSON (null when synthesis ran in real time) */
+static void print_host_json(const struct pipeline_result *r)
+{
+	const struct host_model *h = &r->host;
+
+	if (!r->host_modelled) {
+		printf("null");
+		return;
+	}
+	printf("{\"modelled\":true,\"rate_kcps\":%u,\"synth_ms\":%.3f,\"spread_pct\":%u,"
+	       "\"seed\":%llu,\"syntheses\":%llu,\"modelled_s\":%.6f,\"overruns\":%llu,"
+	       "\"overrun_ms\":%.3f,\"real_max_pct\":%.1f}",
+	       h->kcps, h->synth_ns / 1e6, h->spread_pct, (unsigned long long)h->seed,
+	       (unsigned long long)h->syntheses, h->modelled_ns / 1e9,
+	       (unsigned long long)h->overruns, h->overrun_ns / 1e6, h->max_real_permille / 10.0);
 }
 
 static void print_json(const struct cli *cli, const struct pipeline_result *r, int rc)
@@ -83,18 +99,22 @@ static void print_json(const struct cli *cli, const struct pipeline_result *r, i
 	bool all_ok = r->h_checked && r->h_passed == r->h_checked;
 
 	printf("{\"proofs\":%u,\"partitions\":%u,\"wall_s\":%.3f,\"setup_s\":%.3f,"
-	       "\"proofs_per_min\":%.2f,\"peak_rss_mib\":%.1f,\"h_checks_passed\":%u,"
+	       "\"proofs_per_min\":%.2f,\"peak_rss_mib\":%.1f,\"rss_before_mib\":%.1f,"
+	       "\"partition_bytes\":%zu,\"h_checks_passed\":%u,"
 	       "\"h_checks_total\":%u,\"all_h_checks_passed\":%s,\"h_check_every\":%u,"
 	       "\"h_checks_after_run\":%s,\"check_s\":%.3f,\"digest\":\"%016llx\","
 	       "\"pw\":%u,\"gw\":%u,\"chan_cap\":%u,\"permit_release\":\"%s\",\"jobs\":%u,"
 	       "\"log_n\":%u,\"gpu_rounds\":%u,\"synth_rounds\":%u,\"gpu\":\"%s\","
-	       "\"gpu_model\":",
-	       r->proofs, r->partitions, r->wall_s, r->setup_s, per_min, peak_rss_mib(),
-	       r->h_passed, r->h_checked, all_ok ? "true" : "false", r->h_every,
+	       "\"host\":\"%s\",\"gpu_model\":",
+	       r->proofs, r->partitions, r->wall_s, r->setup_s, per_min, pipeline_peak_rss_mib(),
+	       r->rss_before_mib, r->partition_bytes, r->h_passed, r->h_checked, all_ok ? "true" : "false", r->h_every,
 	       r->h_deferred ? "true" : "false", r->check_s, (unsigned long long)r->digest, c->pw,
 	       c->gw, c->chan_cap, release_name(c->release), c->jobs, c->log_n, c->gpu_rounds,
-	       c->synth_rounds, r->gpu_name ? r->gpu_name : "none");
+	       c->synth_rounds, r->gpu_name ? r->gpu_name : "none",
+	       r->host_modelled ? "model" : "real");
 	print_model_json(r);
+	printf(",\"host_model\":");
+	print_host_json(r);
 	printf(",\"exit\":%d}\n", rc);
 }
 
@@ -116,20 +136,30 @@ static void print_summary(const struct cli *cli, const struct pipeline_result *r
 	printf("proofs        %u (%u partitions)\n", r->proofs, r->partitions);
 	printf("wall time     %.2f s (set-up %.2f s before it)\n", r->wall_s, r->setup_s);
 	printf("proofs/min    %.2f\n", per_min);
-	printf("peak RSS      %.1f MiB\n", peak_rss_mib());
+	printf("peak RSS      %.1f MiB\n", pipeline_peak_rss_mib());
 	printf("H checks      %u/%u passed (%s, %s)%s\n", r->h_passed, r->h_checked, which,
 	       r->h_deferred ? "after the run" : "inline", all_ok ? "" : "  <-- FAILED");
 	printf("proof digest  %016llx\n", (unsigned long long)r->digest);
 	printf("pipeline      pw=%u gw=%u chan-cap=%u permit-release=%s jobs=%u\n", c->pw, c->gw,
 	       c->chan_cap, release_name(c->release), c->jobs);
-	printf("work          log-n=%u gpu-rounds=%u synth-rounds=%u gpu=%s\n", c->log_n,
-	       c->gpu_rounds, c->synth_rounds, r->gpu_name ? r->gpu_name : "none");
+	printf("work          log-n=%u gpu-rounds=%u synth-rounds=%u gpu=%s host=%s\n",
+	       c->log_n, c->gpu_rounds, c->synth_rounds, r->gpu_name ? r->gpu_name : "none",
+	       r->host_modelled ? "model" : "real");
 	if (r->modelled)
-		printf("device        MODELLED, %.2f ms per partition at %u Mop/s, busy %.1f%%, "
-		       "%llu overruns\n",
-		       r->model.kernel_ns / 1e6, r->model.mops,
-		       r->wall_s > 0 ? r->model.busy_ns / 1e9 / r->wall_s * 100 : 0,
-		       (unsigned long long)r->model.overruns);
+		printf("device        MODELLED, %.2f ms +-%u%% per partition at %u Mop/s, busy "
+		       "%.1f%%\n              overruns %llu (the real work took at most %.0f%% of a "
+		       "kernel time)\n              last region over %.3f s after the start, by the "
+		       "model's clock\n",
+		       r->model.kernel_ns / 1e6, r->model.spread_pct, r->model.mops,
+		       share_pct(r->model.busy_ns, r->wall_s),
+		       (unsigned long long)r->model.overruns, r->model.max_real_permille / 10.0,
+		       r->model_makespan_s);
+	if (r->host_modelled)
+		printf("host          MODELLED, %.2f ms +-%u%% per synthesis at %uk constraints/s\n"
+		       "              overruns %llu (the real work took at most %.0f%% of a "
+		       "modelled time)\n",
+		       r->host.synth_ns / 1e6, r->host.spread_pct, r->host.kcps,
+		       (unsigned long long)r->host.overruns, r->host.max_real_permille / 10.0);
 }
 
 int main(int argc, char **argv)

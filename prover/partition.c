@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "field.h"
 #include "hpoly.h"
+#include "model_time.h"
 #include "pipeline_int.h"
 #include "rng.h"
 #include "track.h"
@@ -28,7 +29,17 @@ size_t partition_pending_bytes(const struct pipeline *pl)
 	return pl->shape.n / 2 * sizeof(uint64_t);
 }
 
-static void synthesize(struct partition *p)
+/* now, by the model's clock, when it is kept (sync.h); 0 when nothing is modelled */
+static uint64_t model_now(const struct pipeline *pl)
+{
+	return pl->model || pl->host ? model_now_ns() : 0;
+}
+
+/*
+ * The real witness, always; on the modelled host, then the wait to its modelled end.
+ * `t` is when it began by the model's clock; returns when it ended.
+ */
+static uint64_t synthesize(struct partition *p, uint64_t t)
 {
 	struct pipeline *pl = p->job->pl;
 	const struct circuit_shape *s = &pl->shape;
@@ -48,6 +59,7 @@ static void synthesize(struct partition *p)
 		p->x = hpoly_pick_x(&pl->dom, pl->x_seed ^ p->owner);
 		hpoly_eval_from_evals(&pl->dom, p->w.a, p->w.b, p->w.c, p->x, p->abc_at_x);
 	}
+	return pl->host ? host_model_finish(pl->host, p->owner, t) : model_now(pl);
 }
 
 /* the MSM-like reduction: pairs of h_i * H-point_i summed into one bucket each */
@@ -58,17 +70,41 @@ static void msm_reduce(const struct pipeline *pl, const uint64_t *h, uint64_t *b
 				    gl_mul(h[2 * i + 1], pl->srs_h[2 * i + 1]));
 }
 
-/* cuzk's prove_start: the GPU region under the device lock, then a, b, c are freed */
-static void prove_start(struct pipeline *pl, struct partition *p)
+/*
+ * The device lock, taken in the order the workers took their partitions from the channel
+ * (a fair mutex, as tokio's): the device serves the channel's order whichever worker's
+ * thread runs first.
+ */
+static void device_lock(struct pipeline *pl, uint64_t seq)
+{
+	pthread_mutex_lock(&pl->device_lock);
+	while (pl->device_next != seq)
+		pthread_cond_wait(&pl->device_turn, &pl->device_lock);
+}
+
+static void device_unlock(struct pipeline *pl)
+{
+	pl->device_next++;
+	pthread_cond_broadcast(&pl->device_turn);
+	pthread_mutex_unlock(&pl->device_lock);
+}
+
+/*
+ * cuzk's prove_start: the GPU region under the device lock, then a, b, c are freed. The
+ * worker took the partition at `t` by the model's clock, as take number `seq`; returns
+ * when the region ended.
+ */
+static uint64_t prove_start(struct pipeline *pl, struct partition *p, uint64_t t,
+			    uint64_t seq)
 {
 	size_t abc = partition_abc_bytes(pl);
 	char err[256];
 
 	p->pending = track_alloc(CLS_pending, partition_pending_bytes(pl), p->owner);
-	pthread_mutex_lock(&pl->device_lock);
+	device_lock(pl, seq);
 	if (pl->model) {
-		gpu_model_region(pl->model, p->owner, p->w.a, p->w.b, p->w.c, pl->shape.n,
-				 p->pending);
+		t = gpu_model_region(pl->model, p->owner, t, p->w.a, p->w.b, p->w.c, pl->shape.n,
+				     p->pending);
 	} else {
 		if (!gpu_backend__h(pl->gpu, p->owner, p->w.a, p->w.b, p->w.c,
 				    pl->cfg->gpu_rounds - 1, err, sizeof(err))) {
@@ -76,8 +112,9 @@ static void prove_start(struct pipeline *pl, struct partition *p)
 			exit(PROVER_EXIT_SYSTEM);
 		}
 		msm_reduce(pl, p->w.a, p->pending);
+		t = model_now(pl);
 	}
-	pthread_mutex_unlock(&pl->device_lock);
+	device_unlock(pl);
 
 	/* our own verification, outside the device region: a holds H now */
 	if (p->sampled && !pl->model)
@@ -86,16 +123,20 @@ static void prove_start(struct pipeline *pl, struct partition *p)
 	track_free(p->w.b, CLS_abc, abc);
 	track_free(p->w.c, CLS_abc, abc);
 	p->w.a = p->w.b = p->w.c = NULL;
+	return t;
 }
 
 void *gpu_worker_main(void *pipeline)
 {
 	struct pipeline *pl = pipeline;
-	struct partition *p;
+	struct chan_take take;
+	uint64_t ready = 0; /* by the model's clock: free for the next partition */
 
-	while ((p = chan_recv(&pl->chan))) {
+	while (chan_recv(&pl->chan, ready, &take)) {
+		struct partition *p = take.item;
+
 		track_stage(p->owner, STAGE_gpu);
-		prove_start(pl, p);
+		ready = prove_start(pl, p, take.t, take.seq);
 		/* the GPU part is over the moment the worker lets go */
 		track_stage(p->owner, STAGE_finalize);
 		pthread_mutex_lock(&p->lock);
@@ -144,25 +185,32 @@ void *partition_main(void *partition)
 	struct partition *p = partition;
 	struct pipeline *pl = p->job->pl;
 	bool after_send = pl->cfg->release == RELEASE_AFTER_SEND;
+	/* by the model's clock; on the modelled host a job's parse takes none of it (docs) */
+	uint64_t t = pl->host ? p->job->admitted_t : model_now(pl);
 
 	/*
-	 * On the modelled device, the device's host side (the GPU workers) must not wait for a
-	 * core behind a dozen syntheses: a real host has cores to spare for its driver threads,
-	 * ours has two. Synthesis and finalize yield to it (a higher nice value needs no
-	 * privilege); among themselves they share the cores as before.
+	 * On the modelled device with real synthesis, the device's host side (the GPU workers)
+	 * must not wait for a core behind a dozen syntheses: a real host has cores to spare
+	 * for its driver threads, ours has two. Synthesis and finalize yield to it (a higher
+	 * nice value needs no privilege); among themselves they share the cores as before. On
+	 * the modelled host a synthesis mostly waits out its time, and a lower priority would
+	 * only expose its real work to other processes' load (overruns).
 	 */
-	if (pl->model)
+	if (pl->model && !pl->host)
 		setpriority(PRIO_PROCESS, (id_t)gettid(), PARTITION_NICE_MODELLED);
 	track_stage(p->owner, STAGE_wait_permit);
-	permits_acquire(&pl->permits, p->ticket);
+	t = permits_acquire(&pl->permits, p->ticket, t);
 	track_stage(p->owner, STAGE_synth);
-	synthesize(p);
+	if (pl->host) /* its send's place in line, known now: no later one may go first */
+		chan_expect(&pl->chan, &p->sender, t + host_model_duration_ns(pl->host, p->owner),
+			    p->owner);
+	t = synthesize(p, t);
 	if (!after_send) /* the incident: the next synthesis starts while this one waits */
-		permits_release(&pl->permits);
+		permits_release(&pl->permits, t);
 	track_stage(p->owner, STAGE_chan_send);
-	chan_send(&pl->chan, p, p->owner); /* enters gpu_queue inside */
+	t = chan_send(&pl->chan, p, p->owner, t, pl->host ? &p->sender : NULL); /* gpu_queue inside */
 	if (after_send)
-		permits_release(&pl->permits);
+		permits_release(&pl->permits, t);
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->gpu_done)

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "exit_codes.h"
+#include "model_time.h"
 #include "pipeline_int.h"
 #include "rng.h"
 #include "track.h"
@@ -24,6 +26,14 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double pipeline_peak_rss_mib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024.0; /* KiB on Linux */
 }
 
 static void start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -83,14 +93,23 @@ static void *job_main(void *arg)
 	struct job *job = arg;
 	struct pipeline *pl = job->pl;
 	unsigned checked = 0, passed = 0;
-	uint64_t first_ticket, digest;
+	uint64_t digest;
 	bool deferred_ok = true;
 	int rc;
 
 	track_stage(job->owner, STAGE_parse);
 	rc = parse_input(job);
+	if (!rc && job->c1.partitions != pl->parts_per_job) {
+		fprintf(stderr, "prover: %s: malformed C1 input: its partition count changed while "
+			"running (%u, then %u)\n", pl->cfg->input, pl->parts_per_job,
+			job->c1.partitions);
+		c1_release(&job->c1);
+		rc = PROVER_EXIT_INPUT_BAD;
+	}
 	if (rc) {
 		record_failure(pl, rc);
+		/* its places in the permits' line must not hold up the jobs behind it */
+		permits_skip(&pl->permits, job->first_ticket, pl->parts_per_job);
 		track_stage(job->owner, STAGE_done);
 		sem_post(&pl->job_slots);
 		return NULL;
@@ -104,15 +123,13 @@ static void *job_main(void *arg)
 	job->proof_bytes = (size_t)job->n_parts * PARTITION_PROOF_BYTES;
 	job->proof = track_alloc(CLS_proof, job->proof_bytes, job->owner);
 
-	/* the job's partitions queue for permits together, in order */
-	first_ticket = permits_take_tickets(&pl->permits, job->n_parts);
 	for (unsigned i = 0; i < job->n_parts; i++) {
 		struct partition *p = &job->parts[i];
 
 		p->job = job;
 		p->index = i;
 		p->owner = owner_of_partition(job->seq, i);
-		p->ticket = first_ticket + i;
+		p->ticket = job->first_ticket + i;
 		p->sampled = hcheck_sampled(pl->h_every, job->seq, job->n_parts, i);
 		pthread_mutex_init(&p->lock, NULL);
 		pthread_cond_init(&p->gpu_done_cond, NULL);
@@ -177,10 +194,21 @@ static void load_srs(struct pipeline *pl)
 	pl->srs_b_g2 = pl->srs + s->n;
 }
 
-static void unload_srs(struct pipeline *pl)
+/*
+ * The process-wide buffers, released as soon as the last job is done (and again, harmlessly,
+ * at teardown): the modelled device's H checks come after, on their own plain memory, so
+ * that a recording's last event is the pipeline's, not the check's.
+ */
+static void release_shared(struct pipeline *pl)
 {
-	track_free(pl->srs, CLS_srs, pl->srs_bytes);
-	track_free(pl->domain_tables, CLS_srs, ntt_table_bytes(pl->cfg->log_n));
+	if (pl->srs) {
+		track_free(pl->srs, CLS_srs, pl->srs_bytes);
+		track_free(pl->domain_tables, CLS_srs, ntt_table_bytes(pl->cfg->log_n));
+		pl->srs = pl->domain_tables = NULL;
+	}
+	if (pl->input_text)
+		c1_free_text(pl->input_text, pl->input_len);
+	pl->input_text = NULL;
 }
 
 /* The input: a file is checked once up front (each job reads it again); else generated. */
@@ -203,8 +231,10 @@ static int prepare_input(struct pipeline *pl)
 		free(text);
 	}
 	rc = parse_input(&check);
-	if (!rc)
+	if (!rc) {
+		pl->parts_per_job = check.c1.partitions;
 		c1_release(&check.c1);
+	}
 	return rc;
 }
 
@@ -224,33 +254,56 @@ static void *hold_untracked(size_t mb)
 	return p;
 }
 
+/* the announcement says MODELLED, what the duration derives from, and what is still real */
+static void setup_host_model(struct pipeline *pl, struct pipeline_result *res)
+{
+	const struct pipeline_config *cfg = pl->cfg;
+	const struct circuit_shape *s = &pl->shape;
+
+	host_model_init(&pl->host_model, s->n_rows, cfg->synth_rounds, cfg->synth_kcps,
+			cfg->synth_spread, cfg->model_seed);
+	pl->host = &pl->host_model;
+	snprintf(res->host_notice, sizeof(res->host_notice),
+		 "synthesis on a MODELLED host (--host=model): %.3f ms per partition +-%u%% "
+		 "(%zu constraints x %u rounds at %uk/s, seed %llu), each partition as if on "
+		 "cores of its own; the real witness is still computed", pl->host->synth_ns / 1e6,
+		 cfg->synth_spread, s->n_rows, cfg->synth_rounds, cfg->synth_kcps,
+		 (unsigned long long)cfg->model_seed);
+	fprintf(stderr, "prover: %s\n", res->host_notice);
+}
+
 /* the input first: a bad file is reported before anything else is said or loaded */
 static int setup(struct pipeline *pl, struct pipeline_result *res)
 {
 	const struct pipeline_config *cfg = pl->cfg;
+	const struct gpu_model_params device = {
+		.mops = cfg->gpu_mops, .spread_pct = cfg->gpu_spread, .seed = cfg->model_seed
+	};
 	int rc = prepare_input(pl);
 
 	if (rc)
 		return rc;
 	circuit_shape(cfg->log_n, &pl->shape);
 	load_srs(pl);
-	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, cfg->gpu_rounds - 1, cfg->gpu_mops,
+	pl->gpu = gpu_backend__new(cfg->gpu, &pl->dom, cfg->gpu_rounds - 1, &device,
 				   res->gpu_notice, sizeof(res->gpu_notice));
 	fprintf(stderr, "prover: %s\n", res->gpu_notice);
 	if (!pl->gpu)
 		return PROVER_EXIT_NO_CUDA;
+	if (cfg->host == HOST_MODEL)
+		setup_host_model(pl, res);
 	res->gpu_name = gpu_backend__name(pl->gpu);
 	pl->model = gpu_backend__model(pl->gpu);
 	pl->h_every = cfg->h_check_every ? cfg->h_check_every
 					 : pl->model ? HCHECK_EVERY_MODEL : 1;
 	if (getrandom(&pl->x_seed, sizeof(pl->x_seed), 0) != sizeof(pl->x_seed))
 		pl->x_seed = rng_mix((uint64_t)(now_s() * 1e9));
-	permits_init(&pl->permits, cfg->pw);
-	if (!chan_init(&pl->chan, cfg->chan_cap)) {
-		fprintf(stderr, "prover: out of memory for the GPU channel\n");
+	if (!permits_init(&pl->permits, cfg->pw) || !chan_init(&pl->chan, cfg->chan_cap)) {
+		fprintf(stderr, "prover: out of memory for the permits and the GPU channel\n");
 		exit(PROVER_EXIT_SYSTEM);
 	}
 	pthread_mutex_init(&pl->device_lock, NULL);
+	pthread_cond_init(&pl->device_turn, NULL);
 	pthread_mutex_init(&pl->result_lock, NULL);
 	sem_init(&pl->job_slots, 0, cfg->jobs);
 	return 0;
@@ -262,16 +315,14 @@ static void teardown(struct pipeline *pl)
 	if (pl->gpu) {
 		sem_destroy(&pl->job_slots);
 		pthread_mutex_destroy(&pl->result_lock);
+		pthread_cond_destroy(&pl->device_turn);
 		pthread_mutex_destroy(&pl->device_lock);
 		chan_destroy(&pl->chan);
 		permits_destroy(&pl->permits);
 		gpu_backend__free(pl->gpu);
 	}
 	hcheck_list_free(&pl->deferred);
-	if (pl->srs)
-		unload_srs(pl);
-	if (pl->input_text)
-		c1_free_text(pl->input_text, pl->input_len);
+	release_shared(pl);
 }
 
 /* waits for a job slot; false when asked to stop */
@@ -286,30 +337,49 @@ static bool admit(struct pipeline *pl)
 	return false;
 }
 
+/* the modelled parts' accounts, for the summary: every thread has stopped, none updates them */
+static void collect_models(struct pipeline *pl, struct pipeline_result *res)
+{
+	if (pl->host) {
+		res->host_modelled = true;
+		res->host = *pl->host;
+	}
+	if (pl->model) {
+		res->modelled = true;
+		res->model = *pl->model;
+	}
+}
+
 /*
  * The H checks' outcome: the inline ones (CUDA, CPU) are counted already; the modelled
- * device's samples are checked now, after wall_s, where their CPU work slows nothing.
+ * device's samples are checked now, after wall_s, where their CPU work slows nothing, with
+ * domain tables of their own (the pipeline's are released: release_shared).
  */
 static int check_results(struct pipeline *pl, struct pipeline_result *res)
 {
+	struct ntt_domain dom;
+	uint64_t *tables = NULL;
 	const struct hcheck_ctx ctx = {
 		.shape = &pl->shape,
-		.dom = &pl->dom,
+		.dom = &dom,
 		.synth_rounds = pl->cfg->synth_rounds,
 		.extra_rounds = pl->cfg->gpu_rounds - 1,
 		.x_seed = pl->x_seed,
 	};
 	double t0 = now_s();
-	long passed;
+	long passed = -1;
 
 	res->h_every = pl->h_every;
 	res->h_checked = pl->h_checked;
 	res->h_passed = pl->h_passed;
 	if (pl->model) {
-		res->modelled = true;
-		res->model = *pl->model; /* every worker has stopped: nobody updates it now */
 		res->h_deferred = true;
-		passed = hcheck_run_deferred(&ctx, &pl->deferred);
+		tables = malloc(ntt_table_bytes(pl->cfg->log_n));
+		if (tables) {
+			ntt_domain_init(&dom, pl->cfg->log_n, tables);
+			passed = hcheck_run_deferred(&ctx, &pl->deferred);
+		}
+		free(tables);
 		if (passed < 0) {
 			fprintf(stderr, "prover: out of memory for the H check\n");
 			return PROVER_EXIT_SYSTEM;
@@ -329,6 +399,7 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 	void *untracked = hold_untracked(cfg->untracked_mb);
 	unsigned started = 0;
 	double t0 = now_s(), t1;
+	uint64_t t1_ns;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -341,13 +412,22 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 		goto out;
 
 	t1 = now_s();
+	t1_ns = model_now_ns();
 	res->setup_s = t1 - t0;
+	res->rss_before_mib = pipeline_peak_rss_mib();
+	res->partition_bytes = 3 * partition_abc_bytes(&pl) +
+			       (pl.shape.n_aux + pl.shape.n_input) * sizeof(uint64_t) +
+			       pl.shape.density_bytes;
 	for (unsigned i = 0; i < cfg->gw; i++)
 		start_thread(&workers[i], gpu_worker_main, &pl);
 	for (; started < cfg->proofs && admit(&pl); started++) {
 		jobs[started].pl = &pl;
 		jobs[started].seq = started + 1;
 		jobs[started].owner = owner_of_job(started + 1);
+		/* the first `jobs` are admitted at once, at the start, by the model's clock */
+		jobs[started].admitted_t = started < cfg->jobs ? t1_ns : model_now_ns();
+		/* its partitions queue for permits together, in admission order */
+		jobs[started].first_ticket = permits_take_tickets(&pl.permits, pl.parts_per_job);
 		start_thread(&jobs[started].thread, job_main, &jobs[started]);
 	}
 	for (unsigned i = 0; i < started; i++)
@@ -356,9 +436,13 @@ int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res)
 	for (unsigned i = 0; i < cfg->gw; i++)
 		pthread_join(workers[i], NULL);
 	res->wall_s = now_s() - t1;
+	if (pl.model) /* the last region's end by the model's clock, since the first admission */
+		res->model_makespan_s = (pl.model->free_at - t1_ns) / 1e9;
 	res->proofs = pl.proofs_done;
 	res->partitions = pl.partitions_done;
 	res->digest = pl.digest;
+	collect_models(&pl, res);
+	release_shared(&pl);
 	rc = pl.failure;
 	if (!rc)
 		rc = check_results(&pl, res);

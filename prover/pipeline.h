@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include "c1.h"
 #include "gpu.h"
+#include "host_model.h"
+
+/* Synthesis: real time on this machine's cores, or the modelled host's (host_model.h). */
+enum host_mode { HOST_REAL, HOST_MODEL };
 
 /* When a partition gives its synthesis permit back. */
 enum permit_release {
@@ -30,7 +34,12 @@ struct pipeline_config {
 	unsigned synth_rounds; /* >= 1; work per row spent deriving its constant */
 	enum permit_release release;
 	enum gpu_mode gpu;
-	unsigned gpu_mops;     /* the modelled device's rate (--gpu-rate) */
+	unsigned gpu_mops;     /* the modelled device's rate (--gpu-rate) ... */
+	unsigned gpu_spread;   /* ... and spread in percent (--gpu-spread) */
+	enum host_mode host;
+	unsigned synth_kcps;   /* the modelled host's rate (--synth-rate) ... */
+	unsigned synth_spread; /* ... and spread in percent (--synth-spread) */
+	uint64_t model_seed;   /* both models' draws derive from it (--model-seed) */
 	unsigned h_check_every; /* check 1 partition in N; 0: every one, or 1 in 10 if modelled */
 	const char *input;	 /* C1 file, or NULL for a generated one ... */
 	struct c1_gen_opts gen;	 /* ... made with these options */
@@ -48,12 +57,21 @@ struct pipeline_result {
 	double setup_s;	     /* SRS load, domain, backend, input */
 	double wall_s;	     /* first job admitted to last job done */
 	double check_s;	     /* the deferred H checks, after wall_s */
+	double model_makespan_s; /* the modelled device's last region end, from wall_s's start */
 	bool modelled;	     /* the GPU stage ran on the modelled device: */
 	struct gpu_model model; /* its rate, kernel time and account */
+	bool host_modelled;  /* synthesis ran on the modelled host: */
+	struct host_model host; /* its rate, mean duration and account */
+	char host_notice[256];
 	uint64_t digest;     /* of all proofs: equal for equal inputs, whatever the schedule */
+	size_t partition_bytes; /* what one partition holds once synthesized (a, b, c, aux, ...) */
+	double rss_before_mib;	/* the peak RSS before the first job: set-up's share of it */
 	char gpu_notice[256];
 	const char *gpu_name;
 };
+
+/* The process's peak RSS so far (getrusage), in MiB. */
+double pipeline_peak_rss_mib(void);
 
 /* Runs every proof job; returns a prover_exit code (messages already printed). */
 int pipeline_run(const struct pipeline_config *cfg, struct pipeline_result *res);

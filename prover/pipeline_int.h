@@ -39,10 +39,15 @@ struct pipeline {
 	const uint64_t *srs_h, *srs_b_g2;
 	struct gpu_backend *gpu;
 	struct gpu_model *model; /* the modelled device, or NULL when H is computed */
+	struct host_model host_model;
+	struct host_model *host; /* &host_model when synthesis is modelled, else NULL */
 	unsigned h_every;	 /* 1 partition in h_every gets its H checked */
 	struct permits permits;
 	struct chan chan;
-	pthread_mutex_t device_lock; /* one GPU: the gw workers share it */
+	pthread_mutex_t device_lock; /* one GPU: the gw workers share it, ... */
+	pthread_cond_t device_turn;  /* ... in the order they took their partitions */
+	uint64_t device_next;	     /* the take whose turn it is */
+	unsigned parts_per_job;	     /* what the input says: every job reads the same */
 	uint64_t x_seed;	     /* the H checks' points derive from it */
 	char *input_text;	     /* the generated C1 (class c1_data, owner 0), or NULL */
 	size_t input_len;
@@ -68,6 +73,7 @@ struct partition {
 	uint64_t x;	       /* check point */
 	uint64_t abc_at_x[3];  /* A(x), B(x), C(x) from the evaluations */
 	bool h_ok;
+	struct chan_waiter sender; /* on the modelled host: its place in the channel's line */
 
 	/* the GPU worker's hand-back */
 	pthread_mutex_t lock;
@@ -79,6 +85,8 @@ struct job {
 	struct pipeline *pl;
 	unsigned seq;
 	uint64_t owner;
+	uint64_t admitted_t;   /* CLOCK_MONOTONIC ns: when its job slot was granted */
+	uint64_t first_ticket; /* its partitions' places in the permits' line, in job order */
 	pthread_t thread;
 	struct c1_input c1;
 	uint8_t *proof; /* class proof: the partitions' proofs, side by side */

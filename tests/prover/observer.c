@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "gpu_model.h" /* the device hook's prototype */
+#include "gpu_model.h"  /* the device hook's prototype */
+#include "host_model.h" /* the host hook's prototype */
 #include "observer.h"
 #include "track.h" /* the hooks' prototypes */
 
@@ -36,8 +37,10 @@ static uint64_t allocs[CLS__COUNT];
 static char first_violation[256];
 static bool gate_closed;
 static unsigned max_in[STAGE__COUNT];
-static struct region { uint64_t begin, end, cpu; } regions[MAX_REGIONS];
+static struct region { uint64_t owner, begin, deadline, locked, end, cpu; } regions[MAX_REGIONS];
 static unsigned n_regions;
+static struct observer_synthesis syntheses[MAX_REGIONS];
+static unsigned n_syntheses;
 
 static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -58,7 +61,7 @@ void observer_reset(void)
 	n_owners = n_bufs = holders = max_holders = violations = 0;
 	memset(allocs, 0, sizeof(allocs));
 	memset(max_in, 0, sizeof(max_in));
-	n_regions = 0;
+	n_regions = n_syntheses = 0;
 	first_violation[0] = '\0';
 	gate_closed = false;
 	pthread_mutex_unlock(&lock);
@@ -178,8 +181,8 @@ void observer_free(const void *buf, enum prover_class cls, uint64_t bytes)
 	pthread_mutex_unlock(&lock);
 }
 
-void observer_device_region(uint64_t owner, uint64_t begin_ns, uint64_t end_ns,
-			    uint64_t thread_cpu_ns)
+void observer_device_region(uint64_t owner, uint64_t begin_ns, uint64_t deadline_ns,
+			    uint64_t locked_ns, uint64_t end_ns, uint64_t thread_cpu_ns)
 {
 	struct owner_rec *o;
 
@@ -189,10 +192,41 @@ void observer_device_region(uint64_t owner, uint64_t begin_ns, uint64_t end_ns,
 		violation("device region for owner %#llx, which is not in stage gpu",
 			  (unsigned long long)owner);
 	if (n_regions < MAX_REGIONS)
-		regions[n_regions++] = (struct region){ begin_ns, end_ns, thread_cpu_ns };
+		regions[n_regions++] = (struct region){ owner, begin_ns, deadline_ns, locked_ns,
+							end_ns, thread_cpu_ns };
 	else
 		violation("more than %d device regions", MAX_REGIONS);
 	pthread_mutex_unlock(&lock);
+}
+
+void observer_host_synthesis(uint64_t owner, uint64_t begin_ns, uint64_t deadline_ns,
+			     uint64_t worked_ns, uint64_t end_ns, uint64_t thread_cpu_ns)
+{
+	struct owner_rec *o;
+
+	pthread_mutex_lock(&lock);
+	o = find_owner(owner);
+	if (!o || o->stage != STAGE_synth)
+		violation("synthesis for owner %#llx, which is not in stage synth",
+			  (unsigned long long)owner);
+	if (n_syntheses < MAX_REGIONS)
+		syntheses[n_syntheses++] = (struct observer_synthesis){
+			owner, begin_ns, deadline_ns, worked_ns, end_ns, thread_cpu_ns
+		};
+	else
+		violation("more than %d syntheses", MAX_REGIONS);
+	pthread_mutex_unlock(&lock);
+}
+
+unsigned observer_host_syntheses(struct observer_synthesis *out, unsigned max)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lock);
+	n = n_syntheses < max ? n_syntheses : max;
+	memcpy(out, syntheses, n * sizeof(*out));
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 static int by_begin(const void *x, const void *y)
@@ -202,20 +236,28 @@ static int by_begin(const void *x, const void *y)
 	return a->begin < b->begin ? -1 : a->begin > b->begin;
 }
 
-void observer_device_regions(struct observer_regions *out)
+void observer_device_regions(const struct gpu_model *m, struct observer_regions *out)
 {
 	pthread_mutex_lock(&lock);
 	*out = (struct observer_regions){ .count = n_regions, .min_ns = UINT64_MAX };
 	qsort(regions, n_regions, sizeof(regions[0]), by_begin);
 	for (unsigned i = 0; i < n_regions; i++) {
-		uint64_t len = regions[i].end - regions[i].begin;
+		const struct region *r = &regions[i];
 
-		if (len < out->min_ns)
-			out->min_ns = len;
-		if (regions[i].cpu > out->max_cpu_ns)
-			out->max_cpu_ns = regions[i].cpu;
-		if (i && regions[i].begin < regions[i - 1].end)
-			out->overlap = true;
+		if (r->end - r->locked < out->min_ns)
+			out->min_ns = r->end - r->locked;
+		if (r->cpu > out->max_cpu_ns)
+			out->max_cpu_ns = r->cpu;
+		out->early |= r->end < r->deadline;
+		out->late_begin |= r->begin > r->locked;
+		if (r->deadline > out->last_end)
+			out->last_end = r->deadline;
+		out->exact_kernel += m && r->deadline - r->begin == gpu_model_kernel_of(m, r->owner);
+		if (!i)
+			continue;
+		out->overlap |= r->begin < regions[i - 1].deadline;
+		out->real_overlap |= r->locked < regions[i - 1].end;
+		out->back_to_back += r->begin == regions[i - 1].deadline;
 	}
 	if (!n_regions)
 		out->min_ns = 0;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "gpu_model.h"
 #include "prover_ids.h"
 
 void observer_reset(void);
@@ -34,15 +35,28 @@ unsigned observer_max_in(enum prover_stage stage);
 
 /*
  * The modelled device's regions since the reset (gpu_model.h reports each from inside
- * the device lock): how many, whether any two overlapped in time, the shortest one and
- * the most CPU time one of them used.
+ * the device lock): how many; whether any two overlapped, by the model's clock or in real
+ * time (from the lock to the real end); whether one ended, really, before its model end or
+ * began by the model's clock after the worker had the lock; the shortest real length; the
+ * most CPU time one of them used; how many lasted, by the model's clock, exactly their
+ * owner's kernel time (gpu_model_kernel_of) and how many began exactly when the previous
+ * one ended; and the latest end by the model's clock.
  */
 struct observer_regions {
 	unsigned count;
-	bool overlap;
-	uint64_t min_ns, max_cpu_ns;
+	bool overlap, real_overlap, early, late_begin;
+	uint64_t min_ns, max_cpu_ns, last_end;
+	unsigned exact_kernel, back_to_back;
 };
-void observer_device_regions(struct observer_regions *out);
+void observer_device_regions(const struct gpu_model *m, struct observer_regions *out);
+
+/* One synthesis on the modelled host (host_model.h), as it reported itself. */
+struct observer_synthesis {
+	uint64_t owner, begin, deadline, worked, end, cpu;
+};
+
+/* The modelled host's syntheses since the reset, in the order they ended; returns how many. */
+unsigned observer_host_syntheses(struct observer_synthesis *out, unsigned max);
 
 /* Contract violations seen since the reset; the first one described in `first`. */
 unsigned observer_violations(const char **first);

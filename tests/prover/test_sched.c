@@ -5,8 +5,10 @@
  * partitions holding a/b/c stop at pw + chan-cap + gw; released after synthesis (the
  * incident), every admitted partition ends up holding them. Then the gate opens and the
  * run must finish with every proof checked and every buffer freed. The same on the CPU
- * GPU stage and on the modelled device: the invariants are the scheduler's, not the
- * device's.
+ * GPU stage and on the modelled device, with real and with modelled synthesis: the
+ * invariants are the scheduler's, not the models'. Then, free-running on the modelled host
+ * and device with the device the slow stage, the most partitions holding a/b/c at once:
+ * fix 1 stays within pw + 1 + gw, fix 2 within 2 pw + gw, the incident goes past both.
  */
 #include <pthread.h>
 #include "check.h"
@@ -30,8 +32,8 @@ static void *run_pipeline(void *arg)
 	return NULL;
 }
 
-static void variant(const char *name, enum gpu_mode gpu, enum permit_release release,
-		    unsigned pw, unsigned chan_cap)
+static void variant(const char *name, enum gpu_mode gpu, enum host_mode host,
+		    enum permit_release release, unsigned pw, unsigned chan_cap)
 {
 	const unsigned gw = 2, jobs = 2, partitions = 10, total = jobs * partitions;
 	const unsigned bound = pw + chan_cap + gw;
@@ -42,7 +44,9 @@ static void variant(const char *name, enum gpu_mode gpu, enum permit_release rel
 	struct run r = { .cfg = {
 		.proofs = jobs, .jobs = jobs, .pw = pw, .gw = gw, .chan_cap = chan_cap,
 		.log_n = 8, .gpu_rounds = 2, .synth_rounds = 1, .release = release,
-		.gpu = gpu, .gpu_mops = 1000, .h_check_every = 1, .input = NULL,
+		.gpu = gpu, .gpu_mops = 1000, .gpu_spread = 35, .model_seed = 3,
+		.host = host, .synth_kcps = 100, .synth_spread = 20, /* 2.5 ms a synthesis */
+		.h_check_every = 1, .input = NULL,
 		.gen = { .partitions = partitions, .slice_bytes = 64, .sector_num = 1, .seed = 1 },
 		.stop = &never,
 	} };
@@ -74,6 +78,11 @@ static void variant(const char *name, enum gpu_mode gpu, enum permit_release rel
 	CHECK_EQ_U64(r.res.h_passed, total, "%s: every H check passed", name);
 	CHECK_EQ_U64(r.res.modelled, gpu == GPU_MODEL, "%s: %s device", name,
 		     gpu == GPU_MODEL ? "a modelled" : "not a modelled");
+	CHECK_EQ_U64(r.res.host_modelled, host == HOST_MODEL, "%s: %s host", name,
+		     host == HOST_MODEL ? "a modelled" : "not a modelled");
+	if (host == HOST_MODEL)
+		CHECK_EQ_U64(r.res.host.syntheses, total, "%s: one modelled synthesis per "
+			     "partition", name);
 	if (gpu == GPU_MODEL)
 		CHECK_EQ_U64(r.res.model.regions, total, "%s: one device region per partition",
 			     name);
@@ -90,21 +99,60 @@ static void variant(const char *name, enum gpu_mode gpu, enum permit_release rel
 		     first);
 }
 
+/* free-running, both modelled, the device 8 times slower than 4 permits' synthesis */
+static unsigned holders(enum permit_release release, unsigned chan_cap)
+{
+	const unsigned pw = 4, gw = 2;
+	struct run r = { .cfg = {
+		.proofs = 3, .jobs = 3, .pw = pw, .gw = gw, .chan_cap = chan_cap, .log_n = 8,
+		.gpu_rounds = 1, .synth_rounds = 1, .release = release, .gpu = GPU_MODEL,
+		.gpu_mops = 10, .gpu_spread = 35, .model_seed = 1, /* 1.1 ms a region */
+		.host = HOST_MODEL, .synth_kcps = 450, .synth_spread = 20, /* 0.55 ms */
+		.h_check_every = 10,
+		.gen = { .partitions = 10, .slice_bytes = 64, .sector_num = 1, .seed = 1 },
+		.stop = &never,
+	} };
+	const char *first;
+	unsigned violations;
+
+	observer_reset();
+	r.rc = pipeline_run(&r.cfg, &r.res);
+	violations = observer_violations(&first);
+	CHECK(r.rc == PROVER_EXIT_OK && violations == 0, "free-running, %s, cap %u: succeeds "
+	      "(exit %d), no contract violation (%s)",
+	      release == RELEASE_AFTER_SEND ? "after-send" : "after-synth", chan_cap, r.rc, first);
+	return observer_max_abc_holders();
+}
+
 int main(void)
 {
 	static const struct {
 		enum gpu_mode gpu;
+		enum host_mode host;
 		const char *name;
-	} devices[] = { { GPU_CPU, "cpu" }, { GPU_MODEL, "model" } };
+	} kinds[] = { { GPU_CPU, HOST_REAL, "cpu" },
+		      { GPU_MODEL, HOST_REAL, "model" },
+		      { GPU_CPU, HOST_MODEL, "cpu, host model" },
+		      { GPU_MODEL, HOST_MODEL, "model, host model" } };
+	unsigned incident, fix1, fix2;
 	char name[64];
 
-	for (unsigned d = 0; d < 2; d++) {
-		snprintf(name, sizeof(name), "%s, after-send, cap 1", devices[d].name);
-		variant(name, devices[d].gpu, RELEASE_AFTER_SEND, 3, 1);
-		snprintf(name, sizeof(name), "%s, after-send, cap = pw", devices[d].name);
-		variant(name, devices[d].gpu, RELEASE_AFTER_SEND, 3, 3);
-		snprintf(name, sizeof(name), "%s, after-synth, cap 1", devices[d].name);
-		variant(name, devices[d].gpu, RELEASE_AFTER_SYNTH, 3, 1);
+	for (unsigned d = 0; d < sizeof(kinds) / sizeof(kinds[0]); d++) {
+		snprintf(name, sizeof(name), "%s, after-send, cap 1", kinds[d].name);
+		variant(name, kinds[d].gpu, kinds[d].host, RELEASE_AFTER_SEND, 3, 1);
+		snprintf(name, sizeof(name), "%s, after-send, cap = pw", kinds[d].name);
+		variant(name, kinds[d].gpu, kinds[d].host, RELEASE_AFTER_SEND, 3, 3);
+		snprintf(name, sizeof(name), "%s, after-synth, cap 1", kinds[d].name);
+		variant(name, kinds[d].gpu, kinds[d].host, RELEASE_AFTER_SYNTH, 3, 1);
 	}
+	fix1 = holders(RELEASE_AFTER_SEND, 1);
+	fix2 = holders(RELEASE_AFTER_SEND, 4);
+	incident = holders(RELEASE_AFTER_SYNTH, 1);
+	CHECK(fix1 <= 4 + 1 + 2, "fix 1 holds at most pw + 1 + gw = 7 partitions' a/b/c (%u)",
+	      fix1);
+	CHECK(fix2 <= 4 + 4 + 2 && fix2 > 4 + 1 + 2, "fix 2 holds more, at most 2 pw + gw = 10 "
+	      "(%u)", fix2);
+	CHECK(incident > 4 + 4 + 2, "the incident holds more than either bound (%u of 30)",
+	      incident);
 	return check_done();
 }

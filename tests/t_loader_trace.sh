@@ -69,7 +69,7 @@ check_eq "json: exit 0" "$?" 0
 check_eq "json: one line" "$(wc -l <"$TMP/json")" 1
 json=$(cat "$TMP/json")
 check_match "json: a summary, schema 2, its clock named" "$json" \
-	'^\{"schema":2,"type":"summary","clock":\{"origin":"first probe event","origin_pid":[0-9]+,"origin_mono_ns":[0-9]+\},"reason":"command exited","torn":0,"procs_map_full":0,"processes":\['
+	'^\{"schema":2,"type":"summary","clock":\{"origin":"first probe event","origin_pid":[0-9]+,"origin_mono_ns":[0-9]+\},"reason":"command exited","torn":0,"procs_map_full":0,"rss_off":null,"no_terminal_stage":false,"processes":\['
 check_match "json: events" "$json" '"events":\{"buf_alloc":2,"buf_free":2,"stage":6\}'
 check_match "json: exit status" "$json" '"exited":true,"exit_status":0,"exit_signal":null,'
 check_match "json: the peak" "$json" '"peak":\{"bytes":4096,"bufs":1,'

@@ -44,14 +44,16 @@ for v in O2 O0 nopie; do
 	check_match "args-$v: list marks the TLS site skipped, with why" "$notes" \
 		'8@%fs:40 [^<]*<- skipped: argument 1 .8@%fs:40.: a segment-relative operand'
 	for mech in multi perf; do
-		INFLIGHT_ATTACH=$mech "$INFLIGHT" --json -- "$bin" $ROUNDS >"$TMP/out" 2>"$TMP/err"
+		rm -f "$TMP/json"
+		INFLIGHT_ATTACH=$mech "$INFLIGHT" --json -o "$TMP/json" -- "$bin" $ROUNDS >"$TMP/out" \
+			2>"$TMP/err"
 		rc=$?
-		got=$(grep '^{"type":"summary"' "$TMP/out" | jq -c '.procs[0] | {events,
+		got=$(grep '"type":"summary"' "$TMP/json" | jq -c '.processes[0] | {events,
 			peak: (.peak | {bytes, bufs, seq, classes,
 				stages: [.stages[] | {stage, owners, bufs, bytes}]}),
 			unmatched, exact, at_end: (.at_end | {bufs, classes})}')
 		check_eq "args-$v ($mech): exit 0, the program's own output" \
-			"$rc $(grep -v '^{' "$TMP/out")" "0 done $ROUNDS"
+			"$rc $(cat "$TMP/out")" "0 done $ROUNDS"
 		check_eq "args-$v ($mech): every form read exactly" "$got" "$want"
 		check_eq "args-$v ($mech): one warning, naming the skipped site and why" \
 			"$(grep -c . "$TMP/err") $(grep -cE "^inflight: warning: .*args-$v: prover:buf_alloc site 0x[0-9a-f]+ skipped: argument 1 '8@%fs:40': a segment-relative operand \(thread-local storage\) is not read$" "$TMP/err")" \

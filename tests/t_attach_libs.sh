@@ -20,10 +20,11 @@ done
 
 # CMD...: traced under --; its projected summary in $got, its output in $out, exit in $rc
 run() {
-	"$INFLIGHT" --json -- "$@" >"$TMP/out" 2>"$TMP/err"
+	rm -f "$TMP/json"
+	"$INFLIGHT" --json -o "$TMP/json" -- "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	got=$(grep '^{"type":"summary"' "$TMP/out" | project)
-	out=$(grep -v '^{' "$TMP/out")
+	got=$(grep '"type":"summary"' "$TMP/json" | project)
+	out=$(cat "$TMP/out")
 }
 
 full6=$(expect_procs full 6 1 0 0)
@@ -40,15 +41,17 @@ for mech in multi perf; do
 	run sh -c "exec '$P/c-bfd-O2/example' --items 6"
 	check_eq "$mech: a shell that execs the program: the program counted exactly" \
 		"$rc $got $out" "0 $full6 $(expect_output 6)"
-	"$INFLIGHT" --json -- "$A/exec_chain" "$P/c-bfd-O2/example" --items 6 >"$TMP/out" 2>"$TMP/err"
+	rm -f "$TMP/json"
+	"$INFLIGHT" --json -o "$TMP/json" -- "$A/exec_chain" "$P/c-bfd-O2/example" --items 6 \
+		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	images=$(grep '^{"type":"summary"' "$TMP/out" | jq -c '[.procs[] | {events,
+	images=$(grep '"type":"summary"' "$TMP/json" | jq -c '[.processes[] | {events,
 		at_end: .at_end.bufs, exact}] | sort_by(tojson)')
 	check_eq "$mech: exec into another instrumented program: both images, exact" \
 		"$rc $images" \
 		'0 [{"events":{"buf_alloc":19,"buf_free":19,"stage":24},"at_end":0,"exact":true},{"events":{"buf_alloc":2,"buf_free":1,"stage":2},"at_end":1,"exact":true}]'
 	check_eq "$mech: ... one pid for both" \
-		"$(grep '^{"type":"summary"' "$TMP/out" | jq '[.procs[].pid] | unique | length')" 1
+		"$(grep '"type":"summary"' "$TMP/json" | jq '[.processes[].pid] | unique | length')" 1
 	wait_detached
 done
 unset INFLIGHT_ATTACH

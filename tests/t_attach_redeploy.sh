@@ -63,7 +63,7 @@ redeploy() {
 
 redeploy trace
 check_eq "trace: the old build's process and the new one's, each counted exactly" \
-	"$(grep '^{"type":"summary"' "$TMP/trace.out" | project)" \
+	"$(grep '"type":"summary"' "$TMP/trace.out" | project)" \
 	"$(jq -cS -n --argjson a "$(expect_procs full 6 1 0 0)" --argjson b "$(expect_procs full 8 1 0 0)" \
 		'$a + $b | sort_by(tojson)')"
 

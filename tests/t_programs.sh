@@ -107,7 +107,7 @@ diagnose() { # RC ERRFILE ACTUAL EXPECTED
 judge() {
 	local desc=$1 mode=$2 rc=$3 err=$4 sum=$5 expected=$6 out=${7:-} want=${8:-}
 	local actual why
-	actual=$(grep '^{"type":"summary"' "$sum" 2>/dev/null | tail -1 | project 2>/dev/null)
+	actual=$(grep '"type":"summary"' "$sum" 2>/dev/null | tail -1 | project 2>/dev/null)
 	if [ "$rc" = 0 ] && [ "$actual" = "$expected" ] && [ "$out" = "$want" ]; then
 		res ok "$desc"
 		cell "$mode:pass"
@@ -146,13 +146,14 @@ expected_of() { # N T W
 mode_cmd() {
 	local row=$1 dir=$2 elf=$3 n=$4 t=$5 w=$6 rc out want=""
 	# shellcheck disable=SC2046
-	timeout 60 "$INFLIGHT" --json -- "$dir/example" $(prog_args "$n" "$t" "$w" "$elf" "$dir") \
-		>"$WD/cmd.out" 2>"$WD/cmd.err"
+	rm -f "$WD/cmd.json"
+	timeout 60 "$INFLIGHT" --json -o "$WD/cmd.json" -- "$dir/example" \
+		$(prog_args "$n" "$t" "$w" "$elf" "$dir") >"$WD/cmd.out" 2>"$WD/cmd.err"
 	rc=$?
-	out=$(grep -v '^{' "$WD/cmd.out")
+	out=$(cat "$WD/cmd.out")
 	[ "$w" = 0 ] && want=$(expect_output "$n")
 	judge "$row: inflight -- CMD counts every event exactly" -- "$rc" "$WD/cmd.err" \
-		"$WD/cmd.out" "$(expected_of "$n" "$t" "$w")" "$out" "$want"
+		"$WD/cmd.json" "$(expected_of "$n" "$t" "$w")" "$out" "$want"
 }
 
 # -p PID: attached while the program holds (round R's items hold all their buffers; or
@@ -348,7 +349,7 @@ run_refused() {
 			"exit $rc: $(grep '^contract' "$WD/list.out")"
 		cell "list:FAIL(exit $rc)"
 	fi
-	timeout 60 "$INFLIGHT" --json -- "$dir/example" --items 6 >"$WD/cmd.out" 2>"$WD/cmd.err"
+	timeout 60 "$INFLIGHT" --json -o "$WD/cmd.json" -- "$dir/example" --items 6 >"$WD/cmd.out" 2>"$WD/cmd.err"
 	refusal "$row: inflight -- CMD refuses it plainly ($why)" -- $? "$WD/cmd.err" "$why"
 	mkfifo "$WD/in"
 	"$dir/example" --hold-before --items 6 <"$WD/in" >"$WD/pid.prog" 2>&1 &

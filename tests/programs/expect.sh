@@ -16,7 +16,7 @@
 #   expect_output N  the program's one line of output
 
 # What is compared: everything that does not depend on time or pids.
-PROJECT='[.procs[] | {events, owners,
+PROJECT='[.processes[] | {events, owners,
 	peak: (.peak | {bytes, bufs, seq, stages, classes}),
 	at_end: (.at_end | {bytes, bufs, owners, stages, classes, leak_candidates}),
 	unmatched, anomalies, exact,

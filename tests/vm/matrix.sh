@@ -111,12 +111,12 @@ vm_check_recording() {
 	fi
 	ok "$name: host: the guest sent back its recording and live summary"
 	got=$(python3 "$VM_ROOT/tests/vm/check_rec.py" "$f/incident.rec" 2>&1)
-	local q='.procs[0] | "events \(.events.buf_alloc) \(.events.buf_free) \(.events.stage)"'
+	local q='.processes[0] | "events \(.events.buf_alloc) \(.events.buf_free) \(.events.stage)"'
 	check_eq "$name: host: recorded events per probe (independent decoder) equal the live session's" \
 		"$(sed -n 1p <<<"$got")" "$(jq -r "$q" "$f/live.json" 2>&1)"
 	# the peak within the recording's session: its kernel's counters (END record) against
 	# the decoder's replay of its events, in the kernel's accounting order
-	q='.processes[0] | "peak \(.peak.bytes) at_us \(.peak.t_s * 1e9 | round | . / 1000 | floor) done \(.completed.owners)"'
+	q='.processes[0] | "peak \(.peak.bytes) at_us \(.peak.time_s * 1e6 | round) done \(.completed.owners)"'
 	check_eq "$name: host: the kernel's peak, its time and owners done equal the decoder's replay" \
 		"$("${BUILD:-$VM_ROOT/build}/inflight" report "$f/incident.rec" --format json 2>&1 | jq -r "$q" 2>&1)" \
 		"$(python3 "$VM_ROOT/tests/record/recdump.py" "$f/incident.rec" summary 2>&1)"

@@ -115,6 +115,11 @@ static void exec_attach(struct session *s, __u32 pid)
 
 	if (s->mode == SESSION_BINARY)
 		return; /* -b traces one binary: its processes are found wherever they start */
+	/* the watch (attach/watch.c) attaches it, the process stopped until then, from the
+	 * service thread, which keeps the capabilities an attach needs after this thread has
+	 * given them up; a second try from here would race it and fail */
+	if (s->watch)
+		return;
 	if (proc_exe_path(pid, path, sizeof(path)) || !usdt_binary__traceable(path))
 		return; /* gone already, or no contract: nothing to count */
 	if (session__attach_image(s, path, s->follow ? -1 : (pid_t)pid))

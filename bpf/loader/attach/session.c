@@ -366,7 +366,7 @@ static int attach_image(struct session *s, const char *path, pid_t pid)
 		err = errno;
 		if (fd >= 0)
 			close(fd);
-		if (s->target > 0 && kill(s->target, 0) && errno == ESRCH)
+		if (s->target > 0 && proc_gone(s->target)) /* a zombie's root is gone too */
 			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before it could be "
 					"traced", s->target);
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(err));

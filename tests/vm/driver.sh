@@ -177,9 +177,40 @@ sec_tracer() {
 # abc holders at the peak: partitions holding a/b/c = abc buffers / 3
 abc_holders() { jq -r '.processes[0] | [.peak.stages[].classes.abc.bufs // 0] | add / 3 | floor' <<<"$1"; }
 
+# On PREEMPT_RT a uprobe handler can be preempted inside the per-process lock; a waiter then
+# gives up after lock_wait_ns and counts the event as not counted (bpf/proc_lock.bpf.h).
+# On one emulated vCPU that happens a few times a run: there the figures may be inexact,
+# but only that way: every skipped update counted in lock_timeouts and the totals marked.
+preempt_rt() { uname -v | grep -q PREEMPT_RT; }
+
+# exactness NAME JSON-PROCESS: sets EXACTNESS to "exact", or "counted" when (on PREEMPT_RT
+# only) the one inexactness is lock timeouts, counted and marked; a failed check otherwise
+exactness() {
+	local what=$1 p=$2 exact lt other
+	exact=$(jq -r '.exact' <<<"$p" 2>/dev/null)
+	lt=$(jq -r '.anomalies.lock_timeouts' <<<"$p" 2>/dev/null)
+	# a free whose alloc was skipped finds no buffer: untracked_free, one per skipped alloc
+	other=$(jq -r '.anomalies | ([to_entries[] | select(.key != "lock_timeouts" and
+		.key != "untracked_free") | .value] | add) +
+		(if .untracked_free > .lock_timeouts then 1 else 0 end)' <<<"$p" 2>/dev/null)
+	if [ "$exact" = true ]; then
+		check_eq "prover: $what: no anomalies" "$lt $other" "0 0"
+		EXACTNESS=exact
+	elif preempt_rt && [ "${lt:-0}" -gt 0 ] 2>/dev/null && [ "$other" = 0 ]; then
+		ok "prover: $what: $lt updates skipped behind a preempted lock holder (PREEMPT_RT), counted (with the frees they orphaned), the totals marked inexact"
+		EXACTNESS=counted
+	else
+		not_ok "prover: $what: exact (or, on PREEMPT_RT, lock timeouts counted and marked)" \
+			"exact $exact, lock_timeouts $lt, others: $(jq -c '.anomalies | with_entries(select(.value != 0))' <<<"$p" 2>&1)"
+		EXACTNESS=bad
+	fi
+}
+
 sec_prover() {
-	local args="--proofs 2 --pw 6 --chan-cap 1 --permit-release after-synth --gpu-rounds 3 --log-n 14"
-	local t rc live rj out pile lp
+	# the modelled GPU 10 times slower than its default: the emulated CPU's synthesis must
+	# still outrun it for the incident's pile-up
+	local args="--proofs 2 --pw 6 --chan-cap 1 --permit-release after-synth --gpu-rounds 3 --log-n 14 --gpu-rate 10"
+	local t rc live rj out pile lp ex
 	t=$(now)
 	# -b on the private copy: the live session sees the same run the recording does
 	"$W/inflight" --json -b "$W/prover" >"$W/live.json" 2>"$W/live.err" &
@@ -202,17 +233,22 @@ sec_prover() {
 		"check +the replay matches the kernel's final counters"
 	check_match "prover: recording lost nothing" "$out" 'lost +none'
 	rj=$("$W/inflight" report "$W/incident.rec" --format json 2>/dev/null)
-	check_eq "prover: recorded: 2 jobs and 20 partitions completed, all memory returned" \
+	exactness recorded "$(jq -c '.processes[0]' <<<"$rj" 2>/dev/null)"
+	ex=$EXACTNESS
+	[ "$ex" = exact ] && check_eq "prover: recorded: 2 jobs and 20 partitions completed, all memory returned" \
 		"$(jq -c '.processes[0] | [(.completed.by_kind | map_values(.done)), .at_end.bytes, .at_end.owners]' <<<"$rj")" \
 		'[{"parse":2,"wait_permit":20},0,0]'
 	check_eq "prover: live: one process traced" "$(jq '.processes | length' <<<"$live" 2>/dev/null)" 1
-	check_eq "prover: live: nothing in flight after a clean run" \
-		"$(jq -r '.processes[0].at_end | "\(.bytes) \(.bufs) \(.owners)"' <<<"$live")" "0 0 0"
-	check_eq "prover: live: every owner that started is done" \
-		"$(jq -r '.processes[0].owners | "\(.started) \(.done)"' <<<"$live")" "22 22"
-	check_eq "prover: live: no anomalies, no unmatched events" \
-		"$(jq -r '.processes[0] | [.anomalies[]] + [.unmatched.free[]?.bufs, .unmatched.stage[]?] | add // 0' <<<"$live")" 0
-	check_eq "prover: live: totals marked exact" "$(jq -r '.processes[0].exact' <<<"$live")" true
+	exactness live "$(jq -c '.processes[0]' <<<"$live" 2>/dev/null)"
+	ex=$EXACTNESS
+	if [ "$ex" = exact ]; then
+		check_eq "prover: live: nothing in flight after a clean run" \
+			"$(jq -r '.processes[0].at_end | "\(.bytes) \(.bufs) \(.owners)"' <<<"$live")" "0 0 0"
+		check_eq "prover: live: every owner that started is done" \
+			"$(jq -r '.processes[0].owners | "\(.started) \(.done)"' <<<"$live")" "22 22"
+		check_eq "prover: live: no unmatched events" \
+			"$(jq -r '.processes[0] | [.unmatched.free[]?.bufs, .unmatched.stage[]?] | add // 0' <<<"$live")" 0
+	fi
 	check_eq "prover: the pile-up sits in chan_send (the incident's diagnosis)" \
 		"$(jq -r '.processes[0].peak.stages | max_by(.bytes) | .stage' <<<"$live")" chan_send
 	pile=$(abc_holders "$live")
@@ -233,7 +269,9 @@ sec_prover() {
 	pile=$(abc_holders "$live")
 	check "prover: after-send: ${pile:-?} partitions hold a/b/c at the peak, within pw+cap+gw=9" \
 		test -n "$pile" -a "${pile:-99}" -le 9
-	check_eq "prover: after-send: nothing in flight at the end" \
+	exactness fix "$(jq -c '.processes[0]' <<<"$live" 2>/dev/null)"
+	ex=$EXACTNESS
+	[ "$ex" = exact ] && check_eq "prover: after-send: nothing in flight at the end" \
 		"$(jq -r '.processes[0].at_end.bytes' <<<"$live" 2>/dev/null)" 0
 }
 

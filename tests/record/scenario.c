@@ -66,5 +66,7 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	script_stage(s, 430 * k, JOB, STAGE_done);
 	script_free(s, 500 * k, 0x5000, CLS_srs, 1000);
 	script_rss(s, 510 * k, 1200);
+	if (opts & SCENARIO_LOCK_TIMEOUTS)
+		s->st.lock_timeouts = 2; /* updates the kernel skipped: not in the stream either */
 	script_end(s, SCENARIO_END_MS * k, 1);
 }

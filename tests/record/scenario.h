@@ -31,6 +31,7 @@
 #define SCENARIO_SLOW (1u << 1)	    /* every time doubled: the "before" of a comparison */
 #define SCENARIO_HOSTILE (1u << 2)  /* escape sequences and newlines in host, argv, comm */
 #define SCENARIO_LONG_CMD (1u << 3) /* a command line of 160 characters, the demo's kind */
+#define SCENARIO_LOCK_TIMEOUTS (1u << 4) /* the kernel's final counters: 2 lock timeouts */
 
 /* Writes the scenario to w, header to end record. `s` is left with the final model. */
 void scenario_write(struct script *s, struct rec_writer *w, unsigned opts);

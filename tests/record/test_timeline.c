@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "render/render.h"
 #include "recording/rec_reader.h"
 #include "render/timeline.h"
 #include "render/timeline_replay.h"
@@ -240,9 +241,51 @@ static void test_lost_event(void)
 	recording__free(r);
 }
 
+/* The kernel's own inexactness (lock timeouts in its final counters) reaches every output of
+ * a report, as it does the live summary: the text's INEXACT line, the JSON's "exact". */
+static void test_kernel_inexact(void)
+{
+	static const unsigned variants[] = { 0, SCENARIO_LOCK_TIMEOUTS };
+
+	for (size_t v = 0; v < 2; v++) {
+		struct recording *r = scenario_recording(variants[v]);
+		struct render_opts o = { 0 };
+		char err[REC_ERR_LEN], *text = NULL, *json = NULL;
+		size_t tlen = 0, jlen = 0;
+		struct timeline *tl;
+		FILE *f;
+
+		if (!r || timeline__build(r, &tl, err)) {
+			CHECK(0, "scenario %zu built", v);
+			if (r)
+				recording__free(r);
+			continue;
+		}
+		f = open_memstream(&text, &tlen);
+		render_text(f, tl, &o);
+		fclose(f);
+		f = open_memstream(&json, &jlen);
+		render_json(f, tl, &o);
+		fclose(f);
+		if (v) {
+			CHECK(strstr(text, "  INEXACT  the kernel skipped updates: lock timeouts 2\n") != NULL,
+			      "lock timeouts: the text report says INEXACT, with the count");
+			CHECK(strstr(json, "\"exact\":false") != NULL, "... the JSON's exact is false");
+		} else {
+			CHECK(strstr(text, "INEXACT") == NULL, "without them: no INEXACT line");
+			CHECK(strstr(json, "\"exact\":true") != NULL, "... the JSON's exact is true");
+		}
+		free(text);
+		free(json);
+		timeline__free(tl);
+		recording__free(r);
+	}
+}
+
 int main(void)
 {
 	test_scenario();
 	test_lost_event();
+	test_kernel_inexact();
 	return check_done();
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "util/fmt.h"
+#include "live/figures.h"
 #include "live/summary.h"
 #include "recording/rec_reader.h"
 #include "util/sanitize.h"
@@ -228,6 +229,22 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "
 			"full), %" PRIu64 " double allocs\n", (uint64_t)p->rejected,
 			(uint64_t)p->untracked, (uint64_t)p->dups);
+	/* what the kernel could not account (its final counters): the same rule as the live
+	 * summary's, so a report never reads exact where the trace said it was not */
+	if (p->kernel_final && proc_inexact(p->kernel_final)) {
+		const char *sep = "";
+
+		fprintf(f, "  INEXACT  the kernel skipped updates: ");
+		for (size_t i = 0; i < infl_nanomalies; i++) {
+			__u64 v = infl_anomaly_count(p->kernel_final, i);
+
+			if (!v || !infl_anomalies[i].inexact)
+				continue;
+			fprintf(f, "%s%s %" PRIu64, sep, infl_anomalies[i].text, (uint64_t)v);
+			sep = ", ";
+		}
+		fprintf(f, "\n           (docs/cli.md); the figures above are approximate\n");
+	}
 	if (lost)
 		fprintf(f, "  lost     %" PRIu64 " events (%" PRIu64 " in the kernel, %" PRIu64
 			" in user space): figures after the first loss are approximate\n",

@@ -12,8 +12,9 @@
 # (docs/prover.md): "pileup", synthesis at cuzk's 29 s a partition (alone) outrunning the
 # GPU, the incident traced live as partitions pile up in chan_send; and "cost", synthesis at
 # 36.5 s (under load) with the GPU keeping up, where fix 1's held permits cost throughput.
-# Each run is recorded; the recordings are rendered (SVG, Chrome trace, folded stacks) and
-# compared. Everything lands in DEMO_OUT (default build/demo), named at the end.
+# Each run is recorded; the recordings are rendered (SVG, HTML, Chrome trace, folded
+# stacks) and compared (text with its verdict, JSON, SVG). Everything lands in DEMO_OUT
+# (default build/demo), named at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DEMO_OUT:-build/demo}
@@ -57,16 +58,10 @@ compare_runs() { # SCENE
 			>"$OUT/compare-$scene-$fix.txt"
 		"$INFLIGHT" compare --json "$OUT/$scene-incident.infl" "$OUT/$scene-$fix.infl" \
 			>"$OUT/compare-$scene-$fix.json"
-		awk 'BEGIN { short["peak"] = "peak"; short["at the peak, bytes by stage"] = "at peak"
-			short["memory x time by stage (bytes x seconds)"] = "mem x t"
-			short["owners done per minute"] = "done/min" }
-		/^ +A +B +B\/A$/ { sub(/^  /, ""); printf "%-9s%s\n", "", $0 }
-		/^[a-z]/ { group = $0 }
-		group == "peak" && /^  (tracked total|RSS) / ||
-		group ~ /^(at the peak|memory x time)/ && /^  chan_send / ||
-		group == "owners done per minute" && /^  all / {
-			sub(/^  /, ""); printf "%-9s%s\n", short[group], $0 }' \
-			"$OUT/compare-$scene-$fix.txt"
+		"$INFLIGHT" compare "$OUT/$scene-incident.infl" "$OUT/$scene-$fix.infl" \
+			-o "$OUT/compare-$scene-$fix.svg" 2>/dev/null
+		# the verdict: what changed at the peak, where memory x time moved, throughput
+		sed -n '/^verdict/,/^$/p' "$OUT/compare-$scene-$fix.txt"
 	done
 }
 # ---- end of THE COMPARE ------------------------------------------------------------------
@@ -105,6 +100,7 @@ for scene in "${STORY_SCENES[@]}"; do
 	for run in "${STORY_RUNS[@]}"; do
 		r=$OUT/$scene-$run
 		"$INFLIGHT" report "$r.infl" -o "$r.svg"
+		"$INFLIGHT" report "$r.infl" -o "$r.html"
 		"$INFLIGHT" report "$r.infl" --format chrome -o "$r.trace.json"
 		"$INFLIGHT" report "$r.infl" --format folded -o "$r.folded"
 		"$INFLIGHT" report "$r.infl" >"$r.report.txt"
@@ -132,9 +128,10 @@ echo " several seeds and runs: docs/prover.md)"
 
 banner "Written to $OUT/"
 echo "  {pileup,cost}-{incident,fix1,fix2}.svg         bytes by class, owners per stage, RSS, the peak"
+echo "  {pileup,cost}-{incident,fix1,fix2}.html        the report in one offline page, for a browser"
 echo "  {pileup,cost}-{incident,fix1,fix2}.trace.json  open in ui.perfetto.dev or speedscope"
 echo "  {pileup,cost}-{incident,fix1,fix2}.folded      flamegraph.pl / speedscope: memory x time"
 echo "  {pileup,cost}-{incident,fix1,fix2}.infl        the recordings: inflight report FILE"
 echo "  {pileup,cost}-{incident,fix1,fix2}.report.txt  inflight report of each recording"
 echo "  {pileup,cost}-{incident,fix1,fix2}.txt         the live trace and the prover's summary"
-echo "  compare-{pileup,cost}-fix{1,2}.{txt,json}      the incident against each fix"
+echo "  compare-{pileup,cost}-fix{1,2}.{txt,json,svg}  the incident against each fix"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # `inflight record` of probegen (tests/tracer/probegen.c), a program other than the prover
-# implementing the contract: a scripted run with known answers (late-attach owner and free,
-# a rejected class id, a double alloc, an owner retired by its last free), and a probe
+# implementing the contract: a scripted run with known answers (a late-attach owner, a free
+# of a buffer never allocated, which traced from its start is a double free as the live
+# summary says, a rejected class id, a double alloc, an owner retired by its last free), and a probe
 # storm through a ring buffer far too small, whose losses must be recorded as such.
 # Needs root.
 source "$(dirname "$0")/lib.sh"
@@ -19,11 +20,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["processes"][0]
 peak = {s["stage"]: {c: v["bytes"] for c, v in s["classes"].items()} for s in p["peak"]["stages"]}
-print(p["peak"]["bytes"], peak, p["unmatched"], p["anomalies"]["bad_class"],
+print(p["peak"]["bytes"], peak, p["unmatched"], p["anomalies"]["double_free"], p["anomalies"]["bad_class"],
       p["anomalies"]["dup_alloc"], p["completed"]["owners"],
       (p["at_end"]["bytes"], p["at_end"]["bufs"], p["at_end"]["owners"]), p["check"],
       [c["name"] for c in d["recording"]["classes"]])' "$TMP/known.json")" \
-	"6500 {'work': {'small': 200, 'huge': 5000}, 'wait': {'meta': 300}, '(none)': {'big': 1000}} {'free': {'scratch': {'bufs': 1, 'bytes': 777}}, 'stage': {'wait': 1}} 1 1 2 (0, 0, 0) {'mismatches': 0, 'first': ''} ['small', 'big', 'huge', 'meta', 'scratch', 'misc']"
+	"6500 {'work': {'small': 200, 'huge': 5000}, 'wait': {'meta': 300}, '(none)': {'big': 1000}} {'free': {}, 'stage': {'wait': 1}} 1 1 1 2 (0, 0, 0) {'mismatches': 0, 'first': ''} ['small', 'big', 'huge', 'meta', 'scratch', 'misc']"
 "$I" report "$TMP/known.rec" --format chrome -o "$TMP/known.trace.json" 2>/dev/null
 check_eq "chrome lanes: owner 1 born, work, end (until its last free); owner 2 wait" \
 	"$(python3 -c '

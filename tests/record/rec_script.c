@@ -171,9 +171,20 @@ void script_free(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes)
 	for (i = 0; i < s->nbufs && s->bufs[i].buf != buf; i++)
 		;
 	if (i == s->nbufs) {
-		s->st.unmatched_free[cls].count++;
-		s->st.unmatched_free[cls].bytes += bytes;
-		emit(s, now, INFL_EV_FREE, cls, INFL_EVF_UNMATCHED, INFL_SLOT_NONE, buf, bytes, 0);
+		/* the kernel's three kinds (inflight.bpf.c: free_unmatched) */
+		__u8 flags = INFL_EVF_UNMATCHED;
+
+		if (s->st.untracked_allocs > s->st.untracked_free) {
+			s->st.untracked_free++;
+			flags |= INFL_EVF_DROPPED;
+		} else if (s->st.flags & INFL_PROC_FROM_START) {
+			s->st.double_free++;
+			flags |= INFL_EVF_DOUBLE;
+		} else {
+			s->st.unmatched_free[cls].count++;
+			s->st.unmatched_free[cls].bytes += bytes;
+		}
+		emit(s, now, INFL_EV_FREE, cls, flags, INFL_SLOT_NONE, buf, bytes, 0);
 		return;
 	}
 	rec = s->bufs[i];

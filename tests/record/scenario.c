@@ -29,6 +29,8 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	} else {
 		script_begin(s, w, SCENARIO_PID, &names);
 	}
+	if (opts & SCENARIO_FROM_START)
+		s->st.flags |= INFL_PROC_FROM_START;
 	script_alloc(s, 0 * k, 0x5000, CLS_srs, 1000, 0);
 	script_rss(s, 1 * k, 1500);
 	script_free(s, 5 * k, 0x9999, CLS_input, 50); /* allocated before we attached */

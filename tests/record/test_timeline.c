@@ -282,10 +282,51 @@ static void test_kernel_inexact(void)
 	}
 }
 
+/* Frees of unknown buffers are told apart as the kernel counted them (its flags): in a process
+ * traced from its start, a double free, never "from before the recording". */
+static void test_double_free(void)
+{
+	struct recording *r = scenario_recording(SCENARIO_FROM_START);
+	struct render_opts o = { 0 };
+	char err[REC_ERR_LEN], *text = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	const struct tl_proc *p;
+	struct timeline *tl;
+	FILE *f;
+
+	if (!r || timeline__build(r, &tl, err)) {
+		CHECK(0, "scenario from its start built");
+		if (r)
+			recording__free(r);
+		return;
+	}
+	p = timeline__primary(tl);
+	CHECK_EQ_U64(p->double_free, 1, "from its start: the early free is a double free");
+	CHECK_EQ_U64(p->unmatched_free, 0, "... not a free from before the recording");
+	CHECK_EQ_U64(p->fig.double_free, 1, "... in the figures every output shares");
+	CHECK(p->fig.flags & INFL_PROC_FROM_START, "... which know it was traced from its start");
+	f = open_memstream(&text, &tlen);
+	render_text(f, tl, &o);
+	fclose(f);
+	f = open_memstream(&json, &jlen);
+	render_json(f, tl, &o);
+	fclose(f);
+	CHECK(strstr(text, "  not from before the attach: 1 free of buffers not live (double frees)\n") != NULL,
+	      "the text says a double free");
+	CHECK(strstr(text, "late attach") == NULL, "... and no late attach");
+	CHECK(strstr(json, "\"double_free\":1") != NULL && strstr(json, "\"from_start\":true") != NULL,
+	      "the JSON: double_free 1, from_start true");
+	free(text);
+	free(json);
+	timeline__free(tl);
+	recording__free(r);
+}
+
 int main(void)
 {
 	test_scenario();
 	test_lost_event();
 	test_kernel_inexact();
+	test_double_free();
 	return check_done();
 }

@@ -367,8 +367,7 @@ static void text_dwell(FILE *f, const struct infl_proc *p, const struct infl_nam
 		fprintf(f, "\ndwell per stage: no owner left a stage\n");
 }
 
-/* Frees that match no live buffer for another reason than a late attach. */
-static void text_unmatched_others(FILE *f, const struct infl_proc *p)
+void summary_text_unmatched_others(FILE *f, const struct infl_proc *p)
 {
 	if (p->double_free)
 		fprintf(f, "  not from before the attach: %llu free%s of buffers not live (double "
@@ -389,11 +388,11 @@ static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl
 		stages |= p->unmatched_stage[s] != 0;
 	if (!frees && !stages) {
 		fprintf(f, "\nunmatched events (from before the attach): none\n");
-		text_unmatched_others(f, p);
+		summary_text_unmatched_others(f, p);
 		return;
 	}
 	fprintf(f, "\nunmatched events (buffers and owners from before the attach):\n");
-	text_unmatched_others(f, p);
+	summary_text_unmatched_others(f, p);
 	if (frees) {
 		fprintf(f, "  frees of unknown buffers: ");
 		class_list(f, 28, 4, p->unmatched_free, n);

@@ -42,6 +42,9 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 __u64 summary_origin(const struct snapshot *snap, __u32 *pid);
 /* Seconds of `t` on the clock of `origin` (negative before it), in whole microseconds. */
 double summary_rel_s(__u64 t, __u64 origin);
+/* Frees that match no live buffer for another reason than a late attach (double frees,
+ * frees whose alloc was dropped): the summary's lines, for a report's text too. */
+void summary_text_unmatched_others(FILE *f, const struct infl_proc *p);
 /* "clock": {"origin": "first probe event", "origin_pid": P, "origin_mono_ns": N} into the
  * current object (null and null before any event). */
 void summary_json_clock(struct json *j, __u64 origin, __u32 pid);

@@ -225,6 +225,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 		fprintf(f, "  late attach: %" PRIu64 " frees (%s) and %" PRIu64 " owners from "
 			"before the recording\n", (uint64_t)p->unmatched_free,
 			fmt_bytes(b1, p->unmatched_free_bytes), (uint64_t)p->unmatched_stage);
+	summary_text_unmatched_others(f, &p->fig);
 	if (p->rejected || p->untracked || p->dups)
 		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "
 			"full), %" PRIu64 " double allocs\n", (uint64_t)p->rejected,

@@ -214,7 +214,13 @@ static void count_flags(struct tl_proc *p, const struct infl_event *ev)
 	}
 	if (ev->flags & INFL_EVF_DUP)
 		p->dups++;
-	if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED)) {
+	if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED) &&
+	    (ev->flags & INFL_EVF_DROPPED)) {
+		p->untracked_free++; /* its alloc was dropped (full map, lock timeout) */
+	} else if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED) &&
+		   (ev->flags & INFL_EVF_DOUBLE)) {
+		p->double_free++; /* traced from its start: never live, or no more */
+	} else if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED)) {
 		p->unmatched_free++;
 		p->unmatched_free_bytes += ev->arg1;
 		if (ev->id < INFL_MAX_CLASSES) {
@@ -390,7 +396,15 @@ static void make_fig(struct tl_proc *p, const struct pbuild *b)
 	f->buf_map_full = p->untracked;
 	f->owner_map_full = p->unstaged;
 	f->ring_drops = p->lost_kernel;
+	f->double_free = p->double_free;
+	f->untracked_free = p->untracked_free;
+	/* what no event carries: skipped updates, unreadable arguments, events before the
+	 * process had a record; and who the process is (from its start, forked, exec-born) */
 	f->lock_timeouts = k ? k->lock_timeouts : 0;
+	f->arg_errors = k ? k->arg_errors : 0;
+	f->missed_events = k ? k->missed_events : 0;
+	f->flags = k ? k->flags : 0;
+	f->ppid = k ? k->ppid : 0;
 	f->rss_total = p->rss_last;
 	f->rss_peak = p->rss_peak;
 	f->rss_peak_ns = p->rss_peak_ts;

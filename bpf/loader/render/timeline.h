@@ -70,6 +70,9 @@ struct tl_proc {
 	__u64 events[INFL_PROBE__COUNT];
 	struct infl_cell unmatched_free_cls[INFL_MAX_CLASSES];
 	__u64 unmatched_free, unmatched_free_bytes, unmatched_stage;
+	/* frees of unknown buffers that are not from before the recording, told apart by the
+	 * kernel's flags as it counted them: double frees, frees whose alloc it dropped */
+	__u64 double_free, untracked_free;
 	__u64 unmatched_stage_by[INFL_MAX_STAGES];
 	__u64 rejected_class, rejected_stage, untracked, unstaged, dups;
 	__u64 rejected, diverged; /* diverged: events whose slot disagreed with the kernel's */

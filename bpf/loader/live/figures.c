@@ -66,11 +66,7 @@ void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLAS
 			continue;
 		json_obj(j);
 		json_kv_str(j, "stage", names__stage(n, s));
-		json_key(j, "id");
-		if (s == INFL_SLOT_NONE)
-			json_null(j);
-		else
-			json_u64(j, s);
+		json_kv_opt_u64(j, "id", s != INFL_SLOT_NONE, s);
 		json_kv_u64(j, "owners", owners[s]);
 		json_kv_u64(j, "bufs", t.slot[s].count);
 		json_kv_u64(j, "bytes", t.slot[s].bytes);

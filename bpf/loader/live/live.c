@@ -227,16 +227,9 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_kv_bool(j, "exited", p->exited);
 	json_kv_u64(j, "tracked_bytes", p->total_bytes);
 	json_kv_u64(j, "tracked_bufs", p->total_bufs);
-	json_key(j, "rss_bytes");
-	if (p->rss_total)
-		json_u64(j, p->rss_total);
-	else
-		json_null(j);
-	json_key(j, "untracked_bytes");
-	if (p->rss_total)
-		json_u64(j, p->rss_total > p->total_bytes ? p->rss_total - p->total_bytes : 0);
-	else
-		json_null(j);
+	json_kv_opt_u64(j, "rss_bytes", p->rss_total, p->rss_total);
+	json_kv_opt_u64(j, "untracked_bytes", p->rss_total,
+			p->rss_total > p->total_bytes ? p->rss_total - p->total_bytes : 0);
 	/* the same keys as the summary's peak */
 	json_key(j, "peak");
 	json_obj(j);

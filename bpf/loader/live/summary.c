@@ -63,16 +63,8 @@ void summary_json_clock(struct json *j, __u64 origin, __u32 pid)
 	json_key(j, "clock");
 	json_obj(j);
 	json_kv_str(j, "origin", "first probe event");
-	json_key(j, "origin_pid");
-	if (origin)
-		json_u64(j, pid);
-	else
-		json_null(j);
-	json_key(j, "origin_mono_ns");
-	if (origin)
-		json_u64(j, origin);
-	else
-		json_null(j);
+	json_kv_opt_u64(j, "origin_pid", origin, pid);
+	json_kv_opt_u64(j, "origin_mono_ns", origin, origin);
 	json_obj_end(j);
 }
 
@@ -103,11 +95,7 @@ void summary_json_oom(struct json *j, const struct infl_oom_kill *k, __u64 origi
 	json_kv_u64(j, "seq", k->seq);
 	json_kv_u64(j, "tracked_bytes", k->tracked_bytes);
 	json_kv_u64(j, "tracked_bufs", k->tracked_bufs);
-	json_key(j, "rss_bytes");
-	if (k->rss_bytes)
-		json_u64(j, k->rss_bytes);
-	else
-		json_null(j);
+	json_kv_opt_u64(j, "rss_bytes", k->rss_bytes, k->rss_bytes);
 	json_obj_end(j);
 }
 
@@ -481,23 +469,6 @@ static void json_cells(struct json *j, const char *key, const struct infl_cell *
 	json_obj_end(j);
 }
 
-static void json_opt_u64(struct json *j, const char *key, bool known, __u64 v)
-{
-	json_key(j, key);
-	if (known)
-		json_u64(j, v);
-	else
-		json_null(j);
-}
-
-static void json_opt_str(struct json *j, const char *key, const char *v)
-{
-	json_key(j, key);
-	if (v)
-		json_str(j, v);
-	else
-		json_null(j);
-}
 
 /* How the image ended and began. */
 static void json_lineage(struct json *j, const struct infl_proc *p)
@@ -507,11 +478,7 @@ static void json_lineage(struct json *j, const struct infl_proc *p)
 		json_str(j, p->flags & INFL_PROC_EXEC ? "exec" : "exit");
 	else
 		json_null(j);
-	json_key(j, "ppid");
-	if (p->ppid)
-		json_u64(j, p->ppid);
-	else
-		json_null(j);
+	json_kv_opt_u64(j, "ppid", p->ppid, p->ppid);
 	json_kv_bool(j, "exec_born", p->flags & INFL_PROC_EXEC_BORN);
 	json_kv_bool(j, "from_start", p->flags & INFL_PROC_FROM_START);
 }
@@ -549,7 +516,7 @@ static void json_peak(struct json *j, const struct proc_facts *pf)
 	else
 		json_null(j);
 	json_kv_u64(j, "seq", p->peak_seq);
-	json_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
+	json_kv_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
 	json_composition(j, p->peak, p->peak_owners, pf->names);
 	json_obj_end(j);
 
@@ -579,7 +546,7 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 	json_kv_u64(j, "bytes", t.all.bytes);
 	json_kv_u64(j, "bufs", t.all.count);
 	json_kv_u64(j, "owners", t.owners);
-	json_opt_u64(j, "untracked_bytes", p->rss_total,
+	json_kv_opt_u64(j, "untracked_bytes", p->rss_total,
 		     p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0);
 	json_composition(j, p->cur, p->owners, pf->names);
 	json_key(j, "leak_candidates");
@@ -643,9 +610,9 @@ void summary__json_proc(struct json *j, const struct proc_facts *pf)
 	int ws = pf->wait_status;
 
 	json_kv_u64(j, "pid", pf->pid);
-	json_opt_str(j, "comm", pf->comm);
-	json_opt_str(j, "binary", pf->binary);
-	json_opt_str(j, "command", pf->command);
+	json_kv_opt_str(j, "comm", pf->comm);
+	json_kv_opt_str(j, "binary", pf->binary);
+	json_kv_opt_str(j, "command", pf->command);
 	json_key(j, "argv");
 	if (pf->argv) {
 		json_arr(j);
@@ -656,8 +623,8 @@ void summary__json_proc(struct json *j, const struct proc_facts *pf)
 		json_null(j);
 	}
 	json_kv_bool(j, "exited", p->exited);
-	json_opt_u64(j, "exit_status", ws >= 0 && WIFEXITED(ws), ws >= 0 ? WEXITSTATUS(ws) : 0);
-	json_opt_u64(j, "exit_signal", ws >= 0 && WIFSIGNALED(ws), ws >= 0 ? WTERMSIG(ws) : 0);
+	json_kv_opt_u64(j, "exit_status", ws >= 0 && WIFEXITED(ws), ws >= 0 ? WEXITSTATUS(ws) : 0);
+	json_kv_opt_u64(j, "exit_signal", ws >= 0 && WIFSIGNALED(ws), ws >= 0 ? WTERMSIG(ws) : 0);
 	json_lineage(j, p);
 	summary_json_oom(j, pf->oom, pf->origin);
 	json_key(j, "first_event_s");

@@ -68,11 +68,7 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 	json_kv_u64(j, "duration_ns", tl->t_end - r->start_mono_ns);
 	json_kv_u64(j, "snapshot_interval_ns", r->interval_ns);
 	json_kv_bool(j, "complete", r->has_end && !r->cut);
-	json_key(j, "cut");
-	if (r->cut)
-		json_str(j, r->cut_why);
-	else
-		json_null(j);
+	json_kv_opt_str(j, "cut", r->cut ? r->cut_why : NULL);
 	json_kv_str(j, "tool", r->tool);
 	name_tables(j, nm);
 	json_obj_end(j);
@@ -101,11 +97,7 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 			continue;
 		json_obj(j);
 		json_kv_str(j, "stage", names__stage(nm, s));
-		json_key(j, "id");
-		if (s < INFL_MAX_STAGES)
-			json_u64(j, s);
-		else
-			json_null(j);
+		json_kv_opt_u64(j, "id", s < INFL_MAX_STAGES, s);
 		json_kv_u64(j, "bytes", p->slot_peak[s]);
 		json_key(j, "time_s");
 		if (p->slot_peak[s])

@@ -320,6 +320,24 @@ void json_kv_str(struct json *j, const char *key, const char *s)
 	json_str(j, s);
 }
 
+void json_kv_opt_u64(struct json *j, const char *key, bool known, __u64 v)
+{
+	json_key(j, key);
+	if (known)
+		json_u64(j, v);
+	else
+		json_null(j);
+}
+
+void json_kv_opt_str(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	if (s)
+		json_str(j, s);
+	else
+		json_null(j);
+}
+
 void json_kv_bool(struct json *j, const char *key, bool v)
 {
 	json_key(j, key);

@@ -3,9 +3,9 @@
  * The traced processes' lives, on the loader's side. The kernel side ends an image at exit
  * or exec by sending its final record through the control ring and removing it from
  * `procs` (inflight.bpf.c: image_end). Here the record is kept for every output until the
- * command forgets it, what the image left in `bufs` and `owners` is removed, and a new
- * image that carries the contract is attached. The snapshot joins the living, copied from
- * the kernel seqlock style, with the ended.
+ * command forgets it and what the image left in `bufs` and `owners` is removed (a new image
+ * that carries the contract is attached by the watch, attach/watch.c). The snapshot joins
+ * the living, copied from the kernel seqlock style, with the ended.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +14,7 @@
 #include <bpf/libbpf.h>
 #include "attach/session_int.h"
 #include "live/figures.h"
-#include "contract/usdt_binary.h"
 #include "util/errors.h"
-#include "util/procfs.h"
 
 #define SNAPSHOT_RETRIES 64 /* seqlock copies before a snapshot is taken as torn */
 
@@ -108,25 +106,6 @@ static void keep_ended(struct session *s, __u32 pid, const struct infl_proc *fin
 		infl_warn("pid %u: cannot remove its buffers and owners from the kernel maps", pid);
 }
 
-/* A traced process now runs another binary: attach to it if it carries the contract. */
-static void exec_attach(struct session *s, __u32 pid)
-{
-	char path[PATH_MAX];
-
-	if (s->mode == SESSION_BINARY)
-		return; /* -b traces one binary: its processes are found wherever they start */
-	/* the watch (attach/watch.c) attaches it, the process stopped until then, from the
-	 * service thread, which keeps the capabilities an attach needs after this thread has
-	 * given them up; a second try from here would race it and fail */
-	if (s->watch)
-		return;
-	if (proc_exe_path(pid, path, sizeof(path)) || !usdt_binary__traceable(path))
-		return; /* gone already, or no contract: nothing to count */
-	if (session__attach_image(s, path, s->follow ? -1 : (pid_t)pid))
-		infl_warn("pid %u: exec'd %s, which carries the contract, but it could not be "
-			  "attached: its events are not counted", pid, path);
-}
-
 int lifecycle__on_ctl(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -136,9 +115,10 @@ int lifecycle__on_ctl(void *ctx, void *data, size_t size)
 		s->ring_lost++;
 		return 0;
 	}
+	/* an exec's new image, when it carries the contract, is the watch's to attach
+	 * (attach/watch.c: the process stopped until then, from the service thread, which
+	 * keeps the capabilities an attach needs after this thread has given them up) */
 	keep_ended(s, c->pid, &c->final);
-	if (c->type == INFL_CTL_EXEC)
-		exec_attach(s, c->pid);
 	return 0;
 }
 

@@ -91,11 +91,6 @@ static int read_binary(const char *path, const char *shown, struct usdt_binary *
 	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }
 
-static int check_binary(struct session *s, const char *path, const char *shown)
-{
-	return read_binary(path, shown, &s->bin);
-}
-
 /* SPAWN: a binary refused whatever its libraries carry (32-bit, a provider mismatch, no
  * semaphores...) is refused before it runs at all. */
 static int refuse_early(struct session *s, const char *shown)
@@ -662,7 +657,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
-		return check_binary(s, s->path, o->binary);
+		return read_binary(s->path, o->binary, &s->bin);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
 			return infl_err(EXIT_USAGE, "give a command after --", "no command given");

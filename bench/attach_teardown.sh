@@ -80,10 +80,10 @@ at_bpftrace_script() { # BINARY: counts every hit of the contract's probes
 at_spawn() {
 	local cfg=$1 n=$2 rep=$3 target=${AT_TARGET[$2]} out=$TMPB/at.out rpt=$TMPB/at.report
 	local mech=${cfg%%:*} det=${cfg#*:} start end exit_ns line hits want child kdone cmd=()
-	rm -f "$out" "$rpt" "$rpt.tmp" "$TMPB/at.start" "$TMPB/at.end"
+	rm -f "$out" "$rpt" "$rpt.tmp" "$TMPB/at.start" "$TMPB/at.end" "$TMPB/at.json"
 	case $cfg in
-	inflight) cmd=("$INFLIGHT" --json -- "$target" -W 60) ;;
-	inflight_perf) cmd=(env INFLIGHT_ATTACH=perf "$INFLIGHT" --json -- "$target" -W 60) ;;
+	inflight) cmd=("$INFLIGHT" --json -o "$TMPB/at.json" -- "$target" -W 60) ;;
+	inflight_perf) cmd=(env INFLIGHT_ATTACH=perf "$INFLIGHT" --json -o "$TMPB/at.json" -- "$target" -W 60) ;;
 	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -- "$target" -W 60) ;;
 	bpftrace) at_bpftrace_script "$target"; cmd=(bpftrace -c "$target -W 60" "$TMPB/at.bt") ;;
 	empty | empty_base) ;;
@@ -125,7 +125,8 @@ at_spawn() {
 	case $cfg in
 	inflight | inflight_perf | baseline)
 		at_wait_detached "$([ "$cfg" = baseline ] && echo "$BENCH_INFLIGHT_BASELINE" || echo "$INFLIGHT")"
-		hits=$(grep '"type":"summary"' "$out" | tail -n 1 | grep -o '"events":{[^}]*}' | head -n 1 |
+		# the JSON beside -- CMD goes to -o (the baseline, from before that rule, to stdout)
+		hits=$(cat "$TMPB/at.json" "$out" 2>/dev/null | grep '"type":"summary"' | tail -n 1 | grep -o '"events":{[^}]*}' | head -n 1 |
 			grep -o ':[0-9]\+' | tr -d : | awk '{ s += $1 } END { print s + 0 }') ;;
 	bpftrace) hits=$(sed -n 's/^@hits: //p' "$out") ;;
 	empty | empty_base) record attach_teardown "spawn:$cfg" "$n" "$rep" attach_ms "$(kv attach_ms "$(grep '^usdt_empty attached' "$out")")"

@@ -112,7 +112,7 @@ po_per_proof() { # CONFIG WORKLOAD ROUND PROVER-JSON MEASURE-LINE
 		record prover_overhead untraced "$2" "$3" minflt_per_proof "$(calc "$(kv minflt "$5") / $proofs")"
 		;;
 	live)
-		events=$(grep '"type":"summary"' "$TMPB/po.out" | tail -n 1 | grep -o '"events":{[^}]*}' |
+		events=$(grep '"type":"summary"' "$TMPB/po.json" 2>/dev/null | tail -n 1 | grep -o '"events":{[^}]*}' |
 			head -n 1 | sed 's/[^0-9,]//g' | awk -F, '{ print $1 + $2 + $3 }')
 		[ -n "$events" ] && record prover_overhead live "$2" "$3" events_per_proof "$(calc "$events / $proofs")"
 		;;

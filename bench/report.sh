@@ -74,6 +74,7 @@ value).
 
 Machine: $(env_of cpu), $(env_of cpus) CPUs, kernel $(env_of kernel); commit $(env_of commit),
 $(env_of date). Load average at start $(env_of load_start), at end $(env_of load_end).
+$(sed -n 's/^note=/Note: /p' "$dir/env.txt")
 
 Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
 \`scripts/bench.sh SECTION...\` (probe_cost lock_stall attach_latency prover_overhead loader_cost

@@ -55,7 +55,7 @@ echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUTDIR/env.txt"
 
 bench/report.sh "$OUTDIR" >docs/bench.md || exit
 # the raw figures travel with the results file while they stay small
-if [ "$(stat -c %s "$RAW")" -lt 65536 ]; then
+if [ "$(stat -c %s "$RAW")" -lt 262144 ]; then
 	cp "$RAW" docs/bench-raw.csv
 fi
 echo "bench: results in docs/bench.md, raw figures in $RAW" >&2

@@ -8,12 +8,14 @@
  *
  * Concurrency: a process's threads hit probes at once, and a stage event moves an owner's
  * buffers between stages while another thread frees one of them, so all accounting of one
- * process happens under one lock in its infl_proc (proc_lock.bpf.h: its two forms, and why
- * the spin is short). A uprobe handler that cannot get it gives up and counts the event in
- * lock_timeouts, which marks the totals inexact. The tracepoint handlers never wait: the RSS
- * fields are written without the lock, and exit and exec run when no other thread of the
- * process is left to race with. Map element creation and deletion (helpers) happen outside
- * the lock.
+ * process happens under one lock in its infl_proc (proc_lock.bpf.h: its two forms). A uprobe
+ * handler that finds it held queues its hit for the holder and returns (deferred.bpf.h; on
+ * kernels with cmpxchg and bpf_loop); only when the queue is full, or on older kernels, does
+ * it wait a short while, and then it gives up and counts the event in lock_timeouts, which
+ * marks the totals inexact. The tracepoint handlers never wait: the RSS fields are written
+ * without the lock, and exit and exec run when no other thread of the process is left to
+ * race with. A handler's map element creation and deletion happen outside the lock; a
+ * queued hit's lookups are repeated by whoever applies it.
  *
  * Every program exists twice, for the two lock forms (suffix _nocas: kernels without BPF
  * cmpxchg, before 5.12); the loader loads one set (attach/features.c).
@@ -30,6 +32,7 @@
 #define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 #endif
 #include "proc_lock.bpf.h"
+#include "deferred.bpf.h"
 #include "mm_rss.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -46,6 +49,8 @@ const volatile bool traced_set = false;	   /* records come only from the loader 
 					    * other process is ignored (attached binary-wide) */
 const volatile bool follow_forks = false;  /* fork adds a traced process's children */
 const volatile __u64 events_wake_bytes = 0; /* wake the recorder past this much unread data */
+const volatile bool defer_all = false;	   /* tests: every probe hit goes through the queue
+					    * (deferred.bpf.h), as if the lock were always held */
 
 /* bytes of RSS change worth a recorded event */
 #define RSS_EVENT_STEP (1 << 20)
@@ -125,12 +130,9 @@ struct {
 	__uint(max_entries, 1 << 20); /* ~70 final records in flight */
 } ctl SEC(".maps");
 
-/* templates for new map elements (too big for the 512-byte stack): a record made by a
- * tracepoint, where nothing can race with its filling, and one made by a probe hit, which
- * other threads may find before it is filled: it is born locked (LK_CAS; LK_MAP takes the
- * lock before the insert), and they wait for the lock like for any update */
+/* templates for new map elements (too big for the 512-byte stack); a record other threads
+ * may find before it is filled is not ready until its gen is set (proc_init) */
 static const struct infl_proc zero_proc;
-static const struct infl_proc born_locked = { .lock = 1 };
 static const struct infl_owner new_owner = { .slot = INFL_SLOT_NONE };
 
 /* Clamp an index the verifier must see bounded even after clang spilled it to the stack;
@@ -185,7 +187,8 @@ static __always_inline bool image_attached_before(struct task_struct *task, __u6
 /*
  * Fills a record just inserted for `task`, then publishes it: `gen` is stored last, and a
  * record with gen 0 is not ready (proc_wait_ready). Its maker is alone with it: made by a
- * tracepoint, no thread of the process runs yet; made by a probe hit, it holds the lock.
+ * tracepoint, no thread of the process runs yet; made by a probe hit, the others wait for
+ * its gen (LK_MAP: for the lock its maker holds).
  */
 static __always_inline void proc_init(struct infl_proc *p, struct task_struct *task, __u32 pid,
 				      __u32 flags, __u32 ppid, __u64 now)
@@ -236,7 +239,23 @@ static __always_inline struct infl_proc *proc_create(__u32 pid, struct task_stru
 	return p;
 }
 
-/* A record another thread may still be filling: its creator holds the lock until it is. */
+struct gen_wait {
+	struct infl_proc *p;
+	__u64 deadline;
+};
+
+/* bpf_loop callback: one look at a record being filled, the clock every 64 looks */
+static long gen_wait_one(__u32 i, void *ctx)
+{
+	struct gen_wait *w = ctx;
+
+	if (!w->p || READ_ONCE(w->p->gen))
+		return 1;
+	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
+}
+
+/* A record another thread may still be filling: with LK_CAS its gen tells when it is ready;
+ * with LK_MAP its creator holds the lock until then. The wait is lock_wait_ns at most. */
 static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __u32 pid,
 							 const enum lock_kind lk)
 {
@@ -249,7 +268,16 @@ static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __
 	}
 	if (READ_ONCE(p->gen))
 		return p;
-	if (!proc_spinlock(p, pid, lk)) {
+	if (lk == LK_CAS) {
+		struct gen_wait w = { .p = p, .deadline = bpf_ktime_get_ns() + lock_wait_ns };
+
+		bpf_loop(LOCK_LOOPS, gen_wait_one, &w, 0);
+		if (READ_ONCE(p->gen))
+			return p;
+		__sync_fetch_and_add(&p->lock_timeouts, 1);
+		return NULL;
+	}
+	if (!lock_map_wait(pid)) {
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
@@ -263,17 +291,12 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 flags = 0;
 	struct infl_proc *p;
-	int err;
 
 	if (image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time)))
 		flags |= INFL_PROC_FROM_START;
 	if (lk == LK_MAP && !lock_map_try(pid))
 		return proc_wait_ready(bpf_map_lookup_elem(&procs, &pid), pid, lk);
-	if (lk == LK_MAP)
-		err = bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST);
-	else
-		err = bpf_map_update_elem(&procs, &pid, &born_locked, BPF_NOEXIST);
-	if (err) {
+	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST)) {
 		/* EEXIST: another thread made it first; else the map is full */
 		if (lk == LK_MAP)
 			proc_lock_release(NULL, pid, lk);
@@ -283,13 +306,10 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 		return proc_wait_ready(p, pid, lk);
 	}
 	p = bpf_map_lookup_elem(&procs, &pid);
-	if (!p) {
-		if (lk == LK_MAP)
-			proc_lock_release(NULL, pid, lk);
-		return NULL;
-	}
-	proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns());
-	proc_lock_release(p, pid, lk);
+	if (p)
+		proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns());
+	if (lk == LK_MAP)
+		proc_lock_release(NULL, pid, lk);
 	return p;
 }
 
@@ -339,15 +359,13 @@ static __always_inline __u64 account_event(struct infl_proc *p, int probe, bool 
 }
 
 static __always_inline void event_fill(struct infl_event *ev, struct infl_proc *p, __u64 now,
-				       __u8 type, __u8 id, __u8 flags, __u8 slot, __u64 a0, __u64 a1,
-				       __u64 a2)
+				       __u32 pid, __u32 tid, __u8 type, __u8 id, __u8 flags,
+				       __u8 slot, __u64 a0, __u64 a1, __u64 a2)
 {
-	__u64 id_tgid = bpf_get_current_pid_tgid();
-
 	ev->ts_ns = now;
 	ev->seq = p->seq;
-	ev->pid = id_tgid >> 32;
-	ev->tid = (__u32)id_tgid;
+	ev->pid = pid;
+	ev->tid = tid;
 	ev->type = type;
 	ev->id = id;
 	ev->flags = flags;
@@ -372,41 +390,25 @@ static __always_inline __u64 ring_flags(void)
 }
 
 /*
- * Under the lock: a recorded event's record, on the stack. It is copied into the ring after
- * the unlock (event_finish): no reservation is held across the lock, and none is tested for
- * NULL twice, which 6.1's verifier cannot follow ("Unreleased reference").
+ * Under the lock: a recorded event's record, on the stack, for the thread that hit the
+ * probe (`op->tid`: the holder may be applying another thread's queued hit). It is copied
+ * into the ring by event_finish: no reservation is held across the lock, and none is tested
+ * for NULL twice, which 6.1's verifier cannot follow ("Unreleased reference").
  */
 static __always_inline void event_note(struct infl_event *ev, struct infl_proc *p, __u64 now,
-				       __u8 type, __u8 id, __u8 flags, __u8 slot, __u64 a0, __u64 a1,
-				       __u64 a2)
+				       const struct infl_op *op, __u8 type, __u8 id, __u8 flags,
+				       __u8 slot, __u64 a0, __u64 a1, __u64 a2)
 {
 	if (record_events)
-		event_fill(ev, p, now, type, id, flags, slot, a0, a1, a2);
+		event_fill(ev, p, now, bpf_get_current_pid_tgid() >> 32, op->tid, type, id, flags,
+			   slot, a0, a1, a2);
 }
 
-/* After the unlock: the record into the ring, or its loss counted. */
+/* The record into the ring, or its loss counted. */
 static __always_inline void event_finish(struct infl_event *ev, struct infl_proc *p)
 {
 	if (record_events && bpf_ringbuf_output(&events, ev, sizeof(*ev), ring_flags()))
 		__sync_fetch_and_add(&p->ring_drops, 1);
-}
-
-/* The one way into a locked section for a probe hit: the lock, or the event counted as not
- * accounted (lock_timeouts). */
-static __always_inline bool lock_or_count(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	if (proc_spinlock(p, pid, lk)) {
-		section_begin(p);
-		return true;
-	}
-	__sync_fetch_and_add(&p->lock_timeouts, 1);
-	return false;
-}
-
-static __always_inline void proc_unlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	section_end(p);
-	proc_lock_release(p, pid, lk);
 }
 
 /* --- accounting (under the lock) --------------------------------------------------------- */
@@ -502,101 +504,55 @@ static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 	return bpf_map_lookup_elem(&owners, k);
 }
 
-/* --- the probes ---------------------------------------------------------------------------- */
-
-/* An argument the fast path cannot read (a spec it does not know, a memory operand that
- * does not read) is counted (arg_errors), never dropped in silence. Every argument kind
- * libbpf's USDT specs have (constant, register, register + offset) is read here; a kind a
- * later libbpf adds lands in that counter until this learns it. */
-static __always_inline bool probe_args(struct pt_regs *ctx, struct infl_proc *p, __u64 *a, int n)
-{
-	if (!usdt_args(ctx, a, n))
-		return true;
-	__sync_fetch_and_add(&p->arg_errors, 1);
-	return false;
-}
-
 enum alloc_kind { AK_NEW, AK_DUP, AK_BAD_CLASS, AK_MAP_FULL };
+enum free_kind { FK_FOUND, FK_UNKNOWN };
+enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
+#define OPF_BAD_CLASS (1u << 7) /* op.flags of a free: the class it says is out of range */
 
-static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
+/*
+ * The sections: one probe hit accounted, under the lock. Each takes what the hit's map
+ * operations found (`op`) and the records they point at, looked up before the lock by the
+ * handler, or again by the holder that applies a queued hit (apply_deferred).
+ */
+
+/* `old`: the buffer's record when it was live already (a dup), updated to the new one */
+static __always_inline void section_alloc(struct infl_proc *p, const struct infl_op *op,
+					  struct infl_owner *o, struct infl_owner *old_o,
+					  struct infl_buf *old, struct infl_event *ev)
 {
-	struct infl_buf_key bk = {};
-	struct infl_owner_key ok = {};
-	struct infl_owner *o = NULL, *old_o = NULL;
-	struct infl_buf nb = {}, *old = NULL, prev = {};
-	enum alloc_kind kind = AK_NEW;
-	struct infl_event ev;
-	struct infl_proc *p;
-	__u64 a[4], buf, bytes, owner, now;
-	__u32 pid, cls, slot, c;
+	__u32 cls = op->id, slot, c;
+	__u64 now = account_event(p, INFL_PROBE_ALLOC, false);
 	bool peaked;
-	__u8 flags = 0;
+	__u8 flags;
 
-	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 4))
-		return 0;
-	buf = a[0], cls = (__u32)a[1], bytes = a[2], owner = a[3];
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = buf };
-	nb = (struct infl_buf){ .bytes = bytes, .owner = owner, .cls = cls };
-	if (cls >= INFL_MAX_CLASSES) {
-		kind = AK_BAD_CLASS;
-		goto locked;
-	}
-	ok = (struct infl_owner_key){ .pid = pid, .gen = p->gen, .owner = owner };
-	if (owner)
-		o = owner_get(&ok);
-	if (!o)
-		nb.flags = INFL_BUF_UNSTAGED;
-	/* the common case first: a new buffer is one insert, no lookup */
-	if (bpf_map_update_elem(&bufs, &bk, &nb, BPF_NOEXIST)) {
-		old = bpf_map_lookup_elem(&bufs, &bk);
-		kind = old ? AK_DUP : AK_MAP_FULL;
-		if (old) {
-			prev = *old;
-			if (!(prev.flags & INFL_BUF_UNSTAGED)) {
-				struct infl_owner_key pk = { .pid = pid, .gen = p->gen,
-							     .owner = prev.owner };
-
-				old_o = bpf_map_lookup_elem(&owners, &pk);
-			}
-		}
-	}
-locked:
-	if (!lock_or_count(p, pid, lk)) {
-		/* a buffer in the map must be in the totals: take back what was not counted */
-		if (kind == AK_NEW)
-			bpf_map_delete_elem(&bufs, &bk);
-		if (kind == AK_NEW || kind == AK_MAP_FULL)
-			__sync_fetch_and_add(&p->untracked_allocs, 1);
-		return 0;
-	}
-	now = account_event(p, INFL_PROBE_ALLOC, false);
-	if (kind == AK_BAD_CLASS) {
+	if (op->kind == AK_BAD_CLASS) {
 		p->bad_class++;
-		event_note(&ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_REJECTED, INFL_SLOT_NONE, buf,
-			   bytes, owner);
-		goto out;
+		event_note(ev, p, now, op, INFL_EV_ALLOC, cls, INFL_EVF_REJECTED, INFL_SLOT_NONE,
+			   op->arg, op->bytes, op->owner);
+		return;
 	}
-	if (kind == AK_MAP_FULL) {
+	if (op->kind == AK_MAP_FULL) {
 		p->buf_map_full++;
 		__sync_fetch_and_add(&p->untracked_allocs, 1); /* also counted without the lock */
-		event_note(&ev, p, now, INFL_EV_ALLOC, cls, INFL_EVF_UNTRACKED, INFL_SLOT_NONE, buf,
-			   bytes, owner);
-		goto out;
+		event_note(ev, p, now, op, INFL_EV_ALLOC, cls, INFL_EVF_UNTRACKED, INFL_SLOT_NONE,
+			   op->arg, op->bytes, op->owner);
+		return;
 	}
-	if (owner && !o)
+	if (op->owner && !o)
 		p->owner_map_full++;
-	if (kind == AK_DUP) {
+	if (op->kind == AK_DUP) {
 		/* contract violation: alloc of a live buffer. The new record replaces the old. */
 		p->dup_alloc++;
-		if (old_o && prev.cls < INFL_MAX_CLASSES) {
-			c = BOUNDED(prev.cls, INFL_MAX_CLASSES);
+		c = op->prev.cls;
+		if (old_o && c < INFL_MAX_CLASSES) {
+			c = BOUNDED(c, INFL_MAX_CLASSES);
 			old_o->held[c].count--;
-			old_o->held[c].bytes -= prev.bytes;
+			old_o->held[c].bytes -= op->prev.bytes;
 		}
-		cell_sub(p, prev.cls, old_o ? old_o->slot : INFL_SLOT_NONE, prev.bytes);
+		cell_sub(p, op->prev.cls, old_o ? old_o->slot : INFL_SLOT_NONE, op->prev.bytes);
 		if (old)
-			*old = nb;
+			*old = (struct infl_buf){ .bytes = op->bytes, .owner = op->owner, .cls = cls,
+						  .flags = op->flags };
 	}
 	if (o)
 		owner_admit(p, o, now);
@@ -604,23 +560,19 @@ locked:
 	c = BOUNDED(cls, INFL_MAX_CLASSES);
 	if (o) {
 		o->held[c].count++;
-		o->held[c].bytes += bytes;
+		o->held[c].bytes += op->bytes;
 	}
-	cell_add(p, cls, slot, bytes);
+	cell_add(p, cls, slot, op->bytes);
 	p->allocated[c].count++;
-	p->allocated[c].bytes += bytes;
+	p->allocated[c].bytes += op->bytes;
 	peaked = peak_check(p, now);
-	flags = (kind == AK_DUP ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
-		(owner && !o ? INFL_EVF_UNSTAGED : 0);
-	event_note(&ev, p, now, INFL_EV_ALLOC, cls, flags, slot, buf, bytes, owner);
-out:
-	proc_unlock(p, pid, lk);
-	event_finish(&ev, p);
-	return 0;
+	flags = (op->kind == AK_DUP ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
+		(op->owner && !o ? INFL_EVF_UNSTAGED : 0);
+	event_note(ev, p, now, op, INFL_EV_ALLOC, cls, flags, slot, op->arg, op->bytes, op->owner);
 }
 
-/* Under the lock: a free of a buffer the map does not hold. Which kind it is decides where
- * it is counted; see docs/cli.md ("unmatched events"). Returns the event's flags. */
+/* A free of a buffer the map does not hold. Which kind it is decides where it is counted;
+ * see docs/cli.md ("unmatched events"). Returns the event's flags. */
 static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64 bytes)
 {
 	if (p->untracked_allocs > p->untracked_free) {
@@ -637,72 +589,49 @@ static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64
 	return INFL_EVF_UNMATCHED;
 }
 
-static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+/* `o`: the owner of the buffer removed (op->prev). True when that retired the owner, whose
+ * record the caller then deletes. */
+static __always_inline bool section_free(struct infl_proc *p, const struct infl_op *op,
+					 struct infl_owner *o, struct infl_event *ev)
 {
-	struct infl_buf_key bk = {};
-	struct infl_owner_key ok = {};
-	struct infl_owner *o = NULL;
-	struct infl_buf *b, rec = {};
-	struct infl_event ev;
-	struct infl_proc *p;
-	bool retired = false;
-	__u64 a[4], buf, bytes, now;
-	__u32 pid, cls, slot, c;
+	const struct infl_buf *rec = &op->prev;
+	__u64 now = account_event(p, INFL_PROBE_FREE, false);
+	bool retired = false, bad_class = op->flags & OPF_BAD_CLASS;
+	__u32 slot, c;
 	__u8 flags;
 
-	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 3))
-		return 0;
-	buf = a[0], cls = (__u32)a[1], bytes = a[2];
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = buf };
-	b = bpf_map_lookup_elem(&bufs, &bk);
-	if (b) {
-		rec = *b;
-		/* the delete decides who owns the free if two threads race on one buffer */
-		if (bpf_map_delete_elem(&bufs, &bk))
-			b = NULL;
-	}
-	if (b && !(rec.flags & INFL_BUF_UNSTAGED)) {
-		ok = (struct infl_owner_key){ .pid = pid, .gen = p->gen, .owner = rec.owner };
-		o = bpf_map_lookup_elem(&owners, &ok);
-	}
-	if (!lock_or_count(p, pid, lk))
-		return 0;
-	now = account_event(p, INFL_PROBE_FREE, false);
-	if (!b) {
-		if (cls >= INFL_MAX_CLASSES) {
+	if (op->kind != FK_FOUND) {
+		if (bad_class) {
 			p->bad_class++;
 			flags = INFL_EVF_REJECTED;
 		} else {
-			flags = free_unmatched(p, cls, bytes);
+			flags = free_unmatched(p, op->id, op->bytes);
 		}
-		event_note(&ev, p, now, INFL_EV_FREE, cls, flags, INFL_SLOT_NONE, buf, bytes, 0);
-		goto out;
+		event_note(ev, p, now, op, INFL_EV_FREE, op->id, flags, INFL_SLOT_NONE, op->arg,
+			   op->bytes, 0);
+		return false;
 	}
 	/* the recorded class and size are authoritative: they are what was added, whatever
 	 * the free says (a class id out of range is still counted as one) */
-	if (cls >= INFL_MAX_CLASSES)
+	if (bad_class)
 		p->bad_class++;
 	slot = o ? o->slot : INFL_SLOT_NONE;
-	c = BOUNDED(rec.cls, INFL_MAX_CLASSES);
+	c = rec->cls;
+	c = BOUNDED(c, INFL_MAX_CLASSES);
 	if (o && o->live) {
 		o->held[c].count--;
-		o->held[c].bytes -= rec.bytes;
+		o->held[c].bytes -= rec->bytes;
 		retired = owner_retire(p, o);
 	}
-	cell_sub(p, rec.cls, slot, rec.bytes);
+	cell_sub(p, rec->cls, slot, rec->bytes);
 	p->freed[c].count++;
-	p->freed[c].bytes += rec.bytes;
-	event_note(&ev, p, now, INFL_EV_FREE, rec.cls, 0, slot, buf, rec.bytes, rec.owner);
-out:
-	proc_unlock(p, pid, lk);
-	event_finish(&ev, p);
-	if (retired)
-		bpf_map_delete_elem(&owners, &ok);
-	return 0;
+	p->freed[c].bytes += rec->bytes;
+	event_note(ev, p, now, op, INFL_EV_FREE, rec->cls, 0, slot, op->arg, rec->bytes,
+		   rec->owner);
+	return retired;
 }
 
-/* Under the lock: the time spent in stage `from`, into its histogram. */
+/* The time spent in stage `from`, into its histogram. */
 static __always_inline void dwell_note(struct infl_proc *p, __u32 from, __u64 entered, __u64 now)
 {
 	__u32 f = BOUNDED(from, INFL_MAX_STAGES);
@@ -717,7 +646,7 @@ static __always_inline void dwell_note(struct infl_proc *p, __u32 from, __u64 en
 	p->dwell_count[f]++;
 }
 
-/* Under the lock: every buffer the owner holds moves from slot `from` to `stage`. */
+/* Every buffer the owner holds moves from slot `from` to `stage`. */
 static __always_inline void owner_move(struct infl_proc *p, struct infl_owner *o, __u32 from,
 				       __u32 stage)
 {
@@ -736,49 +665,27 @@ static __always_inline void owner_move(struct infl_proc *p, struct infl_owner *o
 	p->owners[stage]++;
 }
 
-enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
-
-static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kind lk)
+/* `o`: the owner's record (NULL: the owner map is full). True when the owner retired. */
+static __always_inline bool section_stage(struct infl_proc *p, const struct infl_op *op,
+					  struct infl_owner *o, struct infl_event *ev)
 {
-	struct infl_owner_key ok = {};
-	enum stage_kind kind = SK_MOVE;
-	struct infl_owner *o = NULL;
-	struct infl_event ev;
-	struct infl_proc *p;
-	bool retired = false, unmatched = false;
-	__u64 a[4], owner, now;
-	__u32 pid, stage, from;
+	__u64 now = account_event(p, INFL_PROBE_STAGE, true), owner = op->arg;
+	__u32 stage = op->id, from;
+	bool unmatched = false;
 	__u8 flags;
 
-	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 2))
-		return 0;
-	owner = a[0], stage = (__u32)a[1];
-	if (stage >= INFL_MAX_STAGES) {
-		kind = SK_BAD_STAGE;
-	} else if (!owner) {
-		kind = SK_OWNER0; /* owner 0 is "no owner": it has no stage to enter */
-	} else {
-		ok = (struct infl_owner_key){ .pid = pid, .gen = p->gen, .owner = owner };
-		o = owner_get(&ok);
-		if (!o)
-			kind = SK_MAP_FULL;
-	}
-	if (!lock_or_count(p, pid, lk))
-		return 0;
-	now = account_event(p, INFL_PROBE_STAGE, true);
-	if (kind != SK_MOVE || !o) {
+	if (op->kind != SK_MOVE || !o) {
 		flags = INFL_EVF_REJECTED;
-		if (kind == SK_BAD_STAGE) {
+		if (op->kind == SK_BAD_STAGE) {
 			p->bad_stage++;
-		} else if (kind == SK_OWNER0) {
+		} else if (op->kind == SK_OWNER0) {
 			p->stage_owner0++;
 		} else {
 			p->owner_map_full++;
 			flags = INFL_EVF_UNTRACKED;
 		}
-		event_note(&ev, p, now, INFL_EV_STAGE, stage, flags, INFL_SLOT_NONE, owner, 0, 0);
-		goto out;
+		event_note(ev, p, now, op, INFL_EV_STAGE, stage, flags, INFL_SLOT_NONE, owner, 0, 0);
+		return false;
 	}
 	stage = BOUNDED(stage, INFL_MAX_STAGES);
 	owner_admit(p, o, now);
@@ -797,14 +704,451 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	owner_move(p, o, from, stage);
 	o->slot = stage;
 	o->entered_ns = now;
-	retired = owner_retire(p, o);
-	event_note(&ev, p, now, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
+	event_note(ev, p, now, op, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
 		   from < INFL_MAX_STAGES ? from : INFL_SLOT_NONE, owner, 0, 0);
-out:
-	proc_unlock(p, pid, lk);
+	return owner_retire(p, o);
+}
+
+/* --- the queue behind the lock (deferred.bpf.h) --------------------------------------------- */
+
+static __always_inline struct infl_owner *owner_lookup(__u32 pid, __u64 gen, __u64 owner)
+{
+	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
+
+	return bpf_map_lookup_elem(&owners, &k);
+}
+
+static __always_inline void owner_forget(__u32 pid, __u64 gen, __u64 owner)
+{
+	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
+
+	bpf_map_delete_elem(&owners, &k);
+}
+
+/*
+ * Under the lock: one probe hit's section, its recorded event into the ring. `o`, `old_o`,
+ * `old`: the records its map operations found (NULL: none). Returns whether the owner was
+ * retired, whose record the caller deletes. The pid is the current process's: only its own
+ * threads hold its lock.
+ */
+static __always_inline int section_of(struct infl_proc *p, const struct infl_op *op,
+				      struct infl_owner *o, struct infl_owner *old_o,
+				      struct infl_buf *old)
+{
+	struct infl_event ev;
+	int retired = 0;
+
+	if (!p || !op)
+		return 0;
+	if (op->probe == INFL_PROBE_ALLOC)
+		section_alloc(p, op, o, old_o, old, &ev);
+	else if (op->probe == INFL_PROBE_FREE)
+		retired = section_free(p, op, o, &ev);
+	else
+		retired = section_stage(p, op, o, &ev);
 	event_finish(&ev, p);
-	if (retired)
+	return retired;
+}
+
+/* The same, a function of its own for the LK_CAS programs, where the handler, the drain and
+ * the combiner all call it: the kernel's verifier checks a global function once (inlined
+ * into each, the three programs took 30 times as long to load). Before 5.12 a global
+ * function cannot take pointers ("Arg#0 type PTR ... is not supported yet"): the LK_MAP
+ * programs, which have no queue, inline it once. */
+__noinline int apply_op(struct infl_proc *p, const struct infl_op *op, struct infl_owner *o,
+			struct infl_owner *old_o, struct infl_buf *old)
+{
+	return section_of(p, op, o, old_o, old);
+}
+
+static __always_inline int section_run(struct infl_proc *p, const struct infl_op *op,
+				       struct infl_owner *o, struct infl_owner *old_o,
+				       struct infl_buf *old, const enum lock_kind lk)
+{
+	if (lk == LK_CAS)
+		return apply_op(p, op, o, old_o, old);
+	return section_of(p, op, o, old_o, old);
+}
+
+/* Under the lock: a queued hit, with the records its handler found looked up again (an
+ * owner it created is there: only a section retires one). */
+static __always_inline void apply_deferred(struct infl_proc *p, __u32 pid, struct infl_op *op)
+{
+	struct infl_owner *o = NULL, *old_o = NULL;
+	struct infl_buf *old = NULL;
+	struct infl_owner_key ok = { .pid = pid, .gen = p->gen };
+
+	if (op->probe == INFL_PROBE_ALLOC) {
+		if (op->kind == AK_DUP) {
+			struct infl_buf_key bk = { .pid = pid, .gen = ok.gen, .buf = op->arg };
+
+			old = bpf_map_lookup_elem(&bufs, &bk);
+			if (!(op->prev.flags & INFL_BUF_UNSTAGED))
+				old_o = owner_lookup(pid, ok.gen, op->prev.owner);
+		}
+		ok.owner = op->owner;
+		if ((op->kind == AK_NEW || op->kind == AK_DUP) && op->owner &&
+		    !(op->flags & INFL_BUF_UNSTAGED))
+			o = owner_get(&ok);
+	} else if (op->probe == INFL_PROBE_FREE) {
+		ok.owner = op->prev.owner;
+		if (op->kind == FK_FOUND && !(op->prev.flags & INFL_BUF_UNSTAGED))
+			o = bpf_map_lookup_elem(&owners, &ok);
+	} else {
+		ok.owner = op->arg;
+		if (op->kind == SK_MOVE)
+			o = owner_get(&ok);
+	}
+	if (apply_op(p, op, o, old_o, old))
 		bpf_map_delete_elem(&owners, &ok);
+}
+
+struct drain_ctx {
+	struct infl_proc *p;
+	struct infl_deferred *q;
+	__u32 pid;
+	__u32 locked; /* proc_combine: the lock is ours */
+};
+
+/* bpf_loop callback, the lock held: the next committed slot, applied; stops at one not
+ * committed yet (its producer is still writing it, and applies it itself) */
+static long drain_one(__u32 i, void *ctx)
+{
+	struct drain_ctx *d = ctx;
+	struct infl_proc *p = d->p;
+	struct infl_op *op;
+	__u64 h;
+
+	if (!p)
+		return 1;
+	h = p->defer_head;
+	op = deferred_slot(d->q, p->gen, h);
+	if (!op)
+		return 1;
+	apply_deferred(p, d->pid, op);
+	barrier(); /* done with the slot before it is handed out again */
+	WRITE_ONCE(p->defer_head, h + 1);
+	return 0;
+}
+
+/* Under the lock, before the holder's own hit: what was queued before it got the lock (it
+ * may have happened before the holder's hit), in ticket order. */
+static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid)
+{
+	struct drain_ctx d = { .p = p, .pid = pid };
+
+	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
+		return;
+	d.q = deferred_queue(pid, false);
+	bpf_loop(INFL_DEFER_SLOTS, drain_one, &d, 0);
+}
+
+/*
+ * bpf_loop callback, one step of a combiner: with something queued, take the lock (or stop:
+ * another holder looks after its release), apply the next committed slot; when none is
+ * left, release and look once more (a producer may have committed just before the release,
+ * and failed to take the lock).
+ */
+static long combine_one(__u32 i, void *ctx)
+{
+	struct drain_ctx *d = ctx;
+	struct infl_proc *p = d->p;
+	struct infl_op *op;
+	__u64 h;
+
+	if (!p)
+		return 1;
+	if (!d->locked) {
+		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail) || !cas_try(p))
+			return 1;
+		d->locked = 1;
+		section_begin(p);
+	}
+	h = p->defer_head;
+	op = deferred_slot(d->q, p->gen, h);
+	if (op) {
+		apply_deferred(p, d->pid, op);
+		barrier(); /* done with the slot before it is handed out again */
+		WRITE_ONCE(p->defer_head, h + 1);
+		return 0;
+	}
+	section_end(p);
+	proc_lock_release(p, d->pid, LK_CAS);
+	d->locked = 0;
+	/* go on if the head was committed meanwhile: its producer may have failed to take the
+	 * lock from us; if it is still being written, its producer takes the lock after */
+	return !deferred_slot(d->q, p->gen, h);
+}
+
+/*
+ * After a hit's section and release, or after queueing it: what is queued is applied by
+ * whoever can take the lock now (combining). Bounded: producers that keep outrunning a
+ * combiner apply the rest with their own next hits.
+ */
+static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	struct drain_ctx d = { .p = p, .pid = pid };
+
+	if (lk != LK_CAS || READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
+		return;
+	d.q = deferred_queue(pid, false);
+	bpf_loop(2 * INFL_DEFER_SLOTS, combine_one, &d, 0);
+	if (d.locked) {
+		section_end(p);
+		proc_lock_release(p, pid, lk);
+	}
+}
+
+static __always_inline void proc_unlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	section_end(p);
+	proc_lock_release(p, pid, lk);
+}
+
+/* How a probe hit got past the lock (lock_or_defer). */
+enum lock_outcome {
+	LOCKED,	  /* the lock is ours, the hits queued before applied: account it, release */
+	DEFERRED, /* queued: the lock's holder applies it (deferred.bpf.h) */
+	GAVE_UP,  /* the lock held and the queue full for lock_wait_ns: counted (lock_timeouts) */
+};
+
+struct room_wait {
+	struct infl_proc *p;
+	const struct infl_op *op;
+	__u64 deadline;
+	__u32 pid;
+	__u32 got; /* LOCKED (the lock) or DEFERRED (a slot) */
+};
+
+/* bpf_loop callback: a full queue waits for the lock or a slot, the clock every 64 looks */
+static long room_wait_one(__u32 i, void *ctx)
+{
+	struct room_wait *w = ctx;
+
+	if (!w->p || !w->op)
+		return 1;
+	if (cas_try(w->p)) {
+		w->got = LOCKED;
+		return 1;
+	}
+	if ((i & 15) == 15 && defer_op(w->p, w->pid, w->op)) {
+		w->got = DEFERRED;
+		return 1;
+	}
+	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
+}
+
+/*
+ * The one way past the lock for a probe hit. Where the queue exists (LK_CAS) a hit that
+ * finds the lock held is queued and the handler returns; only when the queue is full does
+ * it wait, lock_wait_ns at most, for the lock or a slot. A hit that gets the lock applies
+ * what was queued before it first (it may have happened before this hit); when that stops
+ * at a slot its producer is still writing, the slots behind it may have too, so the hit
+ * goes behind them instead.
+ */
+static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u32 pid,
+						       const struct infl_op *op,
+						       const enum lock_kind lk)
+{
+	if (lk == LK_CAS) {
+		struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
+
+		if (!defer_all && cas_try(p)) {
+			section_begin(p);
+			drain_deferred(p, pid);
+			if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
+				return LOCKED;
+			proc_unlock(p, pid, lk);
+		}
+		if (defer_op(p, pid, op))
+			return DEFERRED;
+		__sync_fetch_and_add(&deferred_full, 1);
+		w.deadline = bpf_ktime_get_ns() + lock_wait_ns;
+		bpf_loop(LOCK_LOOPS, room_wait_one, &w, 0);
+		if (w.got == DEFERRED)
+			return DEFERRED;
+		if (w.got != LOCKED)
+			goto gave_up;
+		section_begin(p);
+		drain_deferred(p, pid);
+		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
+			return LOCKED;
+		proc_unlock(p, pid, lk); /* full, behind a slot still being written */
+		goto gave_up;
+	}
+	if (!lock_map_wait(pid))
+		goto gave_up;
+	section_begin(p);
+	return LOCKED;
+gave_up:
+	__sync_fetch_and_add(&p->lock_timeouts, 1);
+	return GAVE_UP;
+}
+
+/* --- the probes ---------------------------------------------------------------------------- */
+
+/* An argument the fast path cannot read (a spec it does not know, a memory operand that
+ * does not read) is counted (arg_errors), never dropped in silence. Every argument kind
+ * libbpf's USDT specs have (constant, register, register + offset) is read here; a kind a
+ * later libbpf adds lands in that counter until this learns it. */
+static __always_inline bool probe_args(struct pt_regs *ctx, struct infl_proc *p, __u64 *a, int n)
+{
+	if (!usdt_args(ctx, a, n))
+		return true;
+	__sync_fetch_and_add(&p->arg_errors, 1);
+	return false;
+}
+
+/* `id` as the probe says: an event records its low byte (the kinds tell what is out of
+ * range) */
+static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __u64 bytes)
+{
+	return (struct infl_op){ .probe = probe, .arg = arg, .id = id, .bytes = bytes,
+				 .tid = (__u32)bpf_get_current_pid_tgid() };
+}
+
+/*
+ * The handlers: map operations first, outside the lock (a buffer's insert or delete decides
+ * who owns it when threads race), then the section, or the queue.
+ */
+static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	struct infl_owner *o = NULL, *old_o = NULL;
+	struct infl_buf_key bk = {};
+	struct infl_buf *old = NULL;
+	struct infl_proc *p;
+	enum lock_outcome r;
+	struct infl_op op;
+	__u64 a[4];
+	__u32 pid;
+
+	p = proc_current(&pid, lk);
+	if (!p || !probe_args(ctx, p, a, 4))
+		return 0;
+	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
+	op.owner = a[3];
+	op.kind = AK_NEW;
+	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
+	if (a[1] >= INFL_MAX_CLASSES) {
+		op.kind = AK_BAD_CLASS;
+		goto locked;
+	}
+	if (op.owner) {
+		struct infl_owner_key ok = { .pid = pid, .gen = p->gen, .owner = op.owner };
+
+		o = owner_get(&ok);
+	}
+	if (!o)
+		op.flags = INFL_BUF_UNSTAGED;
+	/* the common case first: a new buffer is one insert, no lookup (the record is built
+	 * where a dup's predecessor goes, which a new buffer does not have) */
+	op.prev = (struct infl_buf){ .bytes = op.bytes, .owner = op.owner, .cls = op.id,
+				     .flags = op.flags };
+	if (bpf_map_update_elem(&bufs, &bk, &op.prev, BPF_NOEXIST)) {
+		old = bpf_map_lookup_elem(&bufs, &bk);
+		op.kind = old ? AK_DUP : AK_MAP_FULL;
+		if (old) {
+			op.prev = *old;
+			if (!(op.prev.flags & INFL_BUF_UNSTAGED))
+				old_o = owner_lookup(pid, p->gen, op.prev.owner);
+		}
+	}
+locked:
+	r = lock_or_defer(p, pid, &op, lk);
+	if (r == GAVE_UP) {
+		/* a buffer in the map must be in the totals: take back what was not counted */
+		if (op.kind == AK_NEW)
+			bpf_map_delete_elem(&bufs, &bk);
+		if (op.kind == AK_NEW || op.kind == AK_MAP_FULL)
+			__sync_fetch_and_add(&p->untracked_allocs, 1);
+		return 0;
+	}
+	if (r == LOCKED) {
+		section_run(p, &op, o, old_o, old, lk);
+		proc_unlock(p, pid, lk);
+	}
+	proc_combine(p, pid, lk);
+	return 0;
+}
+
+static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	struct infl_buf_key bk = {};
+	struct infl_owner *o = NULL;
+	struct infl_proc *p;
+	struct infl_buf *b;
+	bool retired = false;
+	enum lock_outcome r;
+	struct infl_op op;
+	__u64 a[4];
+	__u32 pid;
+
+	p = proc_current(&pid, lk);
+	if (!p || !probe_args(ctx, p, a, 3))
+		return 0;
+	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
+	op.kind = FK_UNKNOWN;
+	if (a[1] >= INFL_MAX_CLASSES)
+		op.flags = OPF_BAD_CLASS;
+	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
+	b = bpf_map_lookup_elem(&bufs, &bk);
+	if (b) {
+		op.prev = *b;
+		/* the delete decides who owns the free if two threads race on one buffer */
+		if (!bpf_map_delete_elem(&bufs, &bk))
+			op.kind = FK_FOUND;
+	}
+	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
+		o = owner_lookup(pid, p->gen, op.prev.owner);
+	r = lock_or_defer(p, pid, &op, lk);
+	if (r == GAVE_UP)
+		return 0;
+	if (r == LOCKED) {
+		retired = section_run(p, &op, o, NULL, NULL, lk);
+		proc_unlock(p, pid, lk);
+	}
+	proc_combine(p, pid, lk);
+	if (retired)
+		owner_forget(pid, p->gen, op.prev.owner);
+	return 0;
+}
+
+static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	struct infl_owner *o = NULL;
+	struct infl_proc *p;
+	bool retired = false;
+	enum lock_outcome r;
+	struct infl_op op;
+	__u64 a[4];
+	__u32 pid;
+
+	p = proc_current(&pid, lk);
+	if (!p || !probe_args(ctx, p, a, 2))
+		return 0;
+	op = op_new(INFL_PROBE_STAGE, a[0], a[1], 0);
+	op.kind = SK_MOVE;
+	if (a[1] >= INFL_MAX_STAGES) {
+		op.kind = SK_BAD_STAGE;
+	} else if (!op.arg) {
+		op.kind = SK_OWNER0; /* owner 0 is "no owner": it has no stage to enter */
+	} else {
+		struct infl_owner_key ok = { .pid = pid, .gen = p->gen, .owner = op.arg };
+
+		o = owner_get(&ok);
+		if (!o)
+			op.kind = SK_MAP_FULL;
+	}
+	r = lock_or_defer(p, pid, &op, lk);
+	if (r == GAVE_UP)
+		return 0;
+	if (r == LOCKED) {
+		retired = section_run(p, &op, o, NULL, NULL, lk);
+		proc_unlock(p, pid, lk);
+	}
+	proc_combine(p, pid, lk);
+	if (retired)
+		owner_forget(pid, p->gen, op.arg);
 	return 0;
 }
 
@@ -886,26 +1230,42 @@ static __always_inline __u64 rss_update(struct infl_proc *p, __u32 member, long 
 
 /*
  * Record mode: an RSS change of a step or more becomes an event. Its time and order are
- * taken under the lock, so that it sits between the accounting events around it in both;
- * the tracepoint never waits for the lock, though: when it is held, this change is not
- * recorded, and the next one (or the next snapshot) carries the value.
+ * taken while no section runs, so that it sits between the accounting events around it in
+ * both; the tracepoint never waits, though: when a section runs, this change is not
+ * recorded, and the next one (or the next snapshot) carries the value. With the queue
+ * (LK_CAS) it does not even take the lock, whose release would owe the queue a look: the
+ * seqlock words tell that no section ran while it read, and a compare-and-swap on
+ * rss_emitted lets one of two CPUs emit a step.
  */
 static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total,
 				     const enum lock_kind lk)
 {
 	struct infl_event *ev;
-	__u64 last = READ_ONCE(p->rss_emitted), now, seq, tracked;
+	__u64 last = READ_ONCE(p->rss_emitted), now, seq, tracked, end;
 
 	if (total - last < RSS_EVENT_STEP && last - total < RSS_EVENT_STEP)
 		return;
-	if (!proc_trylock(p, pid, lk))
-		return;
-	section_begin(p);
-	now = bpf_ktime_get_ns();
-	seq = p->seq;
-	tracked = p->tracked_at_rss_peak;
-	p->rss_emitted = total;
-	proc_unlock(p, pid, lk);
+	if (lk == LK_CAS) {
+		end = READ_ONCE(p->write_end); /* the seqlock's order: write_end first */
+		barrier();
+		now = bpf_ktime_get_ns();
+		seq = READ_ONCE(p->seq);
+		tracked = READ_ONCE(p->tracked_at_rss_peak);
+		barrier();
+		if (READ_ONCE(p->write_begin) != end)
+			return; /* a section ran meanwhile */
+		if (__sync_val_compare_and_swap(&p->rss_emitted, last, total) != last)
+			return; /* another CPU emitted this step */
+	} else {
+		if (!proc_trylock(p, pid, lk))
+			return;
+		section_begin(p);
+		now = bpf_ktime_get_ns();
+		seq = p->seq;
+		tracked = p->tracked_at_rss_peak;
+		p->rss_emitted = total;
+		proc_unlock(p, pid, lk);
+	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		__sync_fetch_and_add(&p->ring_drops, 1);
@@ -1017,15 +1377,18 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	p->exited = 1;
 	if (type == INFL_CTL_EXEC)
 		p->flags |= INFL_PROC_EXEC;
+	/* hits still queued behind the lock (deferred.bpf.h) have no one left to apply them */
+	p->lock_timeouts += p->defer_tail - p->defer_head;
+	p->defer_head = p->defer_tail;
 	section_end(p);
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
+	bpf_map_delete_elem(&deferred, &pid);
 	if (p->seq && record_events) {
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 		if (ev) {
-			event_fill(ev, p, now, INFL_EV_EXIT, 0, 0, INFL_SLOT_NONE,
-				   p->total_bytes, p->total_bufs, 0);
-			ev->pid = pid;
+			event_fill(ev, p, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_EXIT,
+				   0, 0, INFL_SLOT_NONE, p->total_bytes, p->total_bufs, 0);
 			bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 		} else {
 			__sync_fetch_and_add(&p->ring_drops, 1);

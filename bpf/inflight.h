@@ -85,7 +85,8 @@ struct infl_cell {
 /*
  * Per traced process image (key: tgid; `gen` tells two images of one tgid apart). The
  * accounting fields change under `lock` (see inflight.bpf.c); the RSS fields (rss..rss_mm)
- * are written without it, each one an aligned 8-byte store, so a tracepoint never waits.
+ * are written without it, each one an aligned 8-byte store, so a tracepoint never waits;
+ * defer_tail is taken by compare-and-swap, defer_head moves under the lock.
  * Readers copy it without the lock, seqlock style: every locked section bumps write_begin
  * (the LAST field) first and sets write_end (the FIRST field after the lock word) to it last;
  * a copy made front to back is consistent when its write_end equals its write_begin.
@@ -94,6 +95,10 @@ struct infl_proc {
 	__u32 lock;	  /* the per-process lock word (inflight.bpf.c: proc_lock) */
 	__u32 exited;	  /* 1 once the image ended: the last thread exited, or an exec */
 	__u64 write_end;  /* == write_begin when no write is in progress */
+	/* the queue of probe hits that found the lock held (bpf/deferred.bpf.h): tickets
+	 * handed out, and the next one to apply; tail - head are waiting */
+	__u64 defer_tail;
+	__u64 defer_head;
 	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
 	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
 	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
@@ -207,6 +212,27 @@ struct infl_event {
 	__u64 arg0; /* alloc/free: buf; stage: owner; rss: bytes */
 	__u64 arg1; /* alloc/free: bytes */
 	__u64 arg2; /* alloc: owner */
+};
+
+/* Deep enough for every thread of a process to fire a few probes while a holder is off its
+ * CPU for a time slice at the prover's rates; a flat-out storm fills it in tens of
+ * microseconds and then waits like before (lock_wait_ns). 128 slots: 9 KiB a process. */
+#define INFL_DEFER_SLOTS 128
+
+/* A probe hit's work done outside the lock: what its section needs to account it. Queued
+ * when the lock is held (bpf/deferred.bpf.h), INFL_DEFER_SLOTS of them a process. */
+struct infl_op {
+	__u64 state; /* queue: ticket + 1 once committed */
+	__u64 gen;   /* queue: the image it belongs to */
+	__u64 arg;   /* alloc, free: the buffer; stage: the owner */
+	__u64 bytes; /* alloc, free: the bytes the probe says */
+	__u64 owner; /* alloc: the owner */
+	struct infl_buf prev; /* alloc (a dup): the record replaced; free: the record removed */
+	__u32 tid;   /* the thread that hit the probe (recorded events) */
+	__u8 probe;  /* enum infl_probe */
+	__u8 kind;   /* enum alloc_kind, free_kind, stage_kind (inflight.bpf.c) */
+	__u8 id;     /* alloc, free: the class the probe says; stage: the stage */
+	__u8 flags;  /* alloc: the new record's INFL_BUF_*; free: its class out of range */
 };
 
 /*

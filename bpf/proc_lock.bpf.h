@@ -6,26 +6,26 @@
  * yet", still so on 6.18; so is bpf_res_spin_lock), so the lock is built from what a kernel
  * offers, chosen before load by attach/features.c (bpf_program__set_autoload):
  *
- *   LK_CAS  a test-and-test-and-set spin on infl_proc.lock: plain reads while it is held,
- *           one cmpxchg when it looks free. BPF atomic cmpxchg and xchg came in 5.12
- *           (upstream 5ffa25502b5a, "bpf: Add instructions for atomic_[cmp]xchg").
+ *   LK_CAS  a test-and-test-and-set word in infl_proc.lock: a plain read, one cmpxchg when
+ *           it looks free. BPF atomic cmpxchg and xchg came in 5.12 (upstream 5ffa25502b5a,
+ *           "bpf: Add instructions for atomic_[cmp]xchg"), bpf_loop in 5.17 (e6f2dd0f8067).
+ *           Nobody spins on it: a probe hit that finds it held is queued for its holder
+ *           (deferred.bpf.h), and waits (inflight.bpf.c: lock_or_defer) only while the
+ *           queue is full.
  *   LK_MAP  for kernels before 5.17: 5.10 and 5.11 have no BPF cmpxchg at all, 5.12-5.16
- *           no bpf_loop (below). Inserting the pid into the `locks` hash map with
- *           BPF_NOEXIST is an atomic test-and-set (the insert checks and links under the
- *           bucket lock); deleting the key releases it.
+ *           no bpf_loop, which the queue's drain needs. Inserting the pid into the `locks`
+ *           hash map with BPF_NOEXIST is an atomic test-and-set (the insert checks and
+ *           links under the bucket lock); deleting the key releases it. A hit that finds it
+ *           held waits a short, fixed time (lock_wait_ns) and then gives up: it counts the
+ *           event (lock_timeouts), which makes that process's totals inexact. Those kernels
+ *           run uprobe handlers with preemption off (before 6.0), so a holder is never
+ *           preempted there, only interrupted.
  *
- * Both wait a short, fixed time (lock_wait_ns) and then give up: the caller counts the event
- * it could not account (lock_timeouts), which makes that process's totals inexact. No
- * handler ever waits long: since 6.0 uprobe programs run with migration, not preemption,
- * disabled (bpf_prog_run_array_uprobe), so the holder may be preempted on a preemptible or
- * PREEMPT_RT kernel, and a waiter spinning for it would only burn its own time slice.
- * Tracepoint handlers never wait: at most one try (proc_trylock).
- *
- * The CAS form waits in bpf_loop (5.17, upstream e6f2dd0f8067), whose callback the verifier
- * checks once whatever the count: an open-coded loop long enough to outlast a critical
- * section made every program take ~0.2 s to verify. Kernels with cmpxchg but without
- * bpf_loop (5.12-5.16) use the map form, whose loop of helper calls is long enough with
- * few iterations (attach/features.c chooses).
+ * Since 6.0 uprobe programs run with migration, not preemption, disabled
+ * (bpf_prog_run_array_uprobe), so the holder may be preempted on a preemptible or PREEMPT_RT
+ * kernel, and a waiter spinning for it would only burn its own time slice: hence the queue.
+ * Tracepoint handlers never wait: at most one try (proc_trylock, LK_MAP; with LK_CAS they
+ * do not take the lock at all).
  */
 #ifndef INFLIGHT_PROC_LOCK_BPF_H
 #define INFLIGHT_PROC_LOCK_BPF_H
@@ -33,15 +33,16 @@
 enum lock_kind { LK_CAS, LK_MAP };
 
 /*
- * How long a contended update waits before it gives up. A critical section takes well
- * under a microsecond, a few when it captures a new peak, and contenders queue behind each
- * other; an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of
- * that and nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU),
- * which is what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/
- * (probe_cost, lock_stall), docs/bench.md.
+ * How long a probe hit waits for the lock (LK_MAP), or for the lock or a slot when its
+ * queue is full (LK_CAS), before it gives up. A critical section takes well under a
+ * microsecond, a few when it captures a new peak, and contenders queue behind each other;
+ * an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of that and
+ * nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU), which is
+ * what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/ (probe_cost,
+ * lock_stall), docs/bench.md.
  */
 #define LOCK_WAIT_NS 50000   /* the default of lock_wait_ns */
-#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound; the clock ends the wait long before */
+#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits; the clock ends them long before */
 /* LK_MAP: at most this many looks (a hash lookup and the clock each, 60-100 ns: ~15-25 us,
  * under lock_wait_ns natively). The verifier walks every iteration: 1024 made 5.10 take
  * 16-33 s (TCG) to load the three programs, 256 takes 9 s. */
@@ -78,56 +79,25 @@ static __always_inline bool proc_trylock(struct infl_proc *p, __u32 pid, const e
 	return cas_try(p);
 }
 
-struct lock_wait {
-	struct infl_proc *p;
-	__u64 deadline;
-	int locked;
-};
-
-/* One look of a waiter (bpf_loop callback): a plain read, a cmpxchg only when it looks
- * free (test-and-test-and-set), the clock every 64 looks. */
-static long lock_wait_one(__u32 i, void *ctx)
-{
-	struct lock_wait *w = ctx;
-
-	if (!w->p)
-		return 1;
-	if (cas_try(w->p)) {
-		w->locked = 1;
-		return 1;
-	}
-	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
-}
-
-/* True when the lock is ours, within lock_wait_ns. */
-static __always_inline bool proc_spinlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+/* LK_MAP: true when the lock is ours, within lock_wait_ns. */
+static __always_inline bool lock_map_wait(__u32 pid)
 {
 	__u64 deadline;
 	int i;
 
-	if (lk == LK_MAP) {
-		if (lock_map_try(pid))
+	if (lock_map_try(pid))
+		return true;
+	deadline = bpf_ktime_get_ns() + lock_wait_ns;
+	/* one way back to the loop's head: a loop entered by a jump into its middle and closed
+	 * by a fall-through is refused by 5.10's check_cfg ("back-edge from insn N to N+1"), and
+	 * clang builds that shape from a plain for loop here */
+	for (i = 1;; i++) {
+		if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
 			return true;
-		deadline = bpf_ktime_get_ns() + lock_wait_ns;
-		/* one way back to the loop's head: a loop entered by a jump into its middle and
-		 * closed by a fall-through is refused by 5.10's check_cfg ("back-edge from insn
-		 * N to N+1"), and clang builds that shape from a plain for loop here */
-		for (i = 1;; i++) {
-			if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
-				return true;
-			if (i == LOCK_MAP_SPINS)
-				return false;
-			if (bpf_ktime_get_ns() > deadline)
-				return false;
-		}
-	}
-	if (cas_try(p))
-		return true; /* uncontended: one read, one cmpxchg, no clock */
-	{
-		struct lock_wait w = { .p = p, .deadline = bpf_ktime_get_ns() + lock_wait_ns };
-
-		bpf_loop(LOCK_LOOPS, lock_wait_one, &w, 0);
-		return w.locked;
+		if (i == LOCK_MAP_SPINS)
+			return false;
+		if (bpf_ktime_get_ns() > deadline)
+			return false;
 	}
 }
 
@@ -138,14 +108,6 @@ static __always_inline void proc_lock_release(struct infl_proc *p, __u32 pid,
 		bpf_map_delete_elem(&locks, &pid); /* the helper call orders the section's stores */
 	else if (p)
 		__sync_lock_test_and_set(&p->lock, 0); /* xchg: a full barrier on every JIT */
-}
-
-/* True while some handler holds the lock (a plain look, for ordering decisions). */
-static __always_inline bool proc_lock_held(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	if (lk == LK_MAP)
-		return bpf_map_lookup_elem(&locks, &pid) != NULL;
-	return READ_ONCE(p->lock) != 0;
 }
 
 /* The seqlock words around a locked section (see struct infl_proc). */

@@ -42,6 +42,8 @@ static void test_field_table(void)
 	/* the lock and the copy-consistency words are mechanism, not counters */
 	memset(covered + offsetof(struct infl_proc, lock), 1, 4);
 	memset(covered + offsetof(struct infl_proc, write_end), 1, 8);
+	memset(covered + offsetof(struct infl_proc, defer_tail), 1, 8);
+	memset(covered + offsetof(struct infl_proc, defer_head), 1, 8);
 	memset(covered + offsetof(struct infl_proc, write_begin), 1, 8);
 	for (size_t b = 0; b < sizeof(covered); b++)
 		holes += !covered[b];

@@ -224,6 +224,15 @@ static int snap_add(struct snapshot *snap, int *cap, __u32 pid, const struct inf
 	return 0;
 }
 
+/* Once tracing has stopped (session__stop), probe hits still queued behind a process's lock
+ * (bpf/deferred.bpf.h) will not be applied: they are counted like hits that gave up on the
+ * lock, as the kernel counts them when an image ends (inflight.bpf.c: image_end). */
+static void count_unapplied(struct infl_proc *p)
+{
+	p->lock_timeouts += p->defer_tail - p->defer_head;
+	p->defer_head = p->defer_tail;
+}
+
 /* The living, from the map. A record with no event yet (a traced set's member that has not
  * hit a probe) is nobody's business. */
 static int snap_living(struct session *s, struct snapshot *snap, int *cap)
@@ -248,6 +257,8 @@ static int snap_living(struct session *s, struct snapshot *snap, int *cap)
 		}
 		if (err)
 			return err;
+		if (s->skel->bss->stopped)
+			count_unapplied(&ps->st);
 		oom_take(s, key, &ps->oom, false);
 		snap->torn += torn;
 	}

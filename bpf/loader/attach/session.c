@@ -283,13 +283,18 @@ static int configure(struct session *s, const struct session_opts *o)
 	skel->rodata->traced_set = s->mode != SESSION_BINARY;
 	if (o->lock_wait_ns)
 		skel->rodata->lock_wait_ns = o->lock_wait_ns;
+	skel->rodata->defer_all = o->defer_all;
 	skel->rodata->follow_forks = s->follow;
 	/* the recorder is woken when a quarter of the ring waits (inflight.bpf.c) */
 	skel->rodata->events_wake_bytes = ring / 4;
 	if (o->max_procs) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
+		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, o->max_procs);
 	}
+	/* the queues behind the lock exist with the LK_CAS programs only (deferred.bpf.h) */
+	if (!(s->feat.atomics && s->feat.bpf_loop))
+		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
@@ -911,6 +916,18 @@ enum session_mode session__mode(const struct session *s)
 __u64 session__ring_lost(const struct session *s)
 {
 	return s->ring_lost;
+}
+
+bool session__has_queue(const struct session *s)
+{
+	return s->feat.atomics && s->feat.bpf_loop;
+}
+
+__u64 session__deferred_ops(const struct session *s, __u64 *full)
+{
+	if (full)
+		*full = __atomic_load_n(&s->skel->bss->deferred_full, __ATOMIC_RELAXED);
+	return __atomic_load_n(&s->skel->bss->deferred_ops, __ATOMIC_RELAXED);
 }
 
 void session__stop(struct session *s)

@@ -35,8 +35,11 @@ struct session_opts {
 	bool no_follow;	    /* PID, SPAWN: the named process alone, not the children it forks */
 	const char *entry_stages;    /* stage names or ids (comma-separated) overriding the */
 	const char *terminal_stages; /* names note's entry/terminal flags; NULL: the note's */
-	__u64 lock_wait_ns; /* how long an update waits for its process's lock; 0: the default
-			     * (50 us). Tests on emulated CPUs set more (proc_lock.bpf.h). */
+	__u64 lock_wait_ns; /* how long an update waits for its process's lock when its queue
+			     * is full; 0: the default (50 us). Tests on emulated CPUs set
+			     * more (proc_lock.bpf.h). */
+	bool defer_all;	    /* tests: every probe hit through its process's queue, as if the
+			     * lock were always held (bpf/deferred.bpf.h) */
 	bool drop_caps;	    /* once attached, give up every capability (the CLI sets it) */
 	struct caps_user user; /* once attached, become this user; a `--` command runs as it */
 	bool allow_new_privs;  /* a `--` command may gain privileges (setuid) after its exec */
@@ -87,6 +90,12 @@ int session__forget_image(struct session *s, __u32 pid, __u64 gen);
 
 /* How many ended processes' final records the session keeps (cheap: no snapshot). */
 int session__nended(const struct session *s);
+
+/* Whether probe hits that find their process's lock held are queued for its holder
+ * (bpf/deferred.bpf.h: kernels with BPF cmpxchg and bpf_loop); how many were so far, and how
+ * many found their queue full and waited (for a slot or the lock). */
+bool session__has_queue(const struct session *s);
+__u64 session__deferred_ops(const struct session *s, __u64 *full);
 
 /* Tracing ends: probe hits from now on are not accounted (a hit already in its handler
  * finishes), so that the final snapshot and the last recorded event agree. */

@@ -371,7 +371,10 @@ static int final_summary(struct server *sv, const struct serve_args *sa,
 	struct summary_info info = { .target_status = -1 };
 	struct snapshot snap;
 	char b[FMT_LEN];
-	int err = session__snapshot(sv->s, &snap);
+	int err;
+
+	session__stop(sv->s); /* the final counters: no probe hit accounted after them */
+	err = session__snapshot(sv->s, &snap);
 
 	err = err ?: serve_retired__prepend(r, &snap);
 	if (err)

@@ -310,6 +310,7 @@ int cmd_trace(int argc, char **argv)
 	ops.interval_ns = ta.interval_ns;
 	run_loop(t.s, &ops, &t, &end);
 
+	session__stop(t.s); /* the final counters: no probe hit accounted after them */
 	err = print_snapshot(t.s, t.live, &snap, &t.shown_ns);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));

@@ -11,7 +11,8 @@
 		  (sizeof(((struct infl_proc *)0)->member) == 4 ? 4 : 8) }
 
 /* Arrays of struct infl_cell are flattened to u64s (count, bytes, count, bytes, ...). The
- * record test proves that these rows cover every byte of struct infl_proc but `lock`. */
+ * record test proves that these rows cover every byte of struct infl_proc but the kernel's
+ * machinery: `lock`, the seqlock words and the ends of the queue behind the lock. */
 const struct rec_field rec_fields[] = {
 	FIELD(REC_T_EXITED, exited),
 	FIELD(REC_T_SEQ, seq),

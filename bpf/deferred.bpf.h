@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Probe hits that found their process's lock held: queued, not dropped (kernels with BPF
+ * cmpxchg and bpf_loop, the LK_CAS form of proc_lock.bpf.h).
+ *
+ * A uprobe handler runs with migration, not preemption, disabled (6.0 on), so the holder of
+ * a process's lock may be preempted: on PREEMPT_RT by any higher-priority thread, on one
+ * CPU by the very thread that then waits for it. Waiting cannot help there. Instead a
+ * handler that does not get the lock at once queues what its map operations found (struct
+ * infl_op) and returns; whoever holds the lock applies the queue, in ticket order, before
+ * its own update (so that what happened before it comes first) and after every release
+ * (combining, inflight.bpf.c: drain_deferred, proc_combine). Nobody waits unless the queue
+ * is full. The accounting order is still one that keeps every thread's own order and
+ * everything the program orders between threads (a hit that returned before another began
+ * is applied first), so the totals, the peak and its composition stay exact.
+ *
+ * Nothing is left behind: a producer tries the lock once more after it committed its slot,
+ * and a holder looks at the queue again after its release (both full barriers: cmpxchg,
+ * xchg). Either the producer gets the lock and applies the queue itself, or the holder it
+ * failed against sees the committed slot once it has released. A combiner's work is
+ * bounded (2 * INFL_DEFER_SLOTS steps); when producers outrun it, their own next hits
+ * apply the rest, and what is still queued when an image ends or tracing stops is counted
+ * as lock_timeouts (never silent).
+ *
+ * The queue is a bounded ring of INFL_DEFER_SLOTS per process, in its own map (`deferred`,
+ * keyed by pid, created by the first producer that needs one): defer_tail (the next ticket)
+ * is taken by compare-and-swap, defer_head (the next to apply) moves under the lock; both
+ * live in struct infl_proc, where the handler that holds the lock finds them without a
+ * lookup. A slot is committed for ticket t when its `state` is t + 1 and its `gen` is the
+ * image's: a slot of an earlier image of the pid, or of the ring's previous lap, never is.
+ * Producers store the slot, then its state; the holder reads the state, then the slot
+ * (x86-64's order; the compiler barriers keep clang's).
+ */
+#ifndef INFLIGHT_DEFERRED_BPF_H
+#define INFLIGHT_DEFERRED_BPF_H
+
+struct infl_deferred {
+	struct infl_op ops[INFL_DEFER_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFAULT_MAX_PROCS); /* resized with procs */
+	__type(key, __u32);
+	__type(value, struct infl_deferred);
+} deferred SEC(".maps");
+
+static const struct infl_deferred no_ops;
+
+/* probe hits that went through a queue, and that found one full and waited, all processes
+ * (the tests) */
+__u64 deferred_ops = 0;
+__u64 deferred_full = 0;
+
+static __always_inline struct infl_deferred *deferred_queue(__u32 pid, bool create)
+{
+	struct infl_deferred *q = bpf_map_lookup_elem(&deferred, &pid);
+
+	if (q || !create)
+		return q;
+	bpf_map_update_elem(&deferred, &pid, &no_ops, BPF_NOEXIST); /* EEXIST: another thread */
+	return bpf_map_lookup_elem(&deferred, &pid);
+}
+
+/* Queues `op` for the holder of p's lock; false when the queue is full (or the map has no
+ * room for it): the caller then waits for the lock like a kernel without the queue. */
+static __always_inline bool defer_op(struct infl_proc *p, __u32 pid, const struct infl_op *op)
+{
+	struct infl_deferred *q = deferred_queue(pid, true);
+	struct infl_op *slot;
+	__u64 t, h;
+
+	if (!q)
+		return false;
+	for (int i = 0; i < 8; i++) {
+		t = READ_ONCE(p->defer_tail);
+		h = READ_ONCE(p->defer_head);
+		if (t - h >= INFL_DEFER_SLOTS)
+			return false;
+		if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)
+			continue; /* another producer took ticket t */
+		slot = &q->ops[t & (INFL_DEFER_SLOTS - 1)];
+		*slot = *op;
+		slot->gen = p->gen;
+		barrier(); /* the slot before its state */
+		WRITE_ONCE(slot->state, t + 1);
+		__sync_fetch_and_add(&deferred_ops, 1);
+		return true;
+	}
+	return false;
+}
+
+/* The slot of ticket `h` when it is committed for this image, else NULL. */
+static __always_inline struct infl_op *deferred_slot(struct infl_deferred *q, __u64 gen, __u64 h)
+{
+	struct infl_op *slot;
+
+	if (!q)
+		return NULL;
+	slot = &q->ops[h & (INFL_DEFER_SLOTS - 1)];
+	if (READ_ONCE(slot->state) != h + 1 || READ_ONCE(slot->gen) != gen)
+		return NULL;
+	barrier(); /* its state before the slot */
+	return slot;
+}
+
+#endif /* INFLIGHT_DEFERRED_BPF_H */

@@ -810,25 +810,28 @@ struct drain_ctx {
 	__u32 locked; /* proc_combine: the lock is ours */
 };
 
-/* bpf_loop callback, the lock held: the next committed slot, applied; stops at one not
- * committed yet (its producer is still writing it, and applies it itself) */
+/* The lock held: the slot at the queue's head, applied if its producer has committed it
+ * (else it is still being written, and its producer applies it). True when one was. */
+static __always_inline bool apply_next(struct drain_ctx *d, struct infl_proc *p)
+{
+	__u64 h = p->defer_head;
+	struct infl_op *op = deferred_slot(d->q, p->gen, h);
+
+	if (!op)
+		return false;
+	apply_deferred(p, d->pid, op);
+	barrier(); /* done with the slot before it is handed out again */
+	WRITE_ONCE(p->defer_head, h + 1);
+	return true;
+}
+
+/* bpf_loop callback, the lock held: the queue up to a slot not committed yet */
 static long drain_one(__u32 i, void *ctx)
 {
 	struct drain_ctx *d = ctx;
 	struct infl_proc *p = d->p;
-	struct infl_op *op;
-	__u64 h;
 
-	if (!p)
-		return 1;
-	h = p->defer_head;
-	op = deferred_slot(d->q, p->gen, h);
-	if (!op)
-		return 1;
-	apply_deferred(p, d->pid, op);
-	barrier(); /* done with the slot before it is handed out again */
-	WRITE_ONCE(p->defer_head, h + 1);
-	return 0;
+	return !p || !apply_next(d, p);
 }
 
 /* Under the lock, before the holder's own hit: what was queued before it got the lock (it
@@ -853,7 +856,6 @@ static long combine_one(__u32 i, void *ctx)
 {
 	struct drain_ctx *d = ctx;
 	struct infl_proc *p = d->p;
-	struct infl_op *op;
 	__u64 h;
 
 	if (!p)
@@ -865,13 +867,8 @@ static long combine_one(__u32 i, void *ctx)
 		section_begin(p);
 	}
 	h = p->defer_head;
-	op = deferred_slot(d->q, p->gen, h);
-	if (op) {
-		apply_deferred(p, d->pid, op);
-		barrier(); /* done with the slot before it is handed out again */
-		WRITE_ONCE(p->defer_head, h + 1);
+	if (apply_next(d, p))
 		return 0;
-	}
 	section_end(p);
 	proc_lock_release(p, d->pid, LK_CAS);
 	d->locked = 0;

@@ -218,6 +218,11 @@ struct infl_event {
  * CPU for a time slice at the prover's rates; a flat-out storm fills it in tens of
  * microseconds and then waits like before (lock_wait_ns). 128 slots: 9 KiB a process. */
 #define INFL_DEFER_SLOTS 128
+/* Queues at most, whatever --max-procs says: 9 MiB preallocated. A process that finds no
+ * room for one (this many others have a queue at once) waits for the lock like before. */
+#define INFL_DEFER_MAX_QUEUES 1024
+#define INFL_DEFER_QUEUES(max_procs)                                                           \
+	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 
 /* A probe hit's work done outside the lock: what its section needs to account it. Queued
  * when the lock is held (bpf/deferred.bpf.h), INFL_DEFER_SLOTS of them a process. */

@@ -104,18 +104,19 @@ bg_track "$tr"
 wait_until 10 file_has "$TMP/c.out" '^gated' || not_ok "a trace with --max-procs 65536 starts" "$(cat "$TMP/c.err")"
 check_eq "--max-procs 65536: one warning line" "$(grep -c 'warning: ' "$TMP/c.err")" 1
 check_match "... with the size" "$(cat "$TMP/c.err")" \
-	"^inflight: warning: --max-procs 65536, --max-bufs 65536, --max-owners 16384: the kernel preallocates about [0-9.]+ MiB for the maps, whether used or not$"
-said=$(sed -n 's/.*preallocates about \([0-9.]*\) MiB.*/\1/p' "$TMP/c.err")
+	"^inflight: warning: --max-procs 65536, --max-bufs 65536, --max-owners 16384: the kernel preallocates about [0-9.]+ (MiB|GiB) for the maps, whether used or not$"
+said=$(sed -n 's/.*preallocates about \([0-9.]*\) \([MG]\)iB.*/\1 \2/p' "$TMP/c.err" |
+	awk '{ print $2 == "G" ? $1 * 1024 : $1 }') # MiB
 # what the kernel charged: the memlock of the maps this inflight holds, by their ids
 kernel=0
 for id in $(awk '/^map_id:/ { print $2 }' /proc/$tr/fdinfo/* 2>/dev/null | sort -u); do
 	name=$(bpftool map show id "$id" | sed -n 's/^[0-9]*: [a-z_]*  name \([a-z_]*\) .*/\1/p')
-	case $name in procs | bufs | owners)
+	case $name in procs | deferred | bufs | owners)
 		kernel=$((kernel + $(bpftool map show id "$id" | sed -n 's/.*memlock \([0-9]*\)B.*/\1/p'))) ;;
 	esac
 done
 echo "# the maps: the warning says $said MiB, the kernel charged $kernel bytes"
-check "... within 2% of what the kernel charged for procs, bufs and owners ($kernel bytes)" \
+check "... within 2% of what the kernel charged for procs, their queues, bufs and owners ($kernel bytes)" \
 	awk -v s="$said" -v k="$kernel" 'BEGIN { d = s * 1048576 - k; if (d < 0) d = -d; exit !(k > 0 && d / k < 0.02) }'
 kill -USR1 "$(pgrep -P "$tr" | head -n 1)"
 wait "$tr"

@@ -290,7 +290,8 @@ static int configure(struct session *s, const struct session_opts *o)
 	if (o->max_procs) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, o->max_procs);
+		err = err ?: bpf_map__set_max_entries(skel->maps.deferred,
+						      INFL_DEFER_QUEUES(o->max_procs));
 	}
 	/* the queues behind the lock exist with the LK_CAS programs only (deferred.bpf.h) */
 	if (!(s->feat.atomics && s->feat.bpf_loop))

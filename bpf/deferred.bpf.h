@@ -23,7 +23,8 @@
  * as lock_timeouts (never silent).
  *
  * The queue is a bounded ring of INFL_DEFER_SLOTS per process, in its own map (`deferred`,
- * keyed by pid, created by the first producer that needs one): defer_tail (the next ticket)
+ * keyed by pid, created by the first producer that needs one, removed when the image ends;
+ * INFL_DEFER_MAX_QUEUES at once at most): defer_tail (the next ticket)
  * is taken by compare-and-swap, defer_head (the next to apply) moves under the lock; both
  * live in struct infl_proc, where the handler that holds the lock finds them without a
  * lookup. A slot is committed for ticket t when its `state` is t + 1 and its `gen` is the

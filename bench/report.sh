@@ -75,6 +75,7 @@ value).
 Machine: $(env_of cpu), $(env_of cpus) CPUs, kernel $(env_of kernel); commit $(env_of commit),
 $(env_of date). Load average at start $(env_of load_start), at end $(env_of load_end).
 $(sed -n 's/^note=/Note: /p' "$dir/env.txt")
+$(w=$(env_of baseline_what); [ -n "$w" ] && echo "\"Before\" (the baseline inflight, c0): $w.")
 
 Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
 \`scripts/bench.sh SECTION...\` (probe_cost lock_stall attach_latency prover_overhead loader_cost
@@ -340,13 +341,15 @@ section_lock_stall() {
 
 \`probe_loop -L\`: ${BENCH_STALL_THREADS:-4} threads of one process fire the contract's events flat out,
 each event timed on its own, so that all contend for the process's lock in the kernel.
-"before" is the inflight built before the lock change (a cmpxchg spun up to 2^20 times in
-\`bpf_loop\`), "after" this one (test-and-test-and-set, 50 us at most, then the update is
-counted as a lock timeout); "empty" is the floor (an empty BPF program: what the uprobe
-itself costs at worst here). By the thread's CPU clock (what it spent running: a spin for
-the lock) and by the wall clock (which adds the time the scheduler took the CPU away: with
-4 threads on this machine's 2 CPUs that alone reaches tens of ms, in every column alike):
-the longest single event any thread saw, and how many of "hits" events took longer.
+"before" is the baseline inflight (BENCH_INFLIGHT_BASELINE, named under the machine line),
+"after" this one (a hit that finds the lock held is queued for its holder; it waits, 50 us
+at most, only while that queue is full, and is then counted as a lock timeout; the holder
+applies what is queued, so its own hit may take longer); "empty" is the floor (an empty BPF
+program: what the uprobe itself costs at worst here). By the thread's CPU clock (what it
+spent running: a spin for the lock, or others' queued hits applied) and by the wall clock
+(which adds the time the scheduler took the CPU away: with 4 threads on this machine's 2
+CPUs that alone reaches tens of ms, in every column alike): the longest single event any
+thread saw, and how many of "hits" events took longer.
 
 | | worst, CPU | CPU > 10 us | CPU > 100 us | CPU > 1 ms | worst, wall | wall > 1 ms | hits | lock timeouts | CPU ns per hit |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|

@@ -6,7 +6,8 @@
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
 #        lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
 #        attach_teardown offline_memory (default: all). BENCH_INFLIGHT_BASELINE=PATH: an
-#        inflight built before a change, side by side.
+#        inflight built before a change, side by side; BENCH_BASELINE_WHAT: what it is, in
+#        words, for the results file.
 #        BENCH_REPS (5) rounds, BENCH_SECONDS (1) per probe-cost run; more in the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,7 @@ echo "section,config,threads,rep,metric,value" >"$RAW"
 	echo "rss_reps=${BENCH_RSS_REPS:-7}"
 	echo "seconds_per_run=$SECONDS_PER_RUN"
 	echo "attach_reps=${BENCH_ATTACH_REPS:-3}"
+	echo "baseline_what=${BENCH_INFLIGHT_BASELINE:+${BENCH_BASELINE_WHAT:-$BENCH_INFLIGHT_BASELINE}}"
 } >"$OUTDIR/env.txt"
 
 for s in "${sections[@]}"; do

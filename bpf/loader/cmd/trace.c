@@ -129,10 +129,12 @@ static const struct argp trace_argp = {
 
 /*
  * The timeline shows a process that ended in the first interval after its end, then no
- * more (the summary keeps it); `shown_ns` is when the previous interval was taken.
+ * more (the summary keeps it); `shown` holds when the last two intervals were taken. The
+ * last frame, drawn in place over the one before, keeps what that one showed: a process
+ * that ended just before it stays on the screen above its summary.
  */
 static int print_snapshot(struct session *s, struct live *live, struct snapshot *snap,
-			  __u64 *shown_ns)
+			  __u64 shown[2], bool last)
 {
 	struct snapshot view;
 	int err = session__snapshot(s, snap);
@@ -147,11 +149,13 @@ static int print_snapshot(struct session *s, struct live *live, struct snapshot 
 		return -ENOMEM;
 	view.nprocs = 0;
 	for (int i = 0; i < snap->nprocs; i++)
-		if (!snap->procs[i].st.exited || snap->procs[i].st.exit_ns >= *shown_ns)
+		if (!snap->procs[i].st.exited ||
+		    snap->procs[i].st.exit_ns >= shown[last ? 1 : 0])
 			view.procs[view.nprocs++] = snap->procs[i];
 	live__print(live, &view);
 	free(view.procs);
-	*shown_ns = snap->mono_ns;
+	shown[1] = shown[0];
+	shown[0] = snap->mono_ns;
 	return 0;
 }
 
@@ -210,7 +214,7 @@ struct tracer {
 	struct session *s;
 	struct live *live;
 	struct summary_info *info;
-	__u64 shown_ns; /* when the timeline last printed */
+	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
 };
 
 static int trace_wait(void *ctx, int timeout_ms)
@@ -225,7 +229,7 @@ static int trace_tick(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 	struct snapshot snap = { 0 };
-	int err = print_snapshot(t->s, t->live, &snap, &t->shown_ns);
+	int err = print_snapshot(t->s, t->live, &snap, t->shown_ns, false);
 
 	(void)now;
 	snapshot__free(&snap);
@@ -311,7 +315,7 @@ int cmd_trace(int argc, char **argv)
 	run_loop(t.s, &ops, &t, &end);
 
 	session__stop(t.s); /* the final counters: no probe hit accounted after them */
-	err = print_snapshot(t.s, t.live, &snap, &t.shown_ns);
+	err = print_snapshot(t.s, t.live, &snap, t.shown_ns, true);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {

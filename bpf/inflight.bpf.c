@@ -879,9 +879,11 @@ static long combine_one(__u32 i, void *ctx)
 
 /*
  * After a hit's section and release, or after queueing it: what is queued is applied by
- * whoever can take the lock now (combining). Bounded: producers that keep outrunning a
- * combiner apply the rest with their own next hits.
+ * whoever can take the lock now (combining). Bounded, so that no hit does much of others'
+ * work (COMBINE_STEPS; the drain before a hit's own section is bounded by the queue):
+ * producers that keep outrunning a combiner apply the rest with their own next hits.
  */
+#define COMBINE_STEPS (INFL_DEFER_SLOTS / 2)
 static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	struct drain_ctx d = { .p = p, .pid = pid };
@@ -889,7 +891,7 @@ static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const e
 	if (lk != LK_CAS || READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
 	d.q = deferred_queue(pid, false);
-	bpf_loop(2 * INFL_DEFER_SLOTS, combine_one, &d, 0);
+	bpf_loop(COMBINE_STEPS, combine_one, &d, 0);
 	if (d.locked) {
 		section_end(p);
 		proc_lock_release(p, pid, lk);
@@ -901,6 +903,12 @@ static __always_inline void proc_unlock(struct infl_proc *p, __u32 pid, const en
 	section_end(p);
 	proc_lock_release(p, pid, lk);
 }
+
+/* How many looks a hit gives a held lock before it queues: ~0.1-0.3 us here, the length of
+ * a section or two, so that plain contention between running threads takes the lock with
+ * what the handler found (a queued hit's lookups are made again by its holder) and only a
+ * holder that is off its CPU, or applying a queue, makes others queue. */
+#define LOCK_LOOKS 32
 
 /* How a probe hit got past the lock (lock_or_defer). */
 enum lock_outcome {
@@ -916,6 +924,18 @@ struct room_wait {
 	__u32 pid;
 	__u32 got; /* LOCKED (the lock) or DEFERRED (a slot) */
 };
+
+/* bpf_loop callback: a few looks at a held lock before queueing (most sections are over in
+ * a fraction of a microsecond; a holder still there after that is off its CPU or busy) */
+static long lock_look_one(__u32 i, void *ctx)
+{
+	struct room_wait *w = ctx;
+
+	if (!w->p || !cas_try(w->p))
+		return 0;
+	w->got = LOCKED;
+	return 1;
+}
 
 /* bpf_loop callback: a full queue waits for the lock or a slot, the clock every 64 looks */
 static long room_wait_one(__u32 i, void *ctx)
@@ -949,8 +969,16 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 {
 	if (lk == LK_CAS) {
 		struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
+		bool mine = false;
 
-		if (!defer_all && cas_try(p)) {
+		if (!defer_all) {
+			mine = cas_try(p);
+			if (!mine) {
+				bpf_loop(LOCK_LOOKS, lock_look_one, &w, 0);
+				mine = w.got == LOCKED;
+			}
+		}
+		if (mine) {
 			section_begin(p);
 			drain_deferred(p, pid);
 			if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
@@ -959,6 +987,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 		}
 		if (defer_op(p, pid, op))
 			return DEFERRED;
+		w.got = GAVE_UP;
 		__sync_fetch_and_add(&deferred_full, 1);
 		w.deadline = bpf_ktime_get_ns() + lock_wait_ns;
 		bpf_loop(LOCK_LOOPS, room_wait_one, &w, 0);
@@ -970,7 +999,9 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 		drain_deferred(p, pid);
 		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 			return LOCKED;
-		proc_unlock(p, pid, lk); /* full, behind a slot still being written */
+		proc_unlock(p, pid, lk); /* behind a slot still being written: queue behind it */
+		if (defer_op(p, pid, op))
+			return DEFERRED;
 		goto gave_up;
 	}
 	if (!lock_map_wait(pid))

@@ -63,21 +63,25 @@ static __always_inline struct infl_deferred *deferred_queue(__u32 pid, bool crea
 	return bpf_map_lookup_elem(&deferred, &pid);
 }
 
-/* Queues `op` for the holder of p's lock; false when the queue is full (or the map has no
- * room for it): the caller then waits for the lock like a kernel without the queue. */
-static __always_inline bool defer_op(struct infl_proc *p, __u32 pid, const struct infl_op *op)
+/* Queues `op` for the holder of p's lock, the current process's; 0 when the queue is full
+ * (or the map has no room for it): the caller then waits for the lock or a slot. A global
+ * function: the kernel's verifier checks it once, whatever calls it. */
+__noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
 {
-	struct infl_deferred *q = deferred_queue(pid, true);
+	struct infl_deferred *q;
 	struct infl_op *slot;
 	__u64 t, h;
 
+	if (!p || !op)
+		return 0;
+	q = deferred_queue(bpf_get_current_pid_tgid() >> 32, true);
 	if (!q)
-		return false;
+		return 0;
 	for (int i = 0; i < 8; i++) {
 		t = READ_ONCE(p->defer_tail);
 		h = READ_ONCE(p->defer_head);
 		if (t - h >= INFL_DEFER_SLOTS)
-			return false;
+			return 0;
 		if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)
 			continue; /* another producer took ticket t */
 		slot = &q->ops[t & (INFL_DEFER_SLOTS - 1)];
@@ -86,9 +90,9 @@ static __always_inline bool defer_op(struct infl_proc *p, __u32 pid, const struc
 		barrier(); /* the slot before its state */
 		WRITE_ONCE(slot->state, t + 1);
 		__sync_fetch_and_add(&deferred_ops, 1);
-		return true;
+		return 1;
 	}
-	return false;
+	return 0;
 }
 
 /* The slot of ticket `h` when it is committed for this image, else NULL. */

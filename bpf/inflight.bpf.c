@@ -512,7 +512,7 @@ enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
 /*
  * The sections: one probe hit accounted, under the lock. Each takes what the hit's map
  * operations found (`op`) and the records they point at, looked up before the lock by the
- * handler, or again by the holder that applies a queued hit (apply_deferred).
+ * handler, or again by the holder that applies a queued hit (apply_queued).
  */
 
 /* `old`: the buffer's record when it was live already (a dup), updated to the new one */
@@ -771,12 +771,18 @@ static __always_inline int section_run(struct infl_proc *p, const struct infl_op
 }
 
 /* Under the lock: a queued hit, with the records its handler found looked up again (an
- * owner it created is there: only a section retires one). */
-static __always_inline void apply_deferred(struct infl_proc *p, __u32 pid, struct infl_op *op)
+ * owner it created is there: only a section retires one). A global function too, checked
+ * once where the drain and the combiner call it. */
+__noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
 {
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_buf *old = NULL;
-	struct infl_owner_key ok = { .pid = pid, .gen = p->gen };
+	struct infl_owner_key ok = { .pid = pid };
+
+	if (!p || !op)
+		return 0;
+	ok.gen = p->gen;
 
 	if (op->probe == INFL_PROBE_ALLOC) {
 		if (op->kind == AK_DUP) {
@@ -801,6 +807,7 @@ static __always_inline void apply_deferred(struct infl_proc *p, __u32 pid, struc
 	}
 	if (apply_op(p, op, o, old_o, old))
 		bpf_map_delete_elem(&owners, &ok);
+	return 0;
 }
 
 struct drain_ctx {
@@ -819,7 +826,7 @@ static __always_inline bool apply_next(struct drain_ctx *d, struct infl_proc *p)
 
 	if (!op)
 		return false;
-	apply_deferred(p, d->pid, op);
+	apply_queued(p, op);
 	barrier(); /* done with the slot before it is handed out again */
 	WRITE_ONCE(p->defer_head, h + 1);
 	return true;
@@ -948,7 +955,7 @@ static long room_wait_one(__u32 i, void *ctx)
 		w->got = LOCKED;
 		return 1;
 	}
-	if ((i & 15) == 15 && defer_op(w->p, w->pid, w->op)) {
+	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
 		w->got = DEFERRED;
 		return 1;
 	}
@@ -985,7 +992,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 				return LOCKED;
 			proc_unlock(p, pid, lk);
 		}
-		if (defer_op(p, pid, op))
+		if (queue_op(p, op))
 			return DEFERRED;
 		w.got = GAVE_UP;
 		__sync_fetch_and_add(&deferred_full, 1);
@@ -1000,7 +1007,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 			return LOCKED;
 		proc_unlock(p, pid, lk); /* behind a slot still being written: queue behind it */
-		if (defer_op(p, pid, op))
+		if (queue_op(p, op))
 			return DEFERRED;
 		goto gave_up;
 	}

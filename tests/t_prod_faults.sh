@@ -52,6 +52,9 @@ check "... no more than the peak" test "$(json_num "$at_end" bytes)" -le \
 check_match "... the counts are exact" "$s" '"exact":true\}'
 
 # --- the loader SIGKILLed: probes detach, the prover runs on unharmed ----------------------------
+# the sessions above traced $TMP/prover binary-wide (-- follows forks): their detaching
+# children must be done before an untraced prover can start without their probes
+wait_detached "$TMP/inflight"
 "$TMP/prover" -n 6 -p 4 --log-n 16 --json >"$TMP/c.out" 2>"$TMP/c.err" &
 pv=$!
 bg_track "$pv"

@@ -106,6 +106,25 @@ struct {
 	__type(value, __u64); /* events lost */
 } denied SEC(".maps");
 
+/*
+ * Who may be traced, decided before any map lookup: kmem:rss_stat fires on every page fault
+ * of every process on the host, and most of them are not traced. `traced_pids` holds one
+ * byte a pid (1: it has a record in `procs`), in chunks of 64 that an array lookup reaches
+ * without a hash (the JIT inlines it); sized by the loader from pid_max, and a pid past it
+ * takes the lookup as before. Plain byte stores: two pids never share a byte, and a pid's
+ * byte goes to 1 at its record's creation and back at its end, which never race.
+ */
+struct infl_pid_chunk {
+	__u8 traced[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 32768 / 64); /* resized by the loader from pid_max */
+	__type(key, __u32);
+	__type(value, struct infl_pid_chunk);
+} traced_pids SEC(".maps");
+
 /* the binaries the loader attached to, and when: an image that began after is traced from
  * its first instruction (INFL_PROC_FROM_START) */
 struct image_key {
@@ -157,6 +176,36 @@ static __always_inline __u32 log2_u64(__u64 v)
 
 /* --- process records ------------------------------------------------------------------- */
 
+static __always_inline void pid_mark(__u32 pid, __u8 traced)
+{
+	__u32 chunk = pid / 64;
+	struct infl_pid_chunk *c = bpf_map_lookup_elem(&traced_pids, &chunk);
+
+	if (c)
+		WRITE_ONCE(c->traced[pid & 63], traced);
+}
+
+/* false only when the pid certainly has no record (a pid past the table may have one) */
+static __always_inline bool pid_maybe_traced(__u32 pid)
+{
+	__u32 chunk = pid / 64;
+	struct infl_pid_chunk *c = bpf_map_lookup_elem(&traced_pids, &chunk);
+
+	return !c || READ_ONCE(c->traced[pid & 63]);
+}
+
+/* An RSS change the handler need not look at: a process nobody traces, faulting its own
+ * pages (every other process on the host). Another task's mm (reclaim, exit) is looked up. */
+static __always_inline bool rss_of_untraced(const struct mm_struct *mm)
+{
+	if (pid_maybe_traced(bpf_get_current_pid_tgid() >> 32))
+		return false;
+	/* a trusted pointer read without a helper (5.11, upstream 3ca1032ab7ab) */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
+		return bpf_get_current_task_btf()->mm == mm;
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) == mm;
+}
+
 /* Every counter of `mm`, as the record's starting point; later rss_stat events refine it. */
 static __always_inline void rss_read_all(struct infl_proc *p, __u32 pid, const void *mm,
 					 const enum rss_layout_kind rl)
@@ -205,6 +254,7 @@ static __always_inline void proc_init(struct infl_proc *p, struct task_struct *t
 		bpf_map_delete_elem(&denied, &dk);
 	}
 	p->flags = flags;
+	pid_mark(pid, 1);
 	barrier();
 	WRITE_ONCE(p->gen, now);
 }
@@ -1369,6 +1419,9 @@ static __always_inline int handle_rss(struct mm_struct *mm, int member, const en
 
 	if (member < 0 || member >= INFL_RSS__COUNT)
 		return 0;
+	/* the common case on a host: a process nobody traces, faulting its own pages */
+	if (rss_of_untraced(mm))
+		return 0;
 	p = rss_proc(mm, &pid, rl);
 	if (!p)
 		return 0;
@@ -1416,6 +1469,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	p->lock_timeouts += p->defer_tail - p->defer_head;
 	p->defer_head = p->defer_tail;
 	section_end(p);
+	pid_mark(pid, 0); /* an exec's new image marks it again (proc_create) */
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
 	bpf_map_delete_elem(&deferred, &pid);

@@ -269,6 +269,20 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 	}
 }
 
+/* The kernel side's table of traced pids (inflight.bpf.c: traced_pids), one byte a pid up
+ * to pid_max, 64 to a chunk; a pid past it (pid_max raised later) is looked up the slow way. */
+static __u32 pid_chunks(void)
+{
+	char buf[32] = "";
+	unsigned long max;
+
+	proc_read_file("/proc/sys/kernel/pid_max", buf, sizeof(buf));
+	max = strtoul(buf, NULL, 10);
+	if (max < 32768 || max > (1ul << 22))
+		max = max ? 1ul << 22 : 32768; /* PID_MAX_LIMIT on 64-bit, or the default */
+	return (__u32)((max + 63) / 64);
+}
+
 static int configure(struct session *s, const struct session_opts *o)
 {
 	struct inflight_bpf *skel = s->skel;
@@ -303,6 +317,7 @@ static int configure(struct session *s, const struct session_opts *o)
 	if (o->record_events)
 		err = err ?: bpf_map__set_max_entries(skel->maps.events, ring);
 	err = err ?: bpf_map__set_max_entries(skel->maps.ctl, CTL_RING_BYTES);
+	err = err ?: bpf_map__set_max_entries(skel->maps.traced_pids, pid_chunks());
 	return err;
 }
 
@@ -551,6 +566,23 @@ int session__attach_image(struct session *s, const char *path, pid_t pid)
 	return err;
 }
 
+/* The pid's byte in the kernel side's table, as its record creation sets it there: RSS
+ * events of a pid without it are not looked at. The chunk is read and written whole: the
+ * session's first record, no other can be made meanwhile in a traced set. */
+static int mark_traced(struct session *s, __u32 pid)
+{
+	int fd = bpf_map__fd(s->skel->maps.traced_pids);
+	__u32 chunk = pid / 64;
+	__u8 bytes[64];
+
+	if (bpf_map_lookup_elem(fd, &chunk, bytes))
+		return errno == ENOENT ? 0 : load_error(-errno, "read the traced pids");
+	bytes[pid & 63] = 1;
+	if (bpf_map_update_elem(fd, &chunk, bytes, BPF_EXIST))
+		return load_error(-errno, "mark the target traced");
+	return 0;
+}
+
 /* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
  * none of its own for a traced set: INFLIGHT traced_set). A spawned target is stopped at its
  * first instruction, so nothing of it can be missed. */
@@ -563,7 +595,7 @@ static int seed_target(struct session *s)
 	rec.flags = s->child ? INFL_PROC_FROM_START : 0;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &s->target, &rec, BPF_NOEXIST))
 		return load_error(-errno, "create the target's record");
-	return 0;
+	return mark_traced(s, (__u32)s->target);
 }
 
 static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *what)

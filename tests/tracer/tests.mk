@@ -22,3 +22,12 @@ $(TESTS_DIR)/test_tracer $(TESTS_DIR)/test_lifecycle: $(TESTS_DIR)/test_%: tests
 		$(TRACER_SESSION_OBJS) $(LOADER_LIBS) $(LDFLAGS) -o $@
 
 TEST_BINS += $(TESTS_DIR)/test_tracer $(TESTS_DIR)/test_lifecycle $(PROBEGEN)
+
+# the snapshot's map walk against a real hash map whose elements come and go meanwhile
+$(TESTS_DIR)/test_map_walk: tests/tracer/test_map_walk.c tests/check.h $(TRACER_SESSION_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LOADER_CFLAGS) -Itests $< $(LOADER_DIR)/attach/map_walk.o \
+		$(LOADER_LIBS) $(LDFLAGS) -o $@
+
+TEST_BINS += $(TESTS_DIR)/test_map_walk

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach/map_walk.h"
 #include "attach/session_int.h"
 #include "live/figures.h"
 #include "util/errors.h"
@@ -25,40 +26,45 @@ struct key_head {
 	__u64 gen;
 };
 
-/* Deletes every key of `map` that belongs to image (pid, gen). Keys are collected first:
- * deleting while iterating restarts a hash map walk. */
-static int forget_keys(struct bpf_map *map, size_t key_size, __u32 pid, __u64 gen)
+struct doomed_keys {
+	char *keys;
+	size_t n, cap, key_size;
+	__u32 pid;
+	__u64 gen;
+};
+
+static int collect_doomed(const void *key, const void *value, void *ctx)
 {
-	int fd = bpf_map__fd(map);
-	char cursor[32], next[32], *doomed = NULL;
-	size_t n = 0, cap = 0;
-	bool first = true;
+	const struct key_head *h = key;
+	struct doomed_keys *d = ctx;
 
-	if (key_size > sizeof(next))
-		return -EINVAL;
-	while (bpf_map_get_next_key(fd, first ? NULL : cursor, next) == 0) {
-		const struct key_head *h = (const void *)next;
+	(void)value;
+	if (h->pid != d->pid || h->gen != d->gen)
+		return 0;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 256;
+		char *more = realloc(d->keys, cap * d->key_size);
 
-		first = false;
-		memcpy(cursor, next, key_size);
-		if (h->pid != pid || h->gen != gen)
-			continue;
-		if (n == cap) {
-			char *more = realloc(doomed, (cap ? 2 * cap : 256) * key_size);
-
-			if (!more) {
-				free(doomed);
-				return -ENOMEM;
-			}
-			doomed = more;
-			cap = cap ? 2 * cap : 256;
-		}
-		memcpy(doomed + n++ * key_size, next, key_size);
+		if (!more)
+			return -ENOMEM;
+		d->keys = more;
+		d->cap = cap;
 	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, doomed + i * key_size);
-	free(doomed);
+	memcpy(d->keys + d->n++ * d->key_size, key, d->key_size);
 	return 0;
+}
+
+/* Deletes every key of `map` that belongs to image (pid, gen), collected first. */
+static int forget_keys(struct bpf_map *map, __u32 pid, __u64 gen)
+{
+	struct doomed_keys d = { .key_size = bpf_map__key_size(map), .pid = pid, .gen = gen };
+	int fd = bpf_map__fd(map);
+	int err = map_walk(fd, d.key_size, bpf_map__value_size(map), collect_doomed, &d);
+
+	for (size_t i = 0; !err && i < d.n; i++)
+		bpf_map_delete_elem(fd, d.keys + i * d.key_size);
+	free(d.keys);
+	return err;
 }
 
 /* Could the image have left entries behind? A clean one (nothing held, no owner alive, no
@@ -101,8 +107,8 @@ static void keep_ended(struct session *s, __u32 pid, const struct infl_proc *fin
 	oom_take(s, pid, &s->ended[s->nended].oom, true);
 	s->nended++;
 	if (may_have_left(final) &&
-	    (forget_keys(s->skel->maps.bufs, sizeof(struct infl_buf_key), pid, final->gen) ||
-	     forget_keys(s->skel->maps.owners, sizeof(struct infl_owner_key), pid, final->gen)))
+	    (forget_keys(s->skel->maps.bufs, pid, final->gen) ||
+	     forget_keys(s->skel->maps.owners, pid, final->gen)))
 		infl_warn("pid %u: cannot remove its buffers and owners from the kernel maps", pid);
 }
 
@@ -122,29 +128,44 @@ int lifecycle__on_ctl(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+#define SWEEP_BATCH 64
+
+struct sweep {
+	struct session *s;
+	__u32 doomed[SWEEP_BATCH];
+	int n;
+};
+
+static int sweep_one(const void *key, const void *value, void *ctx)
+{
+	const struct infl_proc *rec = value;
+	struct sweep *w = ctx;
+
+	if (!rec->exited)
+		return 0;
+	keep_ended(w->s, *(const __u32 *)key, rec);
+	w->doomed[w->n++] = *(const __u32 *)key;
+	return w->n == SWEEP_BATCH; /* the rest at the next sweep */
+}
+
 /* Ended records the control ring had no room for stay in `procs`, marked exited, until
  * this moves them (the kernel's ctl_full tells when to look). */
 void lifecycle__sweep(struct session *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs);
-	__u32 key, next, *prev = NULL, doomed[64];
-	static struct infl_proc rec;
 	__u64 full = s->skel->bss->ctl_full;
-	int n = 0;
+	struct sweep w = { .s = s };
+	int err;
 
 	if (full == s->ctl_full_seen)
 		return;
-	while (n < 64 && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &rec) == 0 && rec.exited) {
-			keep_ended(s, key, &rec);
-			doomed[n++] = key;
-		}
-	}
-	for (int i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &doomed[i]);
-	s->ctl_full_seen = n == 64 ? full - 1 : full; /* 64 moved: there may be more */
+	err = map_walk(fd, sizeof(__u32), sizeof(struct infl_proc), sweep_one, &w);
+	if (err < 0)
+		infl_warn("cannot walk the kernel's process records: %s", strerror(-err));
+	for (int i = 0; i < w.n; i++)
+		bpf_map_delete_elem(fd, &w.doomed[i]);
+	/* a full batch: there may be more */
+	s->ctl_full_seen = w.n == SWEEP_BATCH ? full - 1 : full;
 }
 
 void lifecycle__free(struct session *s)
@@ -233,36 +254,49 @@ static void count_unapplied(struct infl_proc *p)
 	p->defer_head = p->defer_tail;
 }
 
-/* The living, from the map. A record with no event yet (a traced set's member that has not
- * hit a probe) is nobody's business. */
+struct living_walk {
+	struct session *s;
+	struct snapshot *snap;
+	int *cap;
+	int fd;
+};
+
+static int living_one(const void *key, const void *value, void *ctx)
+{
+	struct living_walk *w = ctx;
+	__u32 pid = *(const __u32 *)key;
+	struct proc_snapshot *ps;
+	bool torn = false;
+	int err = snap_add(w->snap, w->cap, pid, value);
+
+	if (err)
+		return err;
+	ps = &w->snap->procs[w->snap->nprocs - 1];
+	/* the batch copied it while BPF programs may write: a section in progress is copied
+	 * again, seqlock style */
+	if (ps->st.write_end != ps->st.write_begin)
+		err = copy_proc(w->fd, pid, &ps->st, &torn);
+	if (err == -ENOENT || (!err && !ps->st.seq && !proc_inexact(&ps->st))) {
+		w->snap->nprocs--; /* gone meanwhile, or nothing to show */
+		return 0;
+	}
+	if (err)
+		return err;
+	if (w->s->skel->bss->stopped)
+		count_unapplied(&ps->st);
+	oom_take(w->s, pid, &ps->oom, false);
+	w->snap->torn += torn;
+	return 0;
+}
+
+/* The living, from the map, each once however many end meanwhile. A record with no event
+ * yet (a traced set's member that has not hit a probe) is nobody's business. */
 static int snap_living(struct session *s, struct snapshot *snap, int *cap)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs), err;
-	__u32 key, next, *prev = NULL;
-	bool torn = false;
+	struct living_walk w = { .s = s, .snap = snap, .cap = cap,
+				 .fd = bpf_map__fd(s->skel->maps.procs) };
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct proc_snapshot *ps;
-
-		key = next;
-		prev = &key;
-		err = snap_add(snap, cap, key, NULL);
-		if (err)
-			return err;
-		ps = &snap->procs[snap->nprocs - 1];
-		err = copy_proc(fd, key, &ps->st, &torn);
-		if (err == -ENOENT || (!err && !ps->st.seq && !proc_inexact(&ps->st))) {
-			snap->nprocs--; /* gone meanwhile, or nothing to show */
-			continue;
-		}
-		if (err)
-			return err;
-		if (s->skel->bss->stopped)
-			count_unapplied(&ps->st);
-		oom_take(s, key, &ps->oom, false);
-		snap->torn += torn;
-	}
-	return 0;
+	return map_walk(w.fd, sizeof(__u32), sizeof(struct infl_proc), living_one, &w);
 }
 
 int session__snapshot(struct session *s, struct snapshot *snap)
@@ -307,23 +341,27 @@ int session__snapshot(struct session *s, struct snapshot *snap)
 	return 0;
 }
 
-static __u32 map_count(struct bpf_map *map, size_t key_size)
+static int count_one(const void *key, const void *value, void *ctx)
 {
-	char cursor[32], next[32];
+	(void)key;
+	(void)value;
+	++*(__u32 *)ctx;
+	return 0;
+}
+
+static __u32 map_count(struct bpf_map *map)
+{
 	__u32 n = 0;
 
-	while (key_size <= sizeof(next) &&
-	       bpf_map_get_next_key(bpf_map__fd(map), n ? cursor : NULL, next) == 0) {
-		memcpy(cursor, next, key_size);
-		n++;
-	}
+	map_walk(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map), count_one,
+		 &n);
 	return n;
 }
 
 int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners)
 {
-	*procs = map_count(s->skel->maps.procs, sizeof(__u32));
-	*bufs = map_count(s->skel->maps.bufs, sizeof(struct infl_buf_key));
-	*owners = map_count(s->skel->maps.owners, sizeof(struct infl_owner_key));
+	*procs = map_count(s->skel->maps.procs);
+	*bufs = map_count(s->skel->maps.bufs);
+	*owners = map_count(s->skel->maps.owners);
 	return 0;
 }

@@ -4,11 +4,13 @@
  * inflight.bpf.c (it reads the `procs` map defined there).
  *
  * oom:mark_victim fires when the kernel's OOM killer has chosen a process, before it dies.
- * It is attached as a raw tracepoint: no tracefs needed, and its prototype changed: (int
- * pid) from 4.13 to at least 6.8, (struct task_struct *task, uid_t uid) later (6.18 here).
- * A task pointer is a kernel address, a pid is below 2^22, so the first argument tells
- * which. With a pid the victim is named by the task that holds the mm: the thread-group
- * leader, but in the rare case where the leader already exited (then we miss it).
+ * It is attached as a raw tracepoint: no tracefs needed, and its prototype changed from
+ * (int pid) (4.13) to (struct task_struct *task, uid_t uid) when the event gained the
+ * victim's comm, RSS and uid (between 6.1, which has the pid, and 6.12, which has the task).
+ * The event's own record tells which prototype this kernel has: its `uid` field came with
+ * the task argument, and CO-RE resolves at load whether the field exists.
+ * With a pid the victim is named by the task that holds the mm: the thread-group leader,
+ * but in the rare case where the leader already exited (then we miss it).
  */
 #ifndef INFLIGHT_OOM_BPF_H
 #define INFLIGHT_OOM_BPF_H
@@ -22,6 +24,11 @@ struct {
 	__type(value, struct infl_oom_kill);
 } oom_kills SEC(".maps");
 
+/* the event's record since the task argument came (CO-RE's ___flavour: only `uid` asked) */
+struct trace_event_raw_mark_victim___task {
+	unsigned int uid;
+} __attribute__((preserve_access_index));
+
 SEC("raw_tp/mark_victim")
 int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -30,7 +37,7 @@ int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
 	struct infl_proc *p;
 	__u32 tgid, tid;
 
-	if (a0 > 0xffffffffull) {
+	if (bpf_core_field_exists(struct trace_event_raw_mark_victim___task, uid)) {
 		struct task_struct *t = (struct task_struct *)a0;
 
 		tgid = BPF_CORE_READ(t, tgid);

@@ -35,6 +35,13 @@
 #ifndef INFLIGHT_DEFERRED_BPF_H
 #define INFLIGHT_DEFERRED_BPF_H
 
+/* The slot-then-state and state-then-slot orders above are x86-64's (TSO: stores are not
+ * reordered with stores, nor loads with loads); the compiler barriers only keep clang from
+ * reordering them. A weakly ordered CPU needs release and acquire there instead. */
+#ifndef __TARGET_ARCH_x86
+#error "deferred.bpf.h: the queue's memory order is x86-64's (TSO); add acquire/release for this architecture"
+#endif
+
 struct infl_deferred {
 	struct infl_op ops[INFL_DEFER_SLOTS];
 };

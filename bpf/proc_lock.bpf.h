@@ -30,6 +30,13 @@
 #ifndef INFLIGHT_PROC_LOCK_BPF_H
 #define INFLIGHT_PROC_LOCK_BPF_H
 
+/* The seqlock words (section_begin, section_end) are ordered by compiler barriers alone:
+ * enough on x86-64, whose stores are seen in program order (TSO), not on a weakly ordered
+ * CPU, which needs release stores there (and the loader's reader acquire loads). */
+#ifndef __TARGET_ARCH_x86
+#error "proc_lock.bpf.h: the seqlock's memory order is x86-64's (TSO); add release stores for this architecture"
+#endif
+
 enum lock_kind { LK_CAS, LK_MAP };
 
 /*

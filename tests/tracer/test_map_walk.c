@@ -54,7 +54,7 @@ static int count_one(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-typedef int (*walker)(int fd, size_t ks, size_t vs, map_walk_fn fn, void *ctx);
+typedef int (*walker)(int fd, size_t ks, size_t vs, __u32 max, map_walk_fn fn, void *ctx);
 
 static void walk_under_churn(walker walk, const char *how)
 {
@@ -73,7 +73,7 @@ static void walk_under_churn(walker walk, const char *how)
 
 		bpf_map_update_elem(c.fd, &k, &v, BPF_NOEXIST);
 	}
-	err = walk(c.fd, sizeof(__u32), sizeof(__u32), churn_one, &c);
+	err = walk(c.fd, sizeof(__u32), sizeof(__u32), 2 * N, churn_one, &c);
 	CHECK(err == 0, "%s: the walk ends (%s)", how, strerror(-err));
 	for (__u32 k = 0; k < 2 * N; k++) {
 		bool kept = k < N && k % 2 == 1 && k % 4 != 3;
@@ -85,7 +85,7 @@ static void walk_under_churn(walker walk, const char *how)
 	CHECK(twice == 0, "%s: no element seen twice (%u were)", how, twice);
 	CHECK(missed == 0, "%s: every element present throughout seen (%u missed)", how, missed);
 	CHECK(once >= N / 2, "%s: at least the kept half seen once (%u)", how, once);
-	err = walk(c.fd, sizeof(__u32), sizeof(__u32), count_one, &left);
+	err = walk(c.fd, sizeof(__u32), sizeof(__u32), 2 * N, count_one, &left);
 	/* left: the odd keys 1 mod 4 (the others of the 3 mod 4 went) and one new per even */
 	CHECK(err == 0 && left == N / 4 + N / 2, "%s: a second walk counts what is left (%u, want %u)",
 	      how, left, N / 4 + N / 2);

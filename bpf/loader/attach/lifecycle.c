@@ -59,7 +59,8 @@ static int forget_keys(struct bpf_map *map, __u32 pid, __u64 gen)
 {
 	struct doomed_keys d = { .key_size = bpf_map__key_size(map), .pid = pid, .gen = gen };
 	int fd = bpf_map__fd(map);
-	int err = map_walk(fd, d.key_size, bpf_map__value_size(map), collect_doomed, &d);
+	int err = map_walk(fd, d.key_size, bpf_map__value_size(map), bpf_map__max_entries(map),
+			   collect_doomed, &d);
 
 	for (size_t i = 0; !err && i < d.n; i++)
 		bpf_map_delete_elem(fd, d.keys + i * d.key_size);
@@ -159,7 +160,8 @@ void lifecycle__sweep(struct session *s)
 
 	if (full == s->ctl_full_seen)
 		return;
-	err = map_walk(fd, sizeof(__u32), sizeof(struct infl_proc), sweep_one, &w);
+	err = map_walk(fd, sizeof(__u32), sizeof(struct infl_proc),
+		       bpf_map__max_entries(s->skel->maps.procs), sweep_one, &w);
 	if (err < 0)
 		infl_warn("cannot walk the kernel's process records: %s", strerror(-err));
 	for (int i = 0; i < w.n; i++)
@@ -296,7 +298,8 @@ static int snap_living(struct session *s, struct snapshot *snap, int *cap)
 	struct living_walk w = { .s = s, .snap = snap, .cap = cap,
 				 .fd = bpf_map__fd(s->skel->maps.procs) };
 
-	return map_walk(w.fd, sizeof(__u32), sizeof(struct infl_proc), living_one, &w);
+	return map_walk(w.fd, sizeof(__u32), sizeof(struct infl_proc),
+			bpf_map__max_entries(s->skel->maps.procs), living_one, &w);
 }
 
 int session__snapshot(struct session *s, struct snapshot *snap)
@@ -353,8 +356,8 @@ static __u32 map_count(struct bpf_map *map)
 {
 	__u32 n = 0;
 
-	map_walk(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map), count_one,
-		 &n);
+	map_walk(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map),
+		 bpf_map__max_entries(map), count_one, &n);
 	return n;
 }
 

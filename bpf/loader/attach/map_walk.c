@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * A walk of a kernel hash map that neither skips nor repeats an element while BPF programs
- * change the map. bpf_map_get_next_key() restarts from the first key when the key it is
+ * change the map. No call here needs a capability the loader gives up after its attach
+ * (5.10 refuses a map's info to it, and its batch lookups). bpf_map_get_next_key() restarts from the first key when the key it is
  * given was deleted meanwhile, so a plain walk sees some elements twice (a process ending
  * during a snapshot was counted twice) and, under steady churn, may not end. A batch lookup
  * instead walks the buckets in order, each copied under its lock.
@@ -57,7 +58,11 @@ static int walk_batch(int fd, size_t ks, size_t vs, map_walk_fn fn, void *ctx)
 				err = walk_grow(&b, count > 2 * b.cap ? count : 2 * b.cap, ks, vs);
 				continue;
 			}
-			if (first && (err == -EINVAL || err == -EOPNOTSUPP)) {
+			/* no batch lookups for this map (EINVAL, and 524: the kernel's ENOTSUPP),
+			 * or none without a capability the loader has given up: 5.10 refuses
+			 * them (EPERM) where it allows a lookup of one element */
+			if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -EPERM ||
+				      err == -524)) {
 				err = -EOPNOTSUPP;
 				break;
 			}
@@ -82,17 +87,12 @@ static int cmp_keys(const void *a, const void *b, void *key_size)
 }
 
 /* Kernels without batch lookups: every key, deduplicated, then each one looked up. */
-int map_walk_by_keys(int fd, size_t ks, size_t vs, map_walk_fn fn, void *ctx)
+int map_walk_by_keys(int fd, size_t ks, size_t vs, __u32 max_entries, map_walk_fn fn, void *ctx)
 {
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
 	char cursor[WALK_MAX_KEY], *keys = NULL, *value = malloc(vs);
-	size_t n = 0, cap = 0, bound;
+	size_t n = 0, cap = 0, bound = (size_t)max_entries * WALK_RESTARTS;
 	int err = value ? 0 : -ENOMEM;
 
-	if (!err && bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	bound = (size_t)info.max_entries * WALK_RESTARTS;
 	while (!err && n < bound && bpf_map_get_next_key(fd, n ? cursor : NULL, cursor) == 0) {
 		if (n == cap) {
 			char *more = realloc(keys, (cap ? 2 * cap : 256) * ks);
@@ -120,7 +120,8 @@ int map_walk_by_keys(int fd, size_t ks, size_t vs, map_walk_fn fn, void *ctx)
 	return err;
 }
 
-int map_walk(int fd, size_t key_size, size_t value_size, map_walk_fn fn, void *ctx)
+int map_walk(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_walk_fn fn,
+	     void *ctx)
 {
 	int err;
 
@@ -128,6 +129,6 @@ int map_walk(int fd, size_t key_size, size_t value_size, map_walk_fn fn, void *c
 		return -EINVAL;
 	err = walk_batch(fd, key_size, value_size, fn, ctx);
 	if (err == -EOPNOTSUPP)
-		err = map_walk_by_keys(fd, key_size, value_size, fn, ctx);
+		err = map_walk_by_keys(fd, key_size, value_size, max_entries, fn, ctx);
 	return err;
 }

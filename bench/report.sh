@@ -308,6 +308,18 @@ EOF
 	notes_of loader_cost
 }
 
+# the baseline's rows, only when it was measured (leading newline: they follow a row)
+rss_baseline_row() {
+	grep -q '^rss_cost,other0,' "$raw" || return 0
+	printf '\n| attached to another process, baseline inflight | %s | %s |' \
+		"$(cell rss_cost other0 1 ns_per_page)" "$(cell rss_cost other0 1 added_ns_per_page)"
+}
+
+rss_handler_baseline_row() {
+	grep -q '^rss_cost,handler0,' "$raw" || return 0
+	printf '\n| baseline inflight | %s |' "$(cell rss_cost handler0 1 handler_ns)"
+}
+
 section_rss_cost() {
 	cat <<EOF
 
@@ -325,10 +337,22 @@ then all dropped with MADV_DONTNEED); CPU nanoseconds per page touched, 1 thread
 | not attached | $(cell rss_cost none 1 ns_per_page) | |
 | attached to another process (what every process pays) | $(cell rss_cost other 1 ns_per_page) | $(cell rss_cost other 1 added_ns_per_page) |
 | attached to this process | $(cell rss_cost self 1 ns_per_page) | $(cell rss_cost self 1 added_ns_per_page) |
-| attached to this process, \`--no-rss\` | $(cell rss_cost norss 1 ns_per_page) | $(cell rss_cost norss 1 added_ns_per_page) |
+| attached to this process, \`--no-rss\` | $(cell rss_cost norss 1 ns_per_page) | $(cell rss_cost norss 1 added_ns_per_page) |$(rss_baseline_row)
 
 \`--no-rss\` takes the tracepoint away: no probe fires here, so what is left is the
 measurement's noise; RSS, its peak and untracked bytes are then not shown.
+
+A fault costs microseconds and varies by hundreds of nanoseconds run to run, so the
+handler's own share is measured apart, by the kernel's BPF statistics
+(kernel.bpf_stats_enabled, on only for these runs): nanoseconds per run of the rss_stat
+program while inflight traces another process, every process's faults on the host (the
+tracepoint's trampoline, tens of nanoseconds on every kernel, not included). Target: an
+untraced process pays at most 50 ns a fault.
+
+| rss_stat program | ns per run |
+|---|---:|
+| empty (the floor: the statistics and the program's entry) | $(cell rss_cost floor 1 handler_ns) |
+| inflight | $(cell rss_cost handler 1 handler_ns) |$(rss_handler_baseline_row)
 EOF
 	notes_of rss_cost
 }

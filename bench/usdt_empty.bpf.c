@@ -3,7 +3,8 @@
  * The floor for a BPF tracer on the contract's probes: programs that do nothing (empty_*),
  * and programs that only fetch every argument the way libbpf's USDT support does (args_*),
  * so that the cost of a probe hit can be split into the uprobe itself, argument fetching and
- * what a tracer does with them.
+ * what a tracer does with them; and an empty kmem:rss_stat program, the floor of inflight's
+ * RSS handler.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,6 +50,13 @@ SEC("usdt")
 int BPF_USDT(args_stage, __u64 owner, __u32 stage)
 {
 	sink += owner ^ stage;
+	return 0;
+}
+
+/* the floor of a kmem:rss_stat handler, for the RSS breakdown (usdt_empty -r) */
+SEC("tp_btf/rss_stat")
+int empty_rss(void *ctx)
+{
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * usdt_empty: attaches do-nothing BPF programs (or, with -a, programs that only fetch the
  * arguments) to the contract's three probes in one process, and stays attached until that
- * process exits or a signal arrives. The floor that inflight's per-hit cost is compared
+ * process exits or a signal arrives; with -r also a do-nothing kmem:rss_stat program. The floor that inflight's per-hit cost is compared
  * with, and the shortest attach a libbpf tool can do.
  *
  * Prints "usdt_empty attached pid=P load_ms=L attach_ms=A" once all three are attached.
@@ -59,19 +59,25 @@ int main(int argc, char **argv)
 	struct bpf_link *links[3] = { 0 };
 	struct bpf_program *progs[3];
 	char exe[64], path[PATH_MAX];
-	int with_args = 0, pidfd = -1, rc = 1, i;
+	int with_args = 0, with_rss = 0, pidfd = -1, rc = 1, i;
+	struct bpf_link *rss_link = NULL;
 	double t0 = mono_ms(), t1;
 	ssize_t n;
 	pid_t pid;
 
-	if (argc > 1 && !strcmp(argv[1], "-a")) {
-		with_args = 1;
-		argc--, argv++;
+	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
+		if (!strcmp(argv[1], "-a"))
+			with_args = 1;
+		else if (!strcmp(argv[1], "-r"))
+			with_rss = 1;
+		else
+			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a] PID\n"
+		fprintf(stderr, "Usage: usdt_empty [-a] [-r] PID\n"
 				"Attaches empty BPF programs (-a: argument fetch only) to the\n"
-				"prover:buf_alloc, buf_free and stage probes of process PID.\n");
+				"prover:buf_alloc, buf_free and stage probes of process PID;\n"
+				"-r: an empty kmem:rss_stat program too.\n");
 		return 2;
 	}
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
@@ -105,6 +111,7 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.empty_alloc, !with_args);
 	bpf_program__set_autoload(skel->progs.empty_free, !with_args);
 	bpf_program__set_autoload(skel->progs.empty_stage, !with_args);
+	bpf_program__set_autoload(skel->progs.empty_rss, with_rss);
 	if (usdt_empty_bpf__load(skel)) {
 		fprintf(stderr, "usdt_empty: loading the BPF programs: %s (needs CAP_BPF and "
 				"CAP_PERFMON)\n", strerror(errno));
@@ -115,6 +122,10 @@ int main(int argc, char **argv)
 	    attach(progs[1], pid, path, "buf_free", &links[1]) ||
 	    attach(progs[2], pid, path, "stage", &links[2]))
 		goto cleanup;
+	if (with_rss && !(rss_link = bpf_program__attach(skel->progs.empty_rss))) {
+		fprintf(stderr, "usdt_empty: attaching to kmem:rss_stat: %s\n", strerror(errno));
+		goto cleanup;
+	}
 	printf("usdt_empty attached pid=%d load_ms=%.3f attach_ms=%.3f\n", pid, t1 - t0,
 	       mono_ms() - t1);
 	fflush(stdout);
@@ -128,6 +139,7 @@ int main(int argc, char **argv)
 cleanup:
 	for (i = 0; i < 3; i++)
 		bpf_link__destroy(links[i]);
+	bpf_link__destroy(rss_link);
 	usdt_empty_bpf__destroy(skel);
 	if (pidfd >= 0)
 		close(pidfd);

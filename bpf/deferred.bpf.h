@@ -18,17 +18,20 @@
  * and a holder looks at the queue again after its release (both full barriers: cmpxchg,
  * xchg). Either the producer gets the lock and applies the queue itself, or the holder it
  * failed against sees the committed slot once it has released. A combiner's work is
- * bounded (2 * INFL_DEFER_SLOTS steps); when producers outrun it, their own next hits
+ * bounded (COMBINE_STEPS, inflight.bpf.c); when producers outrun it, their own next hits
  * apply the rest, and what is still queued when an image ends or tracing stops is counted
  * as lock_timeouts (never silent).
  *
- * The queue is a bounded ring of INFL_DEFER_SLOTS per process, in its own map (`deferred`,
- * keyed by pid, created by the first producer that needs one, removed when the image ends;
- * INFL_DEFER_MAX_QUEUES at once at most): defer_tail (the next ticket)
+ * The queue is a bounded ring of INFL_DEFER_SLOTS per process, drawn from a pool (the
+ * array `deferred`, INFL_DEFER_MAX_QUEUES at most) by the first producer that needs one: it
+ * takes a free queue by compare-and-swap of the queue's `owner` (0 when free) to its
+ * image's gen, then names it in `deferred_of` (pid -> queue) with an insert that fails if
+ * another producer of the process named one first (the loser frees its queue and takes the
+ * winner's). The image's end gives the queue back. defer_tail (the next ticket)
  * is taken by compare-and-swap, defer_head (the next to apply) moves under the lock; both
  * live in struct infl_proc, where the handler that holds the lock finds them without a
  * lookup. A slot is committed for ticket t when its `state` is t + 1 and its `gen` is the
- * image's: a slot of an earlier image of the pid, or of the ring's previous lap, never is.
+ * image's: a slot of an earlier owner of the queue, or of the ring's previous lap, never is.
  * Producers store the slot, then its state; the holder reads the state, then the slot
  * (x86-64's order; the compiler barriers keep clang's).
  */
@@ -43,31 +46,78 @@
 #endif
 
 struct infl_deferred {
+	__u64 owner; /* the gen of the image that holds it, 0 while free */
 	struct infl_op ops[INFL_DEFER_SLOTS];
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_DEFAULT_MAX_PROCS); /* resized with procs */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader (1: no queues) */
 	__type(key, __u32);
 	__type(value, struct infl_deferred);
 } deferred SEC(".maps");
 
-static const struct infl_deferred no_ops;
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized with deferred */
+	__type(key, __u32);   /* pid */
+	__type(value, __u32); /* its queue in deferred */
+} deferred_of SEC(".maps");
 
 /* probe hits that went through a queue, and that found one full and waited, all processes
  * (the tests) */
 __u64 deferred_ops = 0;
 __u64 deferred_full = 0;
 
-static __always_inline struct infl_deferred *deferred_queue(__u32 pid, bool create)
+/* The queue of image (pid, gen) when it has one. */
+static __always_inline struct infl_deferred *deferred_queue(__u32 pid, __u64 gen)
 {
-	struct infl_deferred *q = bpf_map_lookup_elem(&deferred, &pid);
+	__u32 *idx = bpf_map_lookup_elem(&deferred_of, &pid);
+	struct infl_deferred *q;
 
-	if (q || !create)
-		return q;
-	bpf_map_update_elem(&deferred, &pid, &no_ops, BPF_NOEXIST); /* EEXIST: another thread */
-	return bpf_map_lookup_elem(&deferred, &pid);
+	if (!idx)
+		return NULL;
+	q = bpf_map_lookup_elem(&deferred, idx);
+	return q && READ_ONCE(q->owner) == gen ? q : NULL;
+}
+
+/* The image's queue, drawn from the pool when it has none yet; NULL when none is free. */
+static __always_inline struct infl_deferred *deferred_claim(__u32 pid, __u64 gen)
+{
+	struct infl_deferred *q = deferred_queue(pid, gen);
+
+	if (q || bpf_map_lookup_elem(&deferred_of, &pid))
+		return q; /* ours, or a stale name (never: the image's end removes it) */
+	/* unrolled: the index lives on the stack for the lookups, where the verifier cannot
+	 * follow a loop counter ("infinite loop detected") */
+#pragma clang loop unroll(full)
+	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
+		__u32 key = i;
+
+		q = bpf_map_lookup_elem(&deferred, &key);
+		if (!q)
+			return NULL; /* the pool is smaller: all taken */
+		if (READ_ONCE(q->owner) || __sync_val_compare_and_swap(&q->owner, 0, gen))
+			continue;
+		if (!bpf_map_update_elem(&deferred_of, &pid, &key, BPF_NOEXIST))
+			return q;
+		/* another thread of the image named its queue first: this one goes back */
+		WRITE_ONCE(q->owner, 0);
+		return deferred_queue(pid, gen);
+	}
+	return NULL;
+}
+
+/* The image ended: its queue goes back to the pool. No thread of it is left to use it. A
+ * plain store: the exit tracepoint runs on every kernel, 5.10's too, which has no BPF xchg;
+ * the next owner's slots are told apart by their gen, not by what this left in them. */
+static __always_inline void deferred_release(__u32 pid, __u64 gen)
+{
+	struct infl_deferred *q = deferred_queue(pid, gen);
+
+	if (q)
+		WRITE_ONCE(q->owner, 0);
+	bpf_map_delete_elem(&deferred_of, &pid);
 }
 
 /* Queues `op` for the holder of p's lock, the current process's; 0 when the queue is full
@@ -81,7 +131,7 @@ __noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
 
 	if (!p || !op)
 		return 0;
-	q = deferred_queue(bpf_get_current_pid_tgid() >> 32, true);
+	q = deferred_claim(bpf_get_current_pid_tgid() >> 32, p->gen);
 	if (!q)
 		return 0;
 	for (int i = 0; i < 8; i++) {

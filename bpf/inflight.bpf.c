@@ -198,12 +198,17 @@ static __always_inline bool pid_maybe_traced(__u32 pid)
  * pages (every other process on the host). Another task's mm (reclaim, exit) is looked up. */
 static __always_inline bool rss_of_untraced(const struct mm_struct *mm)
 {
+	struct task_struct *t;
+
+	/* one helper call, the task's fields read without one (5.11, upstream 3ca1032ab7ab) */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		t = bpf_get_current_task_btf();
+		return t->mm == mm && !pid_maybe_traced(t->tgid);
+	}
 	if (pid_maybe_traced(bpf_get_current_pid_tgid() >> 32))
 		return false;
-	/* a trusted pointer read without a helper (5.11, upstream 3ca1032ab7ab) */
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
-		return bpf_get_current_task_btf()->mm == mm;
-	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) == mm;
+	t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, mm) == mm;
 }
 
 /* Every counter of `mm`, as the record's starting point; later rss_stat events refine it. */
@@ -899,7 +904,7 @@ static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid)
 
 	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pid, false);
+	d.q = deferred_queue(pid, p->gen);
 	bpf_loop(INFL_DEFER_SLOTS, drain_one, &d, 0);
 }
 
@@ -940,14 +945,14 @@ static long combine_one(__u32 i, void *ctx)
  * work (COMBINE_STEPS; the drain before a hit's own section is bounded by the queue):
  * producers that keep outrunning a combiner apply the rest with their own next hits.
  */
-#define COMBINE_STEPS (INFL_DEFER_SLOTS / 2)
+#define COMBINE_STEPS 64
 static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	struct drain_ctx d = { .p = p, .pid = pid };
 
 	if (lk != LK_CAS || READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pid, false);
+	d.q = deferred_queue(pid, p->gen);
 	bpf_loop(COMBINE_STEPS, combine_one, &d, 0);
 	if (d.locked) {
 		section_end(p);
@@ -1472,7 +1477,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	pid_mark(pid, 0); /* an exec's new image marks it again (proc_create) */
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
-	bpf_map_delete_elem(&deferred, &pid);
+	deferred_release(pid, p->gen);
 	if (p->seq && record_events) {
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 		if (ev) {

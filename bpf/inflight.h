@@ -214,13 +214,16 @@ struct infl_event {
 	__u64 arg2; /* alloc: owner */
 };
 
-/* Deep enough for every thread of a process to fire a few probes while a holder is off its
- * CPU for a time slice at the prover's rates; a flat-out storm fills it in tens of
- * microseconds and then waits like before (lock_wait_ns). 128 slots: 9 KiB a process. */
-#define INFL_DEFER_SLOTS 128
-/* Queues at most, whatever --max-procs says: 9 MiB preallocated. A process that finds no
- * room for one (this many others have a queue at once) waits for the lock like before. */
-#define INFL_DEFER_MAX_QUEUES 1024
+/* Deep enough to hold what every other thread of a process fires while the lock's holder is
+ * off its CPU for a scheduler's time slice, or its vCPU for a hypervisor's: a flat-out storm
+ * of dozens of threads on this project's machines, and 4 threads on 2 emulated vCPUs, never
+ * filled it (docs/bench.md); past it a hit waits like before (lock_wait_ns) and is then
+ * counted. 4096 slots: 288 KiB a queue. */
+#define INFL_DEFER_SLOTS 4096
+/* Queues at most, whatever --max-procs says: 4.5 MiB preallocated, in a pool that a process
+ * draws one from when its lock is first found held (bpf/deferred.bpf.h) and gives back when
+ * its image ends. A process that finds none free waits for the lock like before. */
+#define INFL_DEFER_MAX_QUEUES 16
 #define INFL_DEFER_QUEUES(max_procs)                                                           \
 	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 

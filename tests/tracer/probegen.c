@@ -13,7 +13,8 @@
  *   probegen threads N K      N threads, each: stage(born), K allocs of (t+1)*4096 bytes of
  *                             class t%6, barrier, stage(work), barrier, frees, stage(end)
  *   probegen hammer T N       T threads, each N rounds of stage(born), alloc, stage(work),
- *                             free, stage(end) on an owner and a buffer of its own, at once
+ *                             free, stage(end) on an owner and a buffer of its own, all
+ *                             starting together
  *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
  *                             with `gate`: wait for SIGUSR1 first, then print the cost
  *                             "storm: E events, T ns/event" (5 events a round)
@@ -207,12 +208,14 @@ static int run_threads(unsigned n, unsigned k)
 struct hammer {
 	pthread_t thread;
 	unsigned t, n;
+	pthread_barrier_t *start;
 };
 
 static void *hammer_one(void *arg)
 {
 	struct hammer *h = arg;
 
+	pthread_barrier_wait(h->start); /* all at once: the threads' hits overlap */
 	for (unsigned i = 0; i < h->n; i++) {
 		uint64_t owner = ((uint64_t)h->t << 32) + i + 1, buf = owner << 4;
 
@@ -228,15 +231,18 @@ static void *hammer_one(void *arg)
 static int run_hammer(unsigned t, unsigned n)
 {
 	struct hammer *h = calloc(t, sizeof(*h));
+	pthread_barrier_t start;
 
 	if (!h || !t)
 		return 1;
+	pthread_barrier_init(&start, NULL, t);
 	for (unsigned i = 0; i < t; i++) {
-		h[i] = (struct hammer){ .t = i, .n = n };
+		h[i] = (struct hammer){ .t = i, .n = n, .start = &start };
 		pthread_create(&h[i].thread, NULL, hammer_one, &h[i]);
 	}
 	for (unsigned i = 0; i < t; i++)
 		pthread_join(h[i].thread, NULL);
+	pthread_barrier_destroy(&start);
 	free(h);
 	return 0;
 }

@@ -306,10 +306,14 @@ static int configure(struct session *s, const struct session_opts *o)
 		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred,
 						      INFL_DEFER_QUEUES(o->max_procs));
+		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of,
+						      INFL_DEFER_QUEUES(o->max_procs));
 	}
 	/* the queues behind the lock exist with the LK_CAS programs only (deferred.bpf.h) */
-	if (!(s->feat.atomics && s->feat.bpf_loop))
+	if (!(s->feat.atomics && s->feat.bpf_loop)) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of, 1);
+	}
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)

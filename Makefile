@@ -37,7 +37,7 @@ build/.deps-%: scripts/install-deps.sh
 	$(Q)scripts/install-deps.sh $*
 	$(Q)touch $@
 
-.PHONY: all probes vmlinux bpf prover inflight tests test demo bench fuzz clean deps
+.PHONY: all probes vmlinux bpf prover inflight tests test demo bench fuzz clean deps deb
 all: prover inflight
 
 include probes/build.mk
@@ -46,6 +46,13 @@ include bpf/build.mk
 include bpf/static.mk
 include tests/build.mk
 -include bench/build.mk
+
+# The Debian package build/inflight_VERSION_amd64.deb: the static binary, its man page, bash
+# completion, the exporter's systemd unit, the Prometheus rules and the Grafana dashboard
+# (scripts/build-deb.sh; docs/install.md)
+deb: static
+	$(call msg,DEB,build/inflight_$(shell scripts/deb-version.sh)_amd64.deb)
+	$(Q)scripts/build-deb.sh build >/dev/null
 
 demo: all
 	$(Q)scripts/demo.sh

@@ -8,7 +8,7 @@
 #   dist/completions/inflight         deploy/bash-completion/inflight
 #   dist/etc/default/inflight-serve   deploy/systemd/inflight-serve.default
 #   dist/share/inflight/              deploy/prometheus/*, deploy/grafana/*
-#   debian/inflight.inflight-serve@.service   deploy/systemd/inflight-serve@.service
+#   dist/systemd/inflight-serve@.service      deploy/systemd/inflight-serve@.service
 #   debian/changelog                  one entry: VERSION (scripts/deb-version.sh), the commit
 #   dist/built-using                  the Debian source packages linked in (build/musl)
 # Usage: scripts/build-deb.sh [OUT] (default build). Prints the .deb's path.
@@ -24,7 +24,7 @@ command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
 version=$(scripts/deb-version.sh)
 stage=$OUT/deb/inflight-$version
 rm -rf "$OUT/deb"
-mkdir -p "$stage"/dist/{completions,etc/default,share/inflight/prometheus,share/inflight/grafana}
+mkdir -p "$stage"/dist/{completions,systemd,etc/default,share/inflight/prometheus,share/inflight/grafana}
 cp -r debian "$stage/"
 install -m 755 "$bin" "$stage/dist/inflight"
 # the page's date: the commit's, so that a rebuild of one commit gives the same page
@@ -33,7 +33,7 @@ install -m 644 deploy/bash-completion/inflight "$stage/dist/completions/inflight
 install -m 644 deploy/systemd/inflight-serve.default "$stage/dist/etc/default/inflight-serve"
 install -m 644 deploy/prometheus/*.yml "$stage/dist/share/inflight/prometheus/"
 install -m 644 deploy/grafana/*.json "$stage/dist/share/inflight/grafana/"
-install -m 644 deploy/systemd/inflight-serve@.service "$stage/debian/inflight.inflight-serve@.service"
+install -D -m 644 deploy/systemd/inflight-serve@.service "$stage/dist/systemd/inflight-serve@.service"
 
 # Built-Using: "source (= version)" of each source package whose code is in the binary
 srcver() { sed -n 's/^Version: //p' "$1" | head -n 1; }

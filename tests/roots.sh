@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 # Foreign roots for the tests of the shipped binary (source it after tests/lib.sh):
 #   bullseye_root        prints the path of a Debian 11 root (glibc 2.31), made once by
 #                        `debootstrap --variant=minbase bullseye` from this host's mirror into

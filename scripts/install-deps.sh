@@ -11,7 +11,7 @@ build_pkgs="clang llvm libbpf-dev bpftool systemtap-sdt-dev libelf-dev zlib1g-de
 test_pkgs="bpftrace valgrind libclang-rt-14-dev prometheus curl util-linux libcap2-bin
  binutils chromium xmlstarlet jq libxml2-utils python3 liblttng-ust-dev
  qemu-system-x86 busybox-static cpio g++ lld mold gcc-multilib rustc cargo tmux
- debootstrap lintian bash-completion man-db"
+ debootstrap lintian bash-completion man-db strace"
 bench_pkgs="hyperfine liblttng-ust-dev lttng-tools"
 
 case $want in

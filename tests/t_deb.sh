@@ -13,7 +13,7 @@ source "$ROOT/tests/production/lib_prod.sh"
 source "$ROOT/tests/roots.sh"
 needs_root
 [ -x "$ROOT/build/static/inflight" ] || skip_all "build/static/inflight missing: make static"
-for t in dpkg-buildpackage dh lintian systemd-analyze man unshare curl setpriv; do
+for t in dpkg-buildpackage dh lintian systemd-analyze man unshare curl setpriv strace; do
 	command -v "$t" >/dev/null || skip_all "$t not found (scripts/install-deps.sh test)"
 done
 [ -r /usr/share/bash-completion/bash_completion ] || skip_all "bash-completion not installed (scripts/install-deps.sh test)"
@@ -148,6 +148,40 @@ if wait_until 20 file_has "$TMP/sv.err" '^inflight: serving http'; then
 	wait "$sv"
 else
 	not_ok "unit's capabilities: serve -b started" "$(cat "$TMP/sv.err")"
+fi
+
+# The unit's system-call allow list holds every call `serve -b` makes here (strace, as root:
+# the same calls but for the privileges it has to drop)
+sc_expand() { # NAME|@GROUP...: the system calls, groups expanded
+	local s
+	for s in "$@"; do
+		case $s in
+		@*) sc_expand $(systemd-analyze syscall-filter "$s" | sed 's/^ *//' | grep -v '^#' | tail -n +2) ;;
+		*) echo "$s" ;;
+		esac
+	done
+}
+sc_expand $(sed -n 's/^SystemCallFilter=//p' "$unit") | sort -u >"$TMP/allowed"
+strace -f -qq -o "$TMP/strace" "$TMP/inflight-pkg" serve --listen 127.0.0.1:0 -b "$TMP/probegen" \
+	>"$TMP/st.out" 2>"$TMP/st.err" &
+st=$!
+bg_track "$st"
+if wait_until 20 file_has "$TMP/st.err" '^inflight: serving http'; then
+	port=$(sed -n 's|^inflight: serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/st.err")
+	"$TMP/probegen" script "$TMP/gate.txt" >"$TMP/pg2.out" 2>&1 &
+	pg=$!
+	bg_track "$pg"
+	wait_until 20 file_has "$TMP/pg2.out" '^gated'
+	curl -sS -o /dev/null "http://127.0.0.1:$port/metrics"
+	kill -USR1 "$pg"
+	wait "$pg"
+	kill -TERM "$(pgrep -x -P "$st" inflight-pkg)"
+	wait "$st"
+	sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$TMP/strace" | sort -u >"$TMP/called"
+	check "strace saw serve -b's calls ($(wc -l <"$TMP/called"))" test "$(wc -l <"$TMP/called")" -gt 20
+	check_eq "unit: SystemCallFilter allows every one" "$(comm -23 "$TMP/called" "$TMP/allowed" | tr '\n' ' ')" ""
+else
+	not_ok "serve -b under strace started" "$(cat "$TMP/st.err")"
 fi
 
 # --- installed into a scratch Debian 11 root, traced, removed --------------------------------

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # inflight: one entry point. Targets: all (default), probes, vmlinux, bpf, prover, inflight,
-# tests, test, demo, bench, fuzz, clean. Output goes to build/ only. V=1 shows commands.
+# static, deb, tests, test, demo, bench, fuzz, clean. Output goes to build/ only. V=1 shows commands.
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
@@ -37,21 +37,30 @@ build/.deps-%: scripts/install-deps.sh
 	$(Q)scripts/install-deps.sh $*
 	$(Q)touch $@
 
-.PHONY: all probes vmlinux bpf prover inflight tests test demo bench fuzz clean deps
+.PHONY: all probes vmlinux bpf prover inflight tests test demo bench fuzz clean deps deb
 all: prover inflight
 
 include probes/build.mk
 -include prover/build.mk
 include bpf/build.mk
+include bpf/static.mk
 include tests/build.mk
 -include bench/build.mk
+
+# The Debian package build/inflight_VERSION_amd64.deb: the static binary, its man page, bash
+# completion, the exporter's systemd unit, the Prometheus rules and the Grafana dashboard
+# (scripts/build-deb.sh; docs/install.md)
+deb: static
+	$(call msg,DEB,build/inflight_$(shell scripts/deb-version.sh)_amd64.deb)
+	$(Q)scripts/build-deb.sh build >/dev/null
 
 demo: all
 	$(Q)scripts/demo.sh
 
-# The suite: the normal build and an ASan/UBSan build of all user-space code, then every test.
+# The suite: the normal build, the static one and an ASan/UBSan build of all user-space code,
+# then every test.
 test: build/.deps-test
-	$(Q)$(MAKE) --no-print-directory DEPS=test all tests
+	$(Q)$(MAKE) --no-print-directory DEPS=test all tests static
 	$(Q)$(MAKE) --no-print-directory DEPS=test SAN=1 all tests
 	$(Q)tests/run.sh
 

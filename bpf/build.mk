@@ -12,7 +12,9 @@
 #   cmd/        main and one file per subcommand, tying the others together.
 # Everything but attach/ and cmd/ is the offline library, libinflight-offline.a: it must link
 # without libbpf, and $(LOADER_DIR)/offline-check proves that on every build. The binary
-# links libbpf, libelf, zlib and zstd statically so it needs only libc on a production host.
+# links libbpf, libelf, zlib and zstd statically and glibc dynamically: it needs the build
+# host's glibc symbol versions (2.34 on Debian 12). Production hosts get the static musl
+# build of the same sources, build/static/inflight (bpf/static.mk).
 # libbpf is the pinned 1.5.0 that bpf/libbpf.mk builds from Debian's source; its headers come
 # first on both sides so that they win over libbpf-dev's (1.1.2) in /usr/include/bpf.
 ifndef LIBBPF_STAMP

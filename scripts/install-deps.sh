@@ -6,10 +6,12 @@ set -eu
 want=${1:-build}
 
 build_pkgs="clang llvm libbpf-dev bpftool systemtap-sdt-dev libelf-dev zlib1g-dev libzstd-dev
- pkg-config libjson-c-dev libmicrohttpd-dev libcap-dev dpkg-dev xz-utils make"
+ pkg-config libjson-c-dev libmicrohttpd-dev libcap-dev dpkg-dev xz-utils make
+ musl-tools gnulib autoconf automake linux-libc-dev debhelper"
 test_pkgs="bpftrace valgrind libclang-rt-14-dev prometheus curl util-linux libcap2-bin
  binutils chromium xmlstarlet jq libxml2-utils python3 liblttng-ust-dev
- qemu-system-x86 busybox-static cpio g++ lld mold gcc-multilib rustc cargo tmux"
+ qemu-system-x86 busybox-static cpio g++ lld mold gcc-multilib rustc cargo tmux
+ debootstrap lintian bash-completion man-db strace"
 bench_pkgs="hyperfine liblttng-ust-dev lttng-tools"
 
 case $want in

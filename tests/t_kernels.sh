@@ -25,6 +25,8 @@ for t in qemu-system-x86_64 cpio jq python3 setpriv; do
 	command -v "$t" >/dev/null || skip_all "$t not found (scripts/install-deps.sh test)"
 done
 [ -x "$BUILD/tests/test_tracer" ] || skip_all "build/tests/test_tracer missing (make all tests)"
+# the guests run the static binary (tests/vm/initramfs.sh)
+[ -x "$ROOT/build/static/inflight" ] || skip_all "build/static/inflight missing (make static)"
 
 # 1. the kernels (one at a time: they share the private apt state)
 declare -A kver unfetched

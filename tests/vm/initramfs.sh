@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Builds the guests' initramfs (an uncompressed newc cpio): busybox-static for init and the
 # shell tools, bash for the driver, setpriv (util-linux: capabilities for the privilege
-# checks), jq, bpftool (for hand-run feature probes), the current build's inflight, prover,
-# test_tracer and probegen, every shared library ldd lists for them, the dynamic loader,
-# tests/vm/init as /init and tests/vm/driver.sh. Cloud kernels have no 9p or virtio-fs built
-# in, so everything the guest runs travels in here.
-# Usage: tests/vm/initramfs.sh OUT.cpio [BUILD-DIR]
+# checks), jq, bpftool (for hand-run feature probes), the static inflight (build/static, `make
+# static`: the binary production hosts get, alone, with no library of this host), the
+# current build's prover, test_tracer, test_lifecycle and probegen with every shared library
+# ldd lists for those helpers (they, bash, setpriv, jq and bpftool are glibc programs of this
+# host), the dynamic loader, tests/vm/init as /init and tests/vm/driver.sh. Cloud kernels
+# have no 9p or virtio-fs built in, so everything the guest runs travels in here.
+# Usage: tests/vm/initramfs.sh OUT.cpio [BUILD-DIR]  (env STATIC_INFLIGHT: the static binary,
+# default build/static/inflight)
 set -eu
 out=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,6 +33,14 @@ put() {
 	done
 }
 
+# put_static FILE DEST: FILE at DEST, refused unless it is static (no interpreter, no NEEDED):
+# nothing of this host's userland goes with it
+put_static() {
+	[ -f "$1" ] || die "$1 is missing (make static)"
+	readelf -ld "$1" | grep -qE 'INTERP|\(NEEDED\)' && die "$1 is not static (make static)"
+	install -D -m 755 "$1" "$stage$2"
+}
+
 busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
 # init runs before any library could be found: busybox must be the static build
 readelf -l "$busybox" | grep -q INTERP && die "$busybox is not static (install busybox-static)"
@@ -41,7 +52,7 @@ put "$(command -v bash)" /bin/bash
 put "$(command -v setpriv)" /usr/bin/setpriv
 put "$(command -v jq)" /usr/bin/jq
 put "$(command -v bpftool || echo /usr/sbin/bpftool)" /usr/sbin/bpftool
-put "$build/inflight" /opt/inflight/inflight
+put_static "${STATIC_INFLIGHT:-$root/build/static/inflight}" /opt/inflight/inflight
 put "$build/prover" /opt/inflight/prover
 put "$build/tests/test_tracer" /opt/inflight/tests/test_tracer
 put "$build/tests/probegen" /opt/inflight/tests/probegen

@@ -3,16 +3,16 @@
  * `inflight serve [--listen ADDR:PORT] TARGET`: a Prometheus exporter. Every scrape of
  * /metrics takes a fresh snapshot of the kernel maps and renders it (prom.c).
  *
- * HTTP is libmicrohttpd's, loaded with dlopen when `serve` starts: its static library needs
- * GnuTLS, and build/inflight must need nothing but libc on a production host (the other
- * commands do not need a web server at all). The socket is bound before the probes are
+ * HTTP is libmicrohttpd's. The glibc build loads it with dlopen when `serve` starts: Debian's
+ * static library needs GnuTLS, and that build must need nothing but libc on a production host
+ * (the other commands do not need a web server at all). The static build (INFL_MHD_LINKED,
+ * bpf/static.mk) links a libmicrohttpd built for musl without TLS, and needs no library. The socket is bound before the probes are
  * attached, so that a privileged port works, and the session then drops every capability.
  * One thread: the main loop runs libmicrohttpd's event loop and watches the target.
  *
  * Connections are held to the deadlines and budgets of cmd/serve_guard.h: slow, idle and
  * numerous clients lose their connections, scrapes keep being answered.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -39,8 +39,14 @@
 #include "live/prom.h"
 #include "live/summary.h"
 
+#ifdef INFL_MHD_LINKED
+#define MHD_NOTE "libmicrohttpd is linked in."
+#else
+#include <dlfcn.h>
 #define MHD_LIBRARY "libmicrohttpd.so.12"
 #define MHD_PACKAGE "libmicrohttpd12"
+#define MHD_NOTE "Needs libmicrohttpd (Debian package " MHD_PACKAGE "), loaded at start."
+#endif
 #define FORGET_EVERY_NS 100000000ull /* how often exited processes are looked for (-b) */
 #define DEFAULT_KEEP_EXITED_NS 120000000000ull /* 2 min: a few scrapes see the final state */
 #define MAX_CONNECTIONS 256 /* fewer when the descriptor limit is low (conn_slots) */
@@ -120,7 +126,7 @@ static const char serve_doc[] =
 	"  inflight serve --listen 127.0.0.1:9464 -p 4242\n"
 	"  curl -s 127.0.0.1:9464/metrics | grep inflight_owners\n"
 	"\n"
-	"Needs libmicrohttpd (Debian package " MHD_PACKAGE "), loaded at start. The address is\n"
+	MHD_NOTE " The address is\n"
 	"bound before the probes are attached; then every capability is dropped.\n"
 	"EXIT STATUS: as `inflight trace`, plus 11 when the address cannot be bound.";
 
@@ -134,6 +140,21 @@ static const struct argp serve_argp = {
 	serve_children, NULL, NULL,
 };
 
+#ifdef INFL_MHD_LINKED
+static int load_mhd(void)
+{
+	mhd.start_daemon = MHD_start_daemon;
+	mhd.stop_daemon = MHD_stop_daemon;
+	mhd.run_wait = MHD_run_wait;
+	mhd.response_from_buffer = MHD_create_response_from_buffer;
+	mhd.add_header = MHD_add_response_header;
+	mhd.queue_response = MHD_queue_response;
+	mhd.destroy_response = MHD_destroy_response;
+	mhd.lookup_value = MHD_lookup_connection_value;
+	mhd.connection_info = MHD_get_connection_info;
+	return 0;
+}
+#else
 static int load_mhd(void)
 {
 	void *h = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
@@ -164,6 +185,7 @@ static int load_mhd(void)
 				"serve: %s has no %s", MHD_LIBRARY, missing);
 	return 0; /* the library stays loaded for the life of the process */
 }
+#endif
 
 /* A listening socket on the address; EXIT_LISTEN with the reason when it cannot be had. */
 static int bind_listen(const struct serve_args *sa, int *out)

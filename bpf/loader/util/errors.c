@@ -68,9 +68,13 @@ void infl_warn(const char *fmt, ...)
 /*
  * stdout through a cookie stream that remembers why a write failed: stdio drops its buffer
  * after a failed flush and a later fflush() returns 0 with errno untouched, so by the end
- * the reason (ENOSPC, EIO, EPIPE) would otherwise be lost.
+ * the reason (ENOSPC, EIO, EPIPE) would otherwise be lost. glibc only: musl's stdout is a
+ * constant (FILE *const), so the static build keeps the plain stream and a failed write's
+ * reason may read EIO there.
  */
 static int stdout_errno;
+
+#ifdef __GLIBC__
 
 static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 {
@@ -103,6 +107,11 @@ void infl_track_stdout(void)
 	fflush(stdout);
 	stdout = f;
 }
+#else
+void infl_track_stdout(void)
+{
+}
+#endif
 
 int infl_output_errno(FILE *f)
 {

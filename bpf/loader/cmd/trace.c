@@ -176,7 +176,7 @@ static int by_exit(const void *a, const void *b)
 	return x->st.exit_ns < y->st.exit_ns ? -1 : x->st.exit_ns > y->st.exit_ns;
 }
 
-static void report_ended(struct session *s, struct summary_info *info)
+static void report_ended(struct session *s, struct summary_info *info, FILE *out)
 {
 	const struct proc_snapshot **ended;
 	const char *end = info->end;
@@ -198,12 +198,12 @@ static void report_ended(struct session *s, struct summary_info *info)
 		one.nprocs = 1;
 		one.procs = (struct proc_snapshot *)ended[i];
 		one.torn = 0;
-		summary__print(stdout, &one, session__names(s), info);
+		summary__print(out, &one, session__names(s), info);
 		if (!info->json)
-			fputc('\n', stdout);
+			fputc('\n', out);
 		session__forget_image(s, ended[i]->pid, ended[i]->st.gen);
 	}
-	fflush(stdout);
+	fflush(out);
 	info->end = end;
 	free(ended);
 	snapshot__free(&snap);
@@ -214,6 +214,7 @@ struct tracer {
 	struct session *s;
 	struct live *live;
 	struct summary_info *info;
+	FILE *out;	   /* where the summaries go: stdout or -o FILE */
 	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
 };
 
@@ -243,7 +244,7 @@ static void trace_housekeep(void *ctx, __u64 now)
 	struct tracer *t = ctx;
 
 	(void)now;
-	report_ended(t->s, t->info);
+	report_ended(t->s, t->info, t->out);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -302,6 +303,7 @@ int cmd_trace(int argc, char **argv)
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	t.info = &info;
+	t.out = out;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN) {
 		char *shown_bin = san_dup(info.binary);

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# `inflight -b` across many processes: every summary where -o asked (the retired past the 256
+# kept too), each process named and on a named clock, and the live view's words about
+# processes that have come and gone. Counts and exact strings, JSON read with python3.
+source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/production/lib_prod.sh"
+needs_root
+
+copy_bins inflight probegen
+# each run: owner 5 holds 64 KiB at its exit
+printf 'stage 5 0\nalloc 32 2 65536 5\nalloc 33 0 512 5\nstage 5 2\nfree 33 0 512\n' >"$TMP/run.txt"
+
+# start_b OUT ERR ARGS...: inflight ARGS -b probegen in the background, once attached
+start_b() {
+	local out=$1 err=$2
+	shift 2
+	"$TMP/inflight" "$@" -b "$TMP/probegen" >"$out" 2>"$err" &
+	tr_pid=$!
+	bg_track "$tr_pid"
+	wait_until 10 file_has "$err" '^inflight: tracing ' || not_ok "inflight -b attaches" "$(cat "$err")"
+}
+stop_b() { kill -INT "$tr_pid"; wait "$tr_pid"; }
+
+# --- 300 restarts, --json -o FILE: every summary in FILE, nothing on stdout ---------------
+N=300
+start_b "$TMP/a.stdout" "$TMP/a.err" --json -o "$TMP/a.jsonl"
+for ((i = 0; i < N; i += 10)); do
+	batch=()
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		"$TMP/probegen" script "$TMP/run.txt" &
+		batch+=($!)
+	done
+	wait "${batch[@]}"
+done
+stop_b
+check_eq "--json -o: exit 0 on SIGINT" "$?" 0
+check_eq "--json -o: nothing on stdout (the retired's summaries too go to FILE)" \
+	"$(wc -c <"$TMP/a.stdout")" 0
+check_eq "--json -o: FILE holds every process's summary, $N" \
+	"$(python3 -c '
+import json, sys
+pids = set()
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o["type"] == "summary":
+        pids.update(p["pid"] for p in o["processes"])
+print(len(pids))' "$TMP/a.jsonl")" "$N"
+check_eq "--json -o: the retired came before the end, each a summary of its own" \
+	"$(python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+early = [o for o in objs[:-1] if o["type"] == "summary"]
+print(len(early) > 0 and all(o["reason"] is None and len(o["processes"]) == 1 for o in early),
+      objs[-1]["reason"] is not None)' "$TMP/a.jsonl")" "True True"
+
+finish

@@ -26,6 +26,17 @@ ERR_LINES=2 expect "unknown option" 2 "^inflight: unrecognized option '--bogus'"
 expect "no target" 2 '^inflight: nothing to trace; give -p PID, -b PATH or -- CMD ARGS' "$INFLIGHT"
 expect "stray word" 2 "^inflight: unexpected argument 'stray'; put the command to trace after --" \
 	"$INFLIGHT" stray
+# a misspelt command or long option is named with the nearest right one
+expect "misspelt command" 2 "^inflight: unknown command 'reprot'; did you mean \`inflight report\`\?$" \
+	"$INFLIGHT" reprot run.infl
+expect "misspelt long option" 2 "^inflight: unrecognized option '--jsno'; did you mean --json\?$" \
+	"$INFLIGHT" -i 1s --jsno -p 1
+expect "misspelt option with a value" 2 \
+	"^inflight: unrecognized option '--outptu'; did you mean --output\?$" \
+	"$INFLIGHT" --outptu=x -p 1
+expect "misspelt option of a command" 2 \
+	"^inflight: unrecognized option '--formt'; did you mean --format\?$" \
+	"$INFLIGHT" report --formt svg run.infl
 expect "interval 0" 2 "^inflight: -i '0': out of range: give 10ms to 1h$" "$INFLIGHT" -i 0 -p 1
 expect "interval 2h" 2 "^inflight: -i '2h': out of range" "$INFLIGHT" -i 2h -p 1
 expect "interval 5x" 2 "^inflight: -i '5x': not a duration; e.g. -i 500ms" "$INFLIGHT" -i 5x -p 1
@@ -153,6 +164,21 @@ for cmd in "" list; do
 done
 help=$("$INFLIGHT" --help)
 check_match "--help lists the commands" "$help" '^  inflight list \[--json\] PATH\|PID$'
+check_match "--help lists html among the report formats" "$help" \
+	'^      render: text csv json chrome folded svg html$'
+# each heading of the help holds its own options: the heading a long option is listed under
+heading_of() { printf '%s\n' "$help" | awk -v o="$1" '/^ [A-Z][^:]*:$/ { h = $0 }
+	index($0, o) && $0 ~ /^  +-/ { sub(/^ +/, "", h); print h; exit }'; }
+check_eq "--help: -i -j -o -w under Output" \
+	"$(heading_of -i,) $(heading_of -j,) $(heading_of -o,) $(heading_of -w,)" \
+	"Output: Output: Output: Output:"
+check_eq "--help: --entry-stages and --terminal-stages under The contract" \
+	"$(heading_of --entry-stages) $(heading_of --terminal-stages)" "The contract: The contract:"
+check_eq "--help: no heading is empty" \
+	"$(printf '%s\n' "$help" | awk '/^ [A-Z][^:]*:$/ { if (h) print h; h = $0; next }
+		/^  +-/ { h = "" } END { if (h) print h }')" ""
+check_match "README lists html among the report formats" "$(cat "$ROOT/README.md")" \
+	'--format text\|csv\|json\|chrome\|folded\|svg\|html'
 # every long option of the help is documented in docs/cli.md
 missing=""
 for opt in $(printf '%s\n' "$help" "$("$INFLIGHT" list --help)" |

@@ -22,6 +22,7 @@
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/sanitize.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
@@ -56,7 +57,7 @@ struct recorder {
 enum { OPT_FORCE = 0x100, OPT_RING };
 
 static const struct argp_option record_options[] = {
-	{ NULL, 0, NULL, 0, "Recording:", 15 },
+	{ NULL, 0, NULL, 0, "Recording:", 12 },
 	{ "output", 'o', "FILE", 0, "Write the recording to FILE (required; created 0640, never "
 	  "through a symlink, never over an existing file without --force)", 0 },
 	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
@@ -108,7 +109,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 static const char record_doc[] =
 	"Record every probe event of a traced program, with periodic snapshots of the kernel's "
 	"counters and of its RSS, into FILE for `inflight report` (text, csv, json, Chrome "
-	"trace, folded stacks, SVG) and `inflight compare`.\v"
+	"trace, folded stacks, SVG, HTML) and `inflight compare`.\v"
 	"EXAMPLES:\n"
 	"  inflight record -o run.rec -- build/prover --pw 10\n"
 	"  inflight record -o run.rec -p 4242            Ctrl-C ends the recording\n"
@@ -321,6 +322,7 @@ int cmd_record(int argc, char **argv)
 	int err, rc = 0;
 	char b1[FMT_LEN], b2[FMT_LEN];
 
+	suggest_check_options(&record_argp, argc, argv);
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &ra);
 	so->record_events = true;
 	if (ra.ring_bytes)

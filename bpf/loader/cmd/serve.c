@@ -33,6 +33,7 @@
 #include "cmd/serve_guard.h"
 #include "cmd/serve_procs.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
@@ -499,6 +500,7 @@ int cmd_serve(int argc, char **argv)
 	int fd = -1, err, rc = 0;
 
 	prom__parse_listen(PROM_DEFAULT_LISTEN, &sa.listen);
+	suggest_check_options(&serve_argp, argc, argv);
 	argp_parse(&serve_argp, argc, argv, ARGP_IN_ORDER, NULL, &sa);
 	err = load_mhd();
 	if (!err && run_install_signals())

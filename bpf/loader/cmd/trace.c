@@ -21,6 +21,7 @@
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
 #include "live/live.h"
@@ -35,7 +36,7 @@ struct trace_args {
 };
 
 static const struct argp_option trace_options[] = {
-	{ NULL, 0, NULL, 0, "Output:", 15 },
+	{ NULL, 0, NULL, 0, "Output:", 12 },
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Print the per-stage timeline every INTERVAL (e.g. 500ms, 1s, 2m; a bare number is "
 	  "seconds). Without it only the final summary is printed",
@@ -260,6 +261,7 @@ int cmd_trace(int argc, char **argv)
 	int err, rc = 0;
 	char shown[PATH_MAX] = "";
 
+	suggest_check_options(&trace_argp, argc, argv);
 	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
 	/* the command writes to stdout too: JSON there would interleave with its output */
 	if (ta.json && so->mode == SESSION_SPAWN && !ta.out)

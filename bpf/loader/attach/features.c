@@ -179,3 +179,10 @@ void features__describe(const struct infl_features *f, char *buf, size_t len)
 		 f->rss == RSS_LAYOUT_ATOMIC ? "from atomic counters (before 6.2)" :
 					       "from percpu counters");
 }
+
+const char *features__libbpf_version(void)
+{
+	const char *v = libbpf_version_string(); /* "v1.5" */
+
+	return v[0] == 'v' ? v + 1 : v;
+}

@@ -43,4 +43,8 @@ const char *features__rss_unavailable(const struct infl_features *f);
  * from percpu counters"), for -v and the benchmarks. */
 void features__describe(const struct infl_features *f, char *buf, size_t len);
 
+/* The libbpf this binary links ("1.5"), asked of the library itself at run time: the headers
+ * a file was compiled against may be another's (libbpf-dev's in /usr/include/bpf). */
+const char *features__libbpf_version(void);
+
 #endif /* INFLIGHT_FEATURES_H */

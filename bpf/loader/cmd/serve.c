@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <microhttpd.h>
-#include <bpf/libbpf_version.h>
 #include "inflight_note.h"
 #include "attach/attach_opts.h"
+#include "attach/features.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "cmd/serve_guard.h"
@@ -247,7 +247,7 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 		.openmetrics = prom__accepts_openmetrics(accept),
 		.build_version = INFL_VERSION,
 		.build_contract = INFL__XSTR(INFLIGHT_CONTRACT_VERSION),
-		.build_libbpf = INFL__XSTR(LIBBPF_MAJOR_VERSION) "." INFL__XSTR(LIBBPF_MINOR_VERSION),
+		.build_libbpf = features__libbpf_version(),
 		.exporter = &x,
 		.host_memory_bytes = sv->host_memory,
 	};

@@ -54,4 +54,15 @@ early = [o for o in objs[:-1] if o["type"] == "summary"]
 print(len(early) > 0 and all(o["reason"] is None and len(o["processes"]) == 1 for o in early),
       objs[-1]["reason"] is not None)' "$TMP/a.jsonl")" "True True"
 
+# --- the live view once the processes that hit probes have ended ---------------------------
+start_b "$TMP/b.out" "$TMP/b.err" -i 20ms
+"$TMP/probegen" script "$TMP/run.txt"
+check "-i: the view says nothing runs now, once the process has ended" \
+	wait_until 10 file_has "$TMP/b.out" '^no traced process is running now$'
+stop_b
+check_eq "-i: 'no traced process has hit a probe yet' only before the first table" \
+	"$(awk '/^pid [0-9]+ / { seen = 1 } seen && /has hit a probe yet/ { n++ } END { print n + 0 }' \
+		"$TMP/b.out")" 0
+check_eq "-i: the process's table was shown" "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" 1
+
 finish

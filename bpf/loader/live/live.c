@@ -350,8 +350,10 @@ void live__print(struct live *l, const struct snapshot *snap)
 			l->origin_pid);
 		l->labelled = true;
 	}
+	/* processes that hit probes and ended are left out of the view: nothing runs now */
 	if (!snap->nprocs)
-		line(l, "%s", "no traced process has hit a probe yet");
+		line(l, "%s", l->origin ? "no traced process is running now"
+				      : "no traced process has hit a probe yet");
 	for (int i = 0; i < snap->nprocs; i++)
 		text_proc(l, &snap->procs[i], snap->mono_ns);
 	if (snap->procs_map_full)

@@ -197,6 +197,9 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	const struct infl_proc *p = &ps->st;
 	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
 	char st[64], d[FMT_LEN], oom[160];
+	/* a process other than the target that ended before tracing did (-b, children): the
+	 * end of tracing is not its end */
+	bool by_itself = p->exited && p->exit_ns && origin && ps->pid != (__u32)info->target_pid;
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
 
@@ -224,10 +227,12 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, "  this image ended by exec (the pid went on as another)");
 	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
+	else if (by_itself)
+		fprintf(f, "  exited at +%.3f s", summary_rel_s(p->exit_ns, origin));
 	else
 		fprintf(f, "  %s", p->exited ? "exited" : "still running");
 	if (info->end)
-		fprintf(f, "; tracing ended: %s", info->end);
+		fprintf(f, "; tracing ended%s: %s", by_itself ? " later" : "", info->end);
 	fputc('\n', f);
 	if (ps->oom.ns)
 		fprintf(f, "  %s\n", summary_oom_text(oom, sizeof(oom), &ps->oom, origin));
@@ -437,11 +442,11 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 
 static void text_proc(FILE *f, const struct proc_snapshot *ps, const struct snapshot *snap,
 		      const struct infl_names *n, const struct summary_info *info, __u64 origin,
-		      __u32 opid, bool first)
+		      __u32 opid)
 {
 	text_header(f, ps, snap->mono_ns, info, origin);
-	/* the clock, once per summary */
-	if (first && origin)
+	/* the clock, in every process's summary: each may be read alone */
+	if (origin)
 		fprintf(f, "  times: seconds since the first probe event (pid %u)\n", opid);
 	text_warnings(f, &ps->st, n, snap->rss_off);
 	text_peak(f, &ps->st, n, origin);
@@ -729,7 +734,7 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 	for (int i = 0; i < snap->nprocs; i++) {
 		if (i)
 			fputc('\n', f);
-		text_proc(f, &snap->procs[i], snap, n, info, origin, opid, i == 0);
+		text_proc(f, &snap->procs[i], snap, n, info, origin, opid);
 	}
 	if (snap->procs_map_full)
 		fprintf(f, "\n%llu events of processes beyond --max-procs were not counted\n",

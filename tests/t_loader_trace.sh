@@ -83,7 +83,7 @@ last=$(sed -n '/^inflight summary/q;p' "$TMP/live" | grep -E '^(pid|peak|total) 
 check_match "timeline: a final table" "$last" '^pid [0-9]+  \+[0-9.]+s  tracked 0 B  '
 check_match "timeline: its total row" "$last" \
 	'total +0 +0 +0( +-)*'
-check_match "timeline: peak and the exit" "$last" '^peak 4.00 KiB at \+[0-9.]+s  events 10  exited$'
+check_match "timeline: peak and the exit" "$last" '^peak 4.00 KiB at \+[0-9.]+s  probe events 10  exited$'
 timeout 60 "$INFLIGHT" -i 10ms --json -o "$TMP/livej" -- "$TARGET" 2
 check_match "timeline json: interval lines first" "$(head -1 "$TMP/livej")" '^\{"schema":2,"type":"interval","clock":'
 check_match "timeline json: the summary last" "$(tail -1 "$TMP/livej")" '^\{"schema":2,"type":"summary",'

@@ -71,9 +71,9 @@ exact_or_marked "$s" $((2 * (2 * 20000 + 3))) "threads 2 x 20000"
 "$TMP/inflight" record --ring-size 4096 -o "$TMP/storm.rec" -- "$TMP/probegen" storm 200000 \
 	>/dev/null 2>"$TMP/rec.err"
 check_eq "record storm: exit 0" "$?" 0
-line=$(grep -o 'recorded [0-9]* events ([0-9]* lost)' "$TMP/rec.err")
+line=$(grep -o 'recorded [0-9]* event records ([0-9]* lost)' "$TMP/rec.err")
 rec=$(awk '{ print $2 }' <<<"$line")
-lost=$(tr -d '(' <<<"$line" | awk '{ print $4 }')
+lost=$(tr -d '(' <<<"$line" | awk '{ print $5 }')
 check "record storm: the 4 KiB ring overflowed and says so ($line)" test "${lost:-0}" -gt 0
 # 1000000 probe events, the exit record and an RSS record per MiB of change
 check "record storm: recorded + lost covers every probe event, and no more than a few others" \

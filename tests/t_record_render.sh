@@ -16,7 +16,22 @@ out=$("$I" report "$TMP/s.rec")
 check_match "text: the exact peak, its time and event" "$out" \
 	'peak +1\.95 KiB tracked in 6 buffers at 0\.210 s \(event 15\)'
 check_match "text: peak composition, gpu row" "$out" '^  gpu +1 +600B +\. +300B +100B +200B$'
-check_match "text: memory x time share of chan_send" "$out" '^  chan_send +108 B +14\.6% +2 +135 ms$'
+check_match "text: memory x time share of chan_send, in its unit" "$out" \
+	'^  chan_send +108 B x s +14\.6% +2 +135 ms$'
+check_match "text: the memory x time column headed as its values read" "$out" \
+	'^  stage +memory x time +share +stays +mean dwell$'
+# names wider than a column go whole on two staggered lines, each ending at its column
+check_eq "text: the timeline's stage columns headed with whole names" \
+	"$(printf '%s\n' "$out" | grep -B1 '^  time s ' | head -n 2)" \
+	"$(printf '%29s%6s%12s%12s%12s\n%s\n' '' parse synth gpu assemble \
+		'  time s  bytes    max    rss wait_permit   chan_send    finalize')"
+check_eq "text: the peak's class columns headed with whole names" \
+	"$(printf '%s\n' "$out" | grep -B1 '^  at peak ' | head -n 2)" \
+	"$(printf '%31s%12s\n%s\n' srs aux '  at peak     owner bytes         abc     pending')"
+check_match "text: probe events and records named apart, one plural each" "$out" \
+	'^pid 4242 \(prover\): 30 probe events \(34 records\), 3 owners$'
+check_match "text: a single free is one free" "$out" \
+	'^  late attach: 1 free \(50 B\) and 0 owners from before the recording$'
 check_match "text: completions by first stage" "$out" '3 owners \(1 from parse, 2 from wait_permit\)'
 check_match "text: the replay agrees with the final counters" "$out" \
 	"check +the replay matches the kernel's final counters"

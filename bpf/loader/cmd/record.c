@@ -388,7 +388,7 @@ int cmd_record(int argc, char **argv)
 			rc = infl_err(EXIT_IO, NULL, "recording to %s failed: %s", ra.out,
 				      strerror(-err));
 		else if (!ra.quiet)
-			fprintf(stderr, "inflight: recorded %llu events (%llu lost) and %llu "
+			fprintf(stderr, "inflight: recorded %llu event records (%llu lost) and %llu "
 				"snapshots over %s to %s (%s); render it: inflight report %s\n",
 				(unsigned long long)events, (unsigned long long)lost_total,
 				(unsigned long long)r.snapshots,

@@ -203,7 +203,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	o = snprintf(row, sizeof(row), "peak %s", fmt_bytes(b1, p->peak_bytes));
 	if (p->peak_bytes)
 		o += snprintf(row + o, sizeof(row) - o, " at +%.2fs", rel_s(l, p->peak_ns));
-	o += snprintf(row + o, sizeof(row) - o, "  events %llu",
+	o += snprintf(row + o, sizeof(row) - o, "  probe events %llu",
 		      (unsigned long long)(p->events[INFL_PROBE_ALLOC] + p->events[INFL_PROBE_FREE] +
 					   p->events[INFL_PROBE_STAGE]));
 	if (proc_inexact(p))

@@ -29,11 +29,6 @@ const char *summary_wait_status(char *buf, size_t len, int status)
 	return buf;
 }
 
-static const char *plural(__u64 n)
-{
-	return n == 1 ? "" : "s";
-}
-
 double summary_rel_s(__u64 t, __u64 origin)
 {
 	/* whole microseconds (truncated, like the Chrome trace's integer timestamps), so that
@@ -263,7 +258,7 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 		return;
 	}
 	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
-		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, plural(p->peak_bufs),
+		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, fmt_plural(p->peak_bufs),
 		rel_s(p->peak_ns, origin), (unsigned long long)p->peak_seq);
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
@@ -286,7 +281,7 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	} else {
 		fprintf(f, "\nin flight %s: %s in %llu buffer%s, %llu owner%s\n", when,
 			fmt_bytes(b, t.all.bytes), (unsigned long long)t.all.count,
-			plural(t.all.count), (unsigned long long)t.owners, plural(t.owners));
+			fmt_plural(t.all.count), (unsigned long long)t.owners, fmt_plural(t.owners));
 		text_composition(f, p->cur, p->owners, n);
 	}
 	if (p->rss_total)
@@ -298,8 +293,8 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 		return;
 	}
 	fprintf(f, "leak candidates: %llu owner%s in a terminal stage hold%s %llu buffer%s, %s\n  ",
-		(unsigned long long)lk.owners, plural(lk.owners), lk.owners == 1 ? "s" : "",
-		(unsigned long long)lk.all.count, plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
+		(unsigned long long)lk.owners, fmt_plural(lk.owners), lk.owners == 1 ? "s" : "",
+		(unsigned long long)lk.all.count, fmt_plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
 	class_list(f, 2, 2, lk.cls, n);
 }
 
@@ -364,11 +359,11 @@ void summary_text_unmatched_others(FILE *f, const struct infl_proc *p)
 {
 	if (p->double_free)
 		fprintf(f, "  not from before the attach: %llu free%s of buffers not live (double "
-			   "frees)\n", (unsigned long long)p->double_free, plural(p->double_free));
+			   "frees)\n", (unsigned long long)p->double_free, fmt_plural(p->double_free));
 	if (p->untracked_free)
 		fprintf(f, "  not from before the attach: %llu free%s of buffers whose alloc was "
 			   "not tracked\n  (map full, lock timeout)\n",
-			(unsigned long long)p->untracked_free, plural(p->untracked_free));
+			(unsigned long long)p->untracked_free, fmt_plural(p->untracked_free));
 }
 
 static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl_names *n)

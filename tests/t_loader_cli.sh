@@ -93,8 +93,17 @@ while ! grep -q '^State:.*Z' "/proc/$zombie/status" 2>/dev/null; do sleep 0.01; 
 expect "zombie" 7 "^inflight: pid $zombie has exited" "$INFLIGHT" -p "$zombie"
 kill "$parent"
 wait "$parent" 2>/dev/null
-expect "not privileged" 3 '^inflight: not privileged: missing CAP_BPF and CAP_PERFMON' \
+# the hint names what this kernel's attach needs: uprobe_multi links (6.6+) no CAP_SYS_ADMIN
+if grep -qa BPF_TRACE_UPROBE_MULTI /sys/kernel/btf/vmlinux 2>/dev/null; then
+	hint='setcap cap_bpf,cap_perfmon\+ep inflight \(this kernel has uprobe_multi links, which need no CAP_SYS_ADMIN\)$'
+else
+	hint='setcap cap_bpf,cap_perfmon,cap_sys_admin\+ep inflight \(perf-event uprobes: '
+fi
+expect "not privileged" 3 "^inflight: not privileged: missing CAP_BPF and CAP_PERFMON .*; run as root, or grant them: $hint" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$INFLIGHT" -- "$TARGET" 1
+expect "not privileged, perf-event uprobes forced" 3 \
+	'; run as root, or grant them: setcap cap_bpf,cap_perfmon,cap_sys_admin\+ep inflight \(perf-event uprobes: Linux 6\.16\+ and the stables since July 2025 want CAP_SYS_ADMIN for them\)$' \
+	env INFLIGHT_ATTACH=perf setpriv --reuid=65534 --regid=65534 --clear-groups "$INFLIGHT" -- "$TARGET" 1
 
 # --- inflight list ---
 out=$("$INFLIGHT" list "$TARGET")

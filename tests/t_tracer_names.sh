@@ -65,4 +65,23 @@ check_eq "-i: 'no traced process has hit a probe yet' only before the first tabl
 		"$TMP/b.out")" 0
 check_eq "-i: the process's table was shown" "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" 1
 
+# --- anomalies said as they are seen: on stderr while the process runs, then in the summary --
+# two allocs of class 20, one stage event of stage 17, then the gate (SIGUSR1 ends it)
+printf 'stage 5 0\nalloc 32 20 65536 5\nalloc 33 20 512 5\nstage 5 17\ngate\nstage 5 2\n' >"$TMP/bad.txt"
+"$TMP/inflight" -o "$TMP/c.out" -- "$TMP/probegen" script "$TMP/bad.txt" >"$TMP/c.pg" 2>"$TMP/c.err" &
+tr_pid=$!
+bg_track "$tr_pid"
+check "probegen reached its gate" wait_until 10 file_has "$TMP/c.pg" '^gated$'
+pg=$(pgrep -P "$tr_pid" -x probegen)
+check "the anomalies are said on stderr while the process still runs" \
+	wait_until 10 file_has "$TMP/c.err" 'stage id >= 16'
+check_eq "... each kind once, the count first (not an id)" "$(cat "$TMP/c.err")" \
+	"$(printf 'inflight: warning: pid %s: %s (first seen; the summary counts every one)\n' \
+		"$pg" '2 events with a class id >= 16' "$pg" '1 event with a stage id >= 16')"
+kill -USR1 "$pg"
+wait "$tr_pid"
+check_eq "-- probegen: exit 0" "$?" 0
+check_eq "the summary says the same counts" "$(grep '^anomalies: ' "$TMP/c.out")" \
+	"anomalies: 2 events with a class id >= 16, 1 event with a stage id >= 16"
+
 finish

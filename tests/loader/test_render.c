@@ -294,7 +294,8 @@ static const char summary_text[] =
 	"  frees of unknown buffers: aux 1/1.00G\n"
 	"  unknown owners first seen in: synth 2\n"
 	"\n"
-	"anomalies: alloc of a live buffer 1, lock timeouts 2\n"
+	"anomalies: 1 alloc of a live buffer,\n"
+	"  2 updates skipped: the lock stayed held (lock timeouts)\n"
 	"  the totals above are INEXACT: some updates were not accounted\n"
 	"  (a map was full or a lock timed out); see docs/cli.md\n";
 

@@ -24,6 +24,7 @@
 #include "util/suggest.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
+#include "live/figures.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -217,7 +218,25 @@ struct tracer {
 	struct summary_info *info;
 	FILE *out;	   /* where the summaries go: stdout or -o FILE */
 	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
+	__u32 warned;	   /* kinds of anomaly said on stderr (live/figures.h) */
+	__u64 next_check;  /* when to look for new anomalies next */
 };
+
+#define ANOMALY_CHECK_NS 500000000ull /* new anomalies are said within half a second */
+
+/* Anomalies said on stderr when first seen, not only in the summary at the end. */
+static void warn_anomalies(struct tracer *t, __u64 now)
+{
+	struct snapshot snap;
+
+	if (now < t->next_check)
+		return;
+	t->next_check = now + ANOMALY_CHECK_NS;
+	if (session__snapshot(t->s, &snap))
+		return;
+	infl_anomalies_warn_new(&snap, &t->warned);
+	snapshot__free(&snap);
+}
 
 static int trace_wait(void *ctx, int timeout_ms)
 {
@@ -244,7 +263,7 @@ static void trace_housekeep(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 
-	(void)now;
+	warn_anomalies(t, now);
 	report_ended(t->s, t->info, t->out);
 }
 
@@ -328,6 +347,7 @@ int cmd_trace(int argc, char **argv)
 		info.ring_lost = session__ring_lost(t.s);
 		if (t.live)
 			info.origin_ns = live__origin(t.live, &info.origin_pid);
+		infl_anomalies_warn_new(&snap, &t.warned);
 		summary__print(out, &snap, session__names(t.s), &info);
 	}
 	if (out == stdout) {

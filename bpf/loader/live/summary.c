@@ -406,13 +406,13 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 	bool any = false;
 
 	for (size_t i = 0; i < infl_nanomalies; i++) {
-		char item[64];
+		char item[128];
 		int len;
 
 		if (!infl_anomaly_count(p, i))
 			continue;
-		len = snprintf(item, sizeof(item), "%s %llu", infl_anomalies[i].text,
-			       (unsigned long long)infl_anomaly_count(p, i));
+		len = (int)strlen(infl_anomaly_phrase(item, sizeof(item), i,
+						      infl_anomaly_count(p, i)));
 		if (!any)
 			col = fprintf(f, "\nanomalies: %s", item);
 		else if (col + 2 + len > LINE_MAX_COLS)
@@ -422,8 +422,9 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 		any = true;
 	}
 	if (info->ring_lost) {
-		col += fprintf(f, "%sring records lost by the loader %llu", any ? ", " : "\nanomalies: ",
-			       (unsigned long long)info->ring_lost);
+		col += fprintf(f, "%s%llu ring record%s lost by the loader",
+			       any ? ", " : "\nanomalies: ", (unsigned long long)info->ring_lost,
+			       fmt_plural(info->ring_lost));
 		any = true;
 	}
 	if (!any)

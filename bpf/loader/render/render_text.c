@@ -280,18 +280,17 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	/* what the kernel could not account (its final counters): the same rule as the live
 	 * summary's, so a report never reads exact where the trace said it was not */
 	if (p->kernel_final && proc_inexact(p->kernel_final)) {
-		const char *sep = "";
+		char seen[128];
 
-		fprintf(f, "  INEXACT  the kernel skipped updates: ");
+		fprintf(f, "  INEXACT  the kernel skipped updates (docs/cli.md); the figures above "
+			   "are approximate:\n");
 		for (size_t i = 0; i < infl_nanomalies; i++) {
 			__u64 v = infl_anomaly_count(p->kernel_final, i);
 
-			if (!v || !infl_anomalies[i].inexact)
-				continue;
-			fprintf(f, "%s%s %" PRIu64, sep, infl_anomalies[i].text, (uint64_t)v);
-			sep = ", ";
+			if (v && infl_anomalies[i].inexact)
+				fprintf(f, "           %s\n",
+					infl_anomaly_phrase(seen, sizeof(seen), i, v));
 		}
-		fprintf(f, "\n           (docs/cli.md); the figures above are approximate\n");
 	}
 	if (lost)
 		fprintf(f, "  lost     %" PRIu64 " events (%" PRIu64 " in the kernel, %" PRIu64

@@ -65,6 +65,54 @@ check_eq "-i: 'no traced process has hit a probe yet' only before the first tabl
 		"$TMP/b.out")" 0
 check_eq "-i: the process's table was shown" "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" 1
 
+# --- -b processes named: the summary (text, JSON) and two -b recordings compared ----------
+# gated: the process runs until SIGUSR1, long enough to be seen (a process that ends within
+# a tenth of a second of its first probe hit may stay unnamed: docs/cli.md)
+printf 'stage 5 0\nalloc 32 2 65536 5\ngate\nfree 32 2 65536\nstage 5 4\n' >"$TMP/g1.txt"
+printf 'stage 5 0\nalloc 32 2 65536 5\nalloc 33 2 65536 5\ngate\nfree 32 2 65536\nfree 33 2 65536\nstage 5 4\n' >"$TMP/g2.txt"
+# gated_run SCRIPT: one probegen run through its gate
+gated_run() {
+	"$TMP/probegen" script "$1" >"$TMP/gr.out" &
+	local p=$!
+	wait_until 10 file_has "$TMP/gr.out" '^gated$'
+	sleep 0.3 # past inflight's next look at the maps (every 100 ms)
+	kill -USR1 "$p"
+	wait "$p"
+}
+start_b "$TMP/d.out" "$TMP/d.err" --json -o "$TMP/d.jsonl"
+gated_run "$TMP/g1.txt"
+stop_b
+check_eq "-b --json: the process's comm, command and argv, read while it ran" \
+	"$(python3 -c '
+import json, sys
+p = [json.loads(l) for l in open(sys.argv[1])][-1]["processes"][0]
+print(p["comm"], "|", p["command"], "|", p["argv"])' "$TMP/d.jsonl")" \
+	"probegen | $TMP/probegen script $TMP/g1.txt | ['$TMP/probegen', 'script', '$TMP/g1.txt']"
+start_b "$TMP/e.out" "$TMP/e.err"
+gated_run "$TMP/g2.txt"
+stop_b
+head -3 "$TMP/e.out" | sed 's/^/# /'; sed 's/^/# /' "$TMP/r1.err" 2>/dev/null
+# (a long command line wraps between its words)
+check_match "-b text summary: headed with the process's command line" \
+	"$(sed -n '1,/^  [a-z]/p' "$TMP/e.out" | sed '$d' | tr '\n' ' ' | tr -s ' ')" \
+	"^inflight summary: pid [0-9]+: $TMP/probegen script $TMP/g2\\.txt $"
+for n in 1 2; do
+	"$TMP/inflight" record -o "$TMP/r$n.rec" -b "$TMP/probegen" 2>"$TMP/r$n.err" &
+	tr_pid=$!
+	bg_track "$tr_pid"
+	wait_until 10 file_has "$TMP/r$n.err" '^inflight: recording ' || not_ok "record -b attaches" "$(cat "$TMP/r$n.err")"
+	gated_run "$TMP/g$n.txt"
+	stop_b
+done
+"$TMP/inflight" compare "$TMP/r1.rec" "$TMP/r2.rec" >"$TMP/cmp.txt"
+# each side: "A  FILE", then "   pid N: COMMAND" (wrapped), then its duration
+side() { awk -v s="$1" '/^[AB]  / { on = ($1 == s); next } on && /from its first event/ { exit }
+	on { printf "%s ", $0 }' "$TMP/cmp.txt" | tr -s ' '; }
+check_eq "compare of two -b recordings: A named by its command line" "$(side A)" \
+	" pid $(sed -n 's/^   pid \([0-9]*\):.*/\1/p' "$TMP/cmp.txt" | head -n 1): $TMP/probegen script $TMP/g1.txt "
+check_eq "... and B by its own" "$(side B | sed 's/pid [0-9]*/pid N/')" \
+	" pid N: $TMP/probegen script $TMP/g2.txt "
+
 # --- anomalies said as they are seen: on stderr while the process runs, then in the summary --
 # two allocs of class 20, one stage event of stage 17, then the gate (SIGUSR1 ends it)
 printf 'stage 5 0\nalloc 32 20 65536 5\nalloc 33 20 512 5\nstage 5 17\ngate\nstage 5 2\n' >"$TMP/bad.txt"

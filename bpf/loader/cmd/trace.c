@@ -178,7 +178,8 @@ static int by_exit(const void *a, const void *b)
 	return x->st.exit_ns < y->st.exit_ns ? -1 : x->st.exit_ns > y->st.exit_ns;
 }
 
-static void report_ended(struct session *s, struct summary_info *info, FILE *out)
+static void report_ended(struct session *s, struct summary_info *info, FILE *out,
+			 struct proc_idents *idents)
 {
 	const struct proc_snapshot **ended;
 	const char *end = info->end;
@@ -204,6 +205,7 @@ static void report_ended(struct session *s, struct summary_info *info, FILE *out
 		if (!info->json)
 			fputc('\n', out);
 		session__forget_image(s, ended[i]->pid, ended[i]->st.gen);
+		idents__drop(idents, ended[i]->pid, ended[i]->st.gen);
 	}
 	fflush(out);
 	info->end = end;
@@ -219,22 +221,33 @@ struct tracer {
 	FILE *out;	   /* where the summaries go: stdout or -o FILE */
 	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
 	__u32 warned;	   /* kinds of anomaly said on stderr (live/figures.h) */
-	__u64 next_check;  /* when to look for new anomalies next */
+	__u64 next_check;  /* when to look at the processes next */
+	struct proc_idents idents; /* who they are, read when first seen */
 };
 
-#define ANOMALY_CHECK_NS 500000000ull /* new anomalies are said within half a second */
+/* how often new processes are named and new anomalies said: a process that hit a probe is
+ * named when it has run this long (or from the timeline's snapshots, with -i) */
+#define CHECK_NS 100000000ull
 
-/* Anomalies said on stderr when first seen, not only in the summary at the end. */
-static void warn_anomalies(struct tracer *t, __u64 now)
+/* New processes named from /proc while they run; anomalies said on stderr when first seen,
+ * not only in the summary at the end. */
+static void check_procs(struct tracer *t, const struct snapshot *snap)
+{
+	if (idents__sync(&t->idents, snap))
+		infl_warn("out of memory: some processes are not named");
+	infl_anomalies_warn_new(snap, &t->warned);
+}
+
+static void check_now(struct tracer *t, __u64 now)
 {
 	struct snapshot snap;
 
 	if (now < t->next_check)
 		return;
-	t->next_check = now + ANOMALY_CHECK_NS;
+	t->next_check = now + CHECK_NS;
 	if (session__snapshot(t->s, &snap))
 		return;
-	infl_anomalies_warn_new(&snap, &t->warned);
+	check_procs(t, &snap);
 	snapshot__free(&snap);
 }
 
@@ -252,7 +265,9 @@ static int trace_tick(void *ctx, __u64 now)
 	struct snapshot snap = { 0 };
 	int err = print_snapshot(t->s, t->live, &snap, t->shown_ns, false);
 
-	(void)now;
+	if (!err)
+		check_procs(t, &snap);
+	t->next_check = now + CHECK_NS;
 	snapshot__free(&snap);
 	if (err)
 		infl_warn("snapshot: %s", strerror(-err));
@@ -263,8 +278,8 @@ static void trace_housekeep(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 
-	warn_anomalies(t, now);
-	report_ended(t->s, t->info, t->out);
+	check_now(t, now);
+	report_ended(t->s, t->info, t->out, &t->idents);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -325,6 +340,7 @@ int cmd_trace(int argc, char **argv)
 	info.json = ta.json;
 	t.info = &info;
 	t.out = out;
+	info.idents = &t.idents;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN) {
 		char *shown_bin = san_dup(info.binary);
@@ -347,7 +363,7 @@ int cmd_trace(int argc, char **argv)
 		info.ring_lost = session__ring_lost(t.s);
 		if (t.live)
 			info.origin_ns = live__origin(t.live, &info.origin_pid);
-		infl_anomalies_warn_new(&snap, &t.warned);
+		check_procs(&t, &snap);
 		summary__print(out, &snap, session__names(t.s), &info);
 	}
 	if (out == stdout) {
@@ -363,6 +379,7 @@ int cmd_trace(int argc, char **argv)
 		rc = infl_err(EXIT_IO, NULL, "%s: %s", ta.out, strerror(errno));
 	snapshot__free(&snap);
 	live__free(t.live);
+	idents__free(&t.idents);
 	session__free(t.s);
 	return rc ?: run_exit_status(&end, so->mode);
 }

@@ -186,6 +186,24 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLAS
 	class_list(f, row_prefix(f, "total", t.owners, t.all), LIST_COL, t.cls, n);
 }
 
+/* What the loader read of the process when it first saw it (live/idents.h), or NULL */
+static const struct proc_ident *ident_of(const struct proc_snapshot *ps,
+					 const struct summary_info *info)
+{
+	return info->idents ? idents__find(info->idents, ps->pid, ps->st.gen) : NULL;
+}
+
+/* The command line of the process: the spawned command's words, else those read from /proc
+ * when it was first seen (-b, -p, children); NULL when unknown */
+static char *const *proc_argv(const struct proc_snapshot *ps, const struct summary_info *info)
+{
+	const struct proc_ident *id = ident_of(ps, info);
+
+	if (info->argv && ps->pid == (__u32)info->target_pid)
+		return info->argv;
+	return id ? id->argv : NULL;
+}
+
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 			const struct summary_info *info, __u64 origin)
 {
@@ -197,14 +215,15 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	bool by_itself = p->exited && p->exit_ns && origin && ps->pid != (__u32)info->target_pid;
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
+	char *const *words = proc_argv(ps, info);
 
-	if (info->argv && ps->pid == (__u32)info->target_pid) {
+	if (words && *words) {
 		col += fprintf(f, ":");
 		/* a long command wraps between its words, each escaped (util/sanitize.h) */
-		for (char *const *a = info->argv; *a; a++) {
+		for (char *const *a = words; *a; a++) {
 			int len = (int)san_len(*a);
 
-			if (a != info->argv && col + 1 + len > LINE_MAX_COLS)
+			if (a != words && col + 1 + len > LINE_MAX_COLS)
 				col = fprintf(f, "\n   ");
 			fputc(' ', f);
 			san_fputs(f, *a);
@@ -659,6 +678,7 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		      const struct infl_names *n, const struct summary_info *info, __u64 origin)
 {
 	bool target = ps->pid == (__u32)info->target_pid;
+	const struct proc_ident *id = ident_of(ps, info);
 	char cmd[4096] = "";
 	struct proc_facts pf = {
 		.pid = ps->pid, .binary = info->binary, .wait_status = target ? info->target_status : -1,
@@ -666,6 +686,11 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		.ring_lost = info->ring_lost, .st = &ps->st, .names = n, .oom = &ps->oom,
 	};
 
+	if (id) { /* read when the process was first seen */
+		pf.comm = id->comm;
+		pf.command = id->command;
+		pf.argv = id->argv;
+	}
 	if (target && info->argv) {
 		size_t o = 0;
 

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Who each traced process is, read once from /proc. live/idents.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "live/idents.h"
+#include "util/procfs.h"
+
+#define CMDLINE_MAX 4096 /* as much of a command line as is kept */
+
+/* /proc/PID/cmdline as words: the NUL-separated words, joined, into id. */
+static void read_cmdline(struct proc_ident *id)
+{
+	char path[64], buf[CMDLINE_MAX];
+	ssize_t n;
+	int fd, words = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", id->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return; /* gone, a zombie, or a kernel thread */
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		words += !buf[i] || i == n - 1;
+	id->argv = calloc(words + 1, sizeof(*id->argv));
+	id->command = malloc(n + 1);
+	if (!id->argv || !id->command) {
+		free(id->argv);
+		free(id->command);
+		id->argv = NULL;
+		id->command = NULL;
+		return;
+	}
+	words = 0;
+	for (ssize_t at = 0; at < n; at += strlen(buf + at) + 1)
+		id->argv[words++] = strdup(buf + at);
+	for (ssize_t i = 0; i < n; i++)
+		id->command[i] = buf[i] ? buf[i] : ' ';
+	while (n > 0 && id->command[n - 1] == ' ')
+		n--;
+	id->command[n] = '\0';
+}
+
+static int add(struct proc_idents *t, __u32 pid, __u64 gen)
+{
+	struct proc_ident *id;
+	char comm[64];
+
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 16;
+		struct proc_ident *more = realloc(t->id, cap * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		t->id = more;
+		t->cap = cap;
+	}
+	id = &t->id[t->n++];
+	memset(id, 0, sizeof(*id));
+	id->pid = pid;
+	id->gen = gen;
+	proc_read(pid, "comm", comm, sizeof(comm));
+	id->comm = comm[0] ? strdup(comm) : NULL;
+	read_cmdline(id);
+	return 0;
+}
+
+int idents__sync(struct proc_idents *t, const struct snapshot *snap)
+{
+	for (int i = 0; i < snap->nprocs; i++) {
+		const struct proc_snapshot *ps = &snap->procs[i];
+
+		if (ps->st.exited || idents__find(t, ps->pid, ps->st.gen))
+			continue;
+		if (add(t, ps->pid, ps->st.gen))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct proc_ident *idents__find(const struct proc_idents *t, __u32 pid, __u64 gen)
+{
+	for (int i = t->n - 1; i >= 0; i--)
+		if (t->id[i].pid == pid && t->id[i].gen == gen)
+			return &t->id[i];
+	return NULL;
+}
+
+static void ident_free(struct proc_ident *id)
+{
+	for (char **a = id->argv; a && *a; a++)
+		free(*a);
+	free(id->argv);
+	free(id->command);
+	free(id->comm);
+}
+
+void idents__drop(struct proc_idents *t, __u32 pid, __u64 gen)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->id[i].pid == pid && t->id[i].gen == gen) {
+			ident_free(&t->id[i]);
+			t->id[i] = t->id[--t->n];
+			return;
+		}
+}
+
+void idents__free(struct proc_idents *t)
+{
+	for (int i = 0; i < t->n; i++)
+		ident_free(&t->id[i]);
+	free(t->id);
+	memset(t, 0, sizeof(*t));
+}

@@ -68,6 +68,8 @@ check_eq "the peak's composition: small of no owner, owners in wait" \
 pinned=$(sed -n 's/^LIBBPF_VERSION := \([0-9]*\.[0-9]*\).*/\1/p' "$ROOT/bpf/libbpf.mk")
 check_match "inflight_build_info names the pinned libbpf it links ($pinned)" "$body" \
 	"^inflight_build_info\{version=\"[0-9.]+\",contract=\"1\",libbpf=\"${pinned//./\\.}\"\} 1$"
+check_match "inflight_process_info names the process's command line" "$body" \
+	"^inflight_process_info\{pid=\"$pg\",binary=\"[^\"]*\",comm=\"probegen\",command=\"$TMP/probegen script $TMP/state\.txt\",start_time=\"[0-9]+\"\} 1$"
 check_eq "alloc events" "$(metric "$body" "inflight_events_total{pid=\"$pg\",probe=\"buf_alloc\"}")" 5
 check_eq "stage events" "$(metric "$body" "inflight_events_total{pid=\"$pg\",probe=\"stage\"}")" 5
 check_eq "rejected class ids" \

@@ -335,8 +335,8 @@ static void test_identity(void)
 	struct proc_snapshot ps[2] = { { .pid = 5 }, { .pid = 9 } };
 	struct snapshot snap = { .nprocs = 2, .procs = ps };
 	static const struct prom_identity ids[] = {
-		{ 5, "/usr/bin/prover", "prover", 1700000000 },
-		{ 9, "/tmp/x\x1b[31m\nevil \"q\" \xff", "\x1b]0;owned\x07", 0 },
+		{ 5, "/usr/bin/prover", "prover", "/usr/bin/prover --pw 10", 1700000000 },
+		{ 9, "/tmp/x\x1b[31m\nevil \"q\" \xff", "\x1b]0;owned\x07", NULL, 0 },
 	};
 	static const char *const reasons[] = { "a", "b" };
 	static const __u64 closed[] = { 3, 0 };
@@ -354,12 +354,12 @@ static void test_identity(void)
 	fclose(f);
 	LINE(buf, "# TYPE inflight_process_info gauge");
 	LINE(buf, "inflight_process_info{pid=\"5\",binary=\"/usr/bin/prover\",comm=\"prover\","
-		  "start_time=\"1700000000\"} 1");
+		  "command=\"/usr/bin/prover --pw 10\",start_time=\"1700000000\"} 1");
 	LINE(buf, "inflight_process_start_time_seconds{pid=\"5\"} 1700000000");
 	NO_LINE(buf, "inflight_process_start_time_seconds{pid=\"9\"} 0");
 	/* ESC, newline, quotes, an invalid byte: visible, one line, valid UTF-8 */
 	LINE(buf, "inflight_process_info{pid=\"9\",binary=\"/tmp/x\\\\x1b[31m\\\\nevil \\\"q\\\" "
-		  "\\\\xff\",comm=\"\\\\x1b]0;owned\\\\x07\",start_time=\"\"} 1");
+		  "\\\\xff\",comm=\"\\\\x1b]0;owned\\\\x07\",command=\"\",start_time=\"\"} 1");
 	CHECK(!strchr(buf, '\x1b') && !strchr(buf, '\x07') && !strchr(buf, '\xff'),
 	      "no raw ESC, BEL or invalid byte in the exposition");
 	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");

@@ -403,8 +403,9 @@ static const struct prom_identity *identity(const struct prom_w *w, __u32 pid)
 	return bsearch(&pid, w->o->ident, w->o->nident, sizeof(*w->o->ident), cmp_ident);
 }
 
-/* Who the pid is, for a PromQL join: `... * on (instance, pid) group_left (binary, comm)
- * inflight_process_info`. One series per process lifetime; unknown fields are empty. */
+/* Who the pid is, for a PromQL join: `... * on (instance, pid) group_left (binary, comm,
+ * command) inflight_process_info`. One series per process lifetime; unknown fields are
+ * empty. */
 static void f_process_info(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	const struct prom_identity *id = identity(w, ps->pid);
@@ -415,6 +416,7 @@ static void f_process_info(struct prom_w *w, const struct proc_snapshot *ps)
 	fprintf(w->f, "inflight_process_info{pid=\"%u\"", ps->pid);
 	label(w->f, "binary", id && id->binary ? id->binary : "");
 	label(w->f, "comm", id && id->comm ? id->comm : "");
+	label(w->f, "command", id && id->command ? id->command : "");
 	label(w->f, "start_time", start);
 	fputs("} 1\n", w->f);
 }

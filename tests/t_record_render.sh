@@ -204,6 +204,28 @@ import re, sys
 s = open(sys.argv[1]).read()
 x = [float(m) for m in re.findall(r"<g class=\"peak\" id=\"peak-[ab]\">\n<line x1=\"([0-9.]+)\"", s)]
 print(round((x[1] - 90) / (x[0] - 90), 2))' "$TMP/cmp.svg")" 0.5
+# each peak label clear of its composition box, on an opaque ground drawn after the RSS line
+check_eq "compare svg: the peak labels clear of the composition boxes, over the RSS line" "$(python3 -c '
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+out = []
+for side in "ab":
+    side_g = root.find(".//s:g[@id=\"side-%s\"]" % side, ns)
+    kids = list(side_g)
+    g = side_g.find("s:g[@id=\"peak-%s\"]" % side, ns)
+    box = g.find("s:g[@class=\"composition\"]/s:rect", ns)
+    bx, by, bw, bh = (float(box.get(k)) for k in ("x", "y", "width", "height"))
+    t = g.find("s:text[@class=\"label\"]", ns)
+    w = len(t.text) * 7.6
+    x0 = float(t.get("x")) - (w if t.get("text-anchor") == "end" else 0)
+    ly = float(t.get("y"))
+    clear = not (x0 < bx + bw and x0 + w > bx and ly - 13 < by + bh and ly + 4 > by)
+    parts = list(g)
+    ground = parts[parts.index(t) - 1].get("class") == "label-bg"
+    rss = [k.get("class") for k in kids].index("rss") < kids.index(g)
+    out.append("%s %s %s" % (clear, ground, rss))
+print(" | ".join(out))' "$TMP/cmp.svg")" "True True True | True True True"
 
 # no privileges needed: as nobody, with no capabilities
 if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all true 2>/dev/null; then

@@ -63,7 +63,8 @@ stop_b
 check_eq "-i: 'no traced process has hit a probe yet' only before the first table" \
 	"$(awk '/^pid [0-9]+ / { seen = 1 } seen && /has hit a probe yet/ { n++ } END { print n + 0 }' \
 		"$TMP/b.out")" 0
-check_eq "-i: the process's table was shown" "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" 1
+# (while it ran and in the interval after its end: once or twice, as the ticks fall)
+check "-i: the process's table was shown" test "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" -ge 1
 
 # --- -b processes named: the summary (text, JSON) and two -b recordings compared ----------
 # gated: the process runs until SIGUSR1, long enough to be seen (a process that ends within
@@ -91,7 +92,6 @@ print(p["comm"], "|", p["command"], "|", p["argv"])' "$TMP/d.jsonl")" \
 start_b "$TMP/e.out" "$TMP/e.err"
 gated_run "$TMP/g2.txt"
 stop_b
-head -3 "$TMP/e.out" | sed 's/^/# /'; sed 's/^/# /' "$TMP/r1.err" 2>/dev/null
 # (a long command line wraps between its words)
 check_match "-b text summary: headed with the process's command line" \
 	"$(sed -n '1,/^  [a-z]/p' "$TMP/e.out" | sed '$d' | tr '\n' ' ' | tr -s ' ')" \

@@ -30,6 +30,9 @@ check_eq "text: the peak's class columns headed with whole names" \
 	"$(printf '%31s%12s\n%s\n' srs aux '  at peak     owner bytes         abc     pending')"
 check_match "text: probe events and records named apart, one plural each" "$out" \
 	'^pid 4242 \(prover\): 30 probe events \(34 records\), 3 owners$'
+check_match "html: the facts line counts owners in the plural, done too" \
+	"$("$I" report "$TMP/s.rec" --format html 2>/dev/null)" \
+	'; 3 owners, 3 done</div>$'
 check_match "text: a single free is one free" "$out" \
 	'^  late attach: 1 free \(50 B\) and 0 owners from before the recording$'
 check_match "text: completions by first stage" "$out" '3 owners \(1 from parse, 2 from wait_permit\)'
@@ -143,8 +146,8 @@ check_eq "svg: stages stacked from (none) up, in pipeline order" \
 check_eq "svg: the peak's composition, largest stage first" \
 	"$(X -m '//s:g[@class="composition"]/s:text[@class="row"]' -v '.' -n)" \
 	"$(printf '%s\n' '■ (none) 1000 B, 0 owners: srs 1000B' \
-		'■ gpu 600 B, 1 owners: abc 300B, pending 200B, aux 100B' \
-		'■ chan_send 400 B, 1 owners: abc 300B, aux 100B')"
+		'■ gpu 600 B, 1 owner: abc 300B, pending 200B, aux 100B' \
+		'■ chan_send 400 B, 1 owner: abc 300B, aux 100B')"
 check_match "svg: the clock named under the time axis" "$(X -v '//s:text')" \
 	'seconds since the first probe event \(pid 4242\)'
 

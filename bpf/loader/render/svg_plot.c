@@ -336,7 +336,8 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 		"width=\"440\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#c00\" "
 		"stroke-width=\"0.8\"/>\n", bx, by, 20 + 15 * rows);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" fill=\"#c00\">at the peak "
-		"(%" PRIu64 " buffers):</text>\n", bx + 8, by + 14, (uint64_t)p->peak_bufs);
+		"(%" PRIu64 " buffer%s):</text>\n", bx + 8, by + 14, (uint64_t)p->peak_bufs,
+		fmt_plural(p->peak_bufs));
 	for (int i = 0; i < rows; i++) {
 		unsigned s = order[i];
 		__u64 v = 0;
@@ -349,8 +350,8 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 			"&#9632;</tspan> <tspan font-weight=\"bold\">", bx + 8, by + 29 + 15 * i,
 			svg_stage_color(s));
 		svg_text(f, names__stage(nm, s), 31);
-		fprintf(f, "</tspan> %s, %" PRIu64 " owners: ", fmt_bytes(b, v),
-			(uint64_t)p->peak_owners[s]);
+		fprintf(f, "</tspan> %s, %" PRIu64 " owner%s: ", fmt_bytes(b, v),
+			(uint64_t)p->peak_owners[s], fmt_plural(p->peak_owners[s]));
 		svg_text(f, cl, 120);
 		fprintf(f, "</text>\n");
 	}

@@ -83,7 +83,7 @@ wait_until 10 seen || not_ok "the exporter sees the process" "$(cat "$TMP/sv.err
 in_ns curl -s http://127.0.0.1:9464/metrics >"$TMP/scrape"
 check "the exposition is inert" inert "$TMP/scrape"
 check_match "... the comm label escaped" "$(cat "$TMP/scrape")" \
-	"^inflight_process_info\{pid=\"$pg\",binary=\"[^\"]*\",comm=\"\\\\\\\\x1b\]0;x\\\\\\\\x07\\\\\\\\n\\\\\\\\u009b\\\\\\\\xff\",start_time=\"[0-9]+\"\} 1$"
+	"^inflight_process_info\{pid=\"$pg\",binary=\"[^\"]*\",comm=\"\\\\\\\\x1b\]0;x\\\\\\\\x07\\\\\\\\n\\\\\\\\u009b\\\\\\\\xff\",command=\"[^\"]*\",start_time=\"[0-9]+\"\} 1$"
 check "... and Prometheus's own linter takes it" sh -c "promtool check metrics <'$TMP/scrape' >/dev/null 2>&1"
 kill -USR1 "$pg"
 wait "$pg"

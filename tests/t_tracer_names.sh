@@ -110,6 +110,11 @@ side() { awk -v s="$1" '/^[AB]  / { on = ($1 == s); next } on && /from its first
 	on { printf "%s ", $0 }' "$TMP/cmp.txt" | tr -s ' '; }
 check_eq "compare of two -b recordings: A named by its command line" "$(side A)" \
 	" pid $(sed -n 's/^   pid \([0-9]*\):.*/\1/p' "$TMP/cmp.txt" | head -n 1): $TMP/probegen script $TMP/g1.txt "
+check_eq "report of a -b recording: the process's comm and words, kept in the recording" \
+	"$("$TMP/inflight" report "$TMP/r1.rec" --format json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["processes"][0]
+print(p["comm"], p["argv"])')" "probegen ['$TMP/probegen', 'script', '$TMP/g1.txt']"
 check_eq "... and B by its own" "$(side B | sed 's/pid [0-9]*/pid N/')" \
 	" pid N: $TMP/probegen script $TMP/g2.txt "
 

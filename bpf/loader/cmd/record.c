@@ -136,7 +136,8 @@ static const struct argp record_argp = {
 
 static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 {
-	char comm[64], cmdline[REC_MAX_STR];
+	char comm[64], cmdline[REC_MAX_STR], words[REC_MAX_STR], *argv[REC_MAX_ARGS];
+	int argc;
 
 	for (int i = 0; i < r->npids; i++)
 		if (r->pids[i] == pid)
@@ -145,7 +146,8 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 		return -1;
 	proc_read(pid, "comm", comm, sizeof(comm));
 	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
-	rec_writer__proc(r->w, pid, now, comm, cmdline);
+	argc = proc_cmdline_words(pid, words, sizeof(words), argv, REC_MAX_ARGS);
+	rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
 	r->oom[r->npids] = false;

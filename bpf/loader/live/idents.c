@@ -1,36 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Who each traced process is, read once from /proc. live/idents.h */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "live/idents.h"
 #include "util/procfs.h"
 
-#define CMDLINE_MAX 4096 /* as much of a command line as is kept */
+#define CMDLINE_MAX 4096  /* as much of a command line as is kept */
+#define CMDLINE_WORDS 256 /* and as many of its words */
 
-/* /proc/PID/cmdline as words: the NUL-separated words, joined, into id. */
+/* /proc/PID/cmdline: its words, and the words joined by spaces, into id. */
 static void read_cmdline(struct proc_ident *id)
 {
-	char path[64], buf[CMDLINE_MAX];
-	ssize_t n;
-	int fd, words = 0;
+	char buf[CMDLINE_MAX], *words[CMDLINE_WORDS];
+	int n = proc_cmdline_words(id->pid, buf, sizeof(buf), words, CMDLINE_WORDS);
+	size_t len = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/cmdline", id->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!n)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return; /* gone, a zombie, or a kernel thread */
-	buf[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		words += !buf[i] || i == n - 1;
-	id->argv = calloc(words + 1, sizeof(*id->argv));
-	id->command = malloc(n + 1);
+	id->argv = calloc(n + 1, sizeof(*id->argv));
+	for (int i = 0; i < n; i++)
+		len += strlen(words[i]) + 1;
+	id->command = calloc(1, len);
 	if (!id->argv || !id->command) {
 		free(id->argv);
 		free(id->command);
@@ -38,14 +29,12 @@ static void read_cmdline(struct proc_ident *id)
 		id->command = NULL;
 		return;
 	}
-	words = 0;
-	for (ssize_t at = 0; at < n; at += strlen(buf + at) + 1)
-		id->argv[words++] = strdup(buf + at);
-	for (ssize_t i = 0; i < n; i++)
-		id->command[i] = buf[i] ? buf[i] : ' ';
-	while (n > 0 && id->command[n - 1] == ' ')
-		n--;
-	id->command[n] = '\0';
+	for (int i = 0; i < n; i++) {
+		id->argv[i] = strdup(words[i]);
+		if (i)
+			strcat(id->command, " ");
+		strcat(id->command, words[i]);
+	}
 }
 
 static int add(struct proc_idents *t, __u32 pid, __u64 gen)

@@ -96,6 +96,23 @@ stop_b
 check_match "-b text summary: headed with the process's command line" \
 	"$(sed -n '1,/^  [a-z]/p' "$TMP/e.out" | sed '$d' | tr '\n' ' ' | tr -s ' ')" \
 	"^inflight summary: pid [0-9]+: $TMP/probegen script $TMP/g2\\.txt $"
+check_match "-b: a process that ended by itself says how (its pidfd), and that tracing went on" \
+	"$(cat "$TMP/e.out")" \
+	'^  exited with status 0 at \+[0-9]+\.[0-9]{3} s; tracing ended later: interrupted \(SIGINT\)$'
+check_eq "-b --json: its exit status" "$(python3 -c '
+import json, sys
+p = [json.loads(l) for l in open(sys.argv[1])][-1]["processes"][0]
+print(p["exited"], p["exit_status"], p["exit_signal"])' "$TMP/d.jsonl")" "True 0 None"
+start_b "$TMP/f.out" "$TMP/f.err"
+"$TMP/probegen" script "$TMP/g1.txt" >"$TMP/gk.out" &
+pk=$!
+wait_until 10 file_has "$TMP/gk.out" '^gated$'
+sleep 0.3
+kill -KILL "$pk"
+wait "$pk" 2>/dev/null
+stop_b
+check_match "-b: a process killed by a signal says which" "$(cat "$TMP/f.out")" \
+	'^  killed by SIGKILL at \+[0-9]+\.[0-9]{3} s; tracing ended later: interrupted \(SIGINT\)$'
 for n in 1 2; do
 	"$TMP/inflight" record -o "$TMP/r$n.rec" -b "$TMP/probegen" 2>"$TMP/r$n.err" &
 	tr_pid=$!

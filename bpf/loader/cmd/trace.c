@@ -235,6 +235,7 @@ static void check_procs(struct tracer *t, const struct snapshot *snap)
 {
 	if (idents__sync(&t->idents, snap))
 		infl_warn("out of memory: some processes are not named");
+	idents__collect_exits(&t->idents);
 	infl_anomalies_warn_new(snap, &t->warned);
 }
 

@@ -3,7 +3,8 @@
  * Who each traced process is (its comm and command line), read from /proc the first time the
  * loader sees it hold a slot, while it still runs: once it has exited /proc has nothing left
  * to say, and `-b` sees processes only through the kernel maps. Keyed by pid and image (gen),
- * so that an exec or a reused pid is another entry. For the summary's text and JSON.
+ * so that an exec or a reused pid is another entry. A pidfd opened then tells how a process
+ * that is not inflight's child ended. For the summary's text and JSON.
  */
 #ifndef INFLIGHT_LIVE_IDENTS_H
 #define INFLIGHT_LIVE_IDENTS_H
@@ -17,6 +18,8 @@ struct proc_ident {
 	char *comm;    /* NULL: unknown */
 	char *command; /* the words joined by spaces; NULL: unknown */
 	char **argv;   /* the words, NULL-terminated; NULL: unknown */
+	int pidfd;     /* held until its exit status is known; -1: none */
+	int wait_status; /* how it ended (waitpid's form), -1: unknown */
 };
 
 struct proc_idents {
@@ -26,6 +29,10 @@ struct proc_idents {
 
 /* Reads the identity of every running process of `snap` not known yet. 0 or -ENOMEM. */
 int idents__sync(struct proc_idents *t, const struct snapshot *snap);
+/* The exit status of every known process that ended and was reaped by its parent, asked of
+ * the pidfd held since it was first seen (PIDFD_GET_INFO, Linux 6.15+; older kernels tell
+ * none and it stays unknown). */
+void idents__collect_exits(struct proc_idents *t);
 /* The identity of image (pid, gen), or NULL. */
 const struct proc_ident *idents__find(const struct proc_idents *t, __u32 pid, __u64 gen);
 /* Forgets image (pid, gen): the command forgot it too. */

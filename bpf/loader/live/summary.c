@@ -213,6 +213,7 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	/* a process other than the target that ended before tracing did (-b, children): the
 	 * end of tracing is not its end */
 	bool by_itself = p->exited && p->exit_ns && origin && ps->pid != (__u32)info->target_pid;
+	const struct proc_ident *id = ident_of(ps, info);
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
 	char *const *words = proc_argv(ps, info);
@@ -241,6 +242,9 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, "  this image ended by exec (the pid went on as another)");
 	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
+	else if (by_itself && id && id->wait_status >= 0) /* from its pidfd */
+		fprintf(f, "  %s at +%.3f s", summary_wait_status(st, sizeof(st), id->wait_status),
+			summary_rel_s(p->exit_ns, origin));
 	else if (by_itself)
 		fprintf(f, "  exited at +%.3f s", summary_rel_s(p->exit_ns, origin));
 	else
@@ -690,6 +694,8 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		pf.comm = id->comm;
 		pf.command = id->command;
 		pf.argv = id->argv;
+		if (!target && !(ps->st.flags & INFL_PROC_EXEC))
+			pf.wait_status = id->wait_status;
 	}
 	if (target && info->argv) {
 		size_t o = 0;

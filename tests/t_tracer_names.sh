@@ -146,7 +146,7 @@ pg=$(pgrep -P "$tr_pid" -x probegen)
 check "the anomalies are said on stderr while the process still runs" \
 	wait_until 10 file_has "$TMP/c.err" 'stage id >= 16'
 check_eq "... each kind once, the count first (not an id)" "$(cat "$TMP/c.err")" \
-	"$(printf 'inflight: warning: pid %s: %s (first seen; the summary counts every one)\n' \
+	"$(printf 'inflight: warning: pid %s: %s (first seen)\n' \
 		"$pg" '2 events with a class id >= 16' "$pg" '1 event with a stage id >= 16')"
 kill -USR1 "$pg"
 wait "$tr_pid"

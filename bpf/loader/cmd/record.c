@@ -21,6 +21,7 @@
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
+#include "live/figures.h"
 #include "util/errors.h"
 #include "util/suggest.h"
 #include "util/sanitize.h"
@@ -51,6 +52,7 @@ struct recorder {
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
+	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
 	int err;	      /* first write error */
 };
 
@@ -175,6 +177,7 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 
 	if (err)
 		return err;
+	infl_anomalies_warn_new(snap, &r->warned); /* said when first seen, as trace does */
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct proc_snapshot *ps = &snap->procs[i];
 		int k = pid_index(r, ps->pid, snap->mono_ns);

@@ -64,7 +64,7 @@ void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned)
 			if (!n || (*warned & (1u << i)))
 				continue;
 			*warned |= 1u << i;
-			infl_warn("pid %u: %s (first seen; the summary counts every one)",
+			infl_warn("pid %u: %s (first seen)",
 				  snap->procs[k].pid, infl_anomaly_phrase(what, sizeof(what), i, n));
 		}
 }

@@ -49,7 +49,7 @@ __u64 infl_anomaly_count(const struct infl_proc *p, size_t i);
 /* Anomaly i seen n times, the count first: "2 events with a class id >= 16". Returns buf. */
 const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, __u64 n);
 /* One warning line on stderr for each kind of anomaly the first time a process of `snap`
- * has it ("inflight: warning: pid 7: 2 events with a class id >= 16 (first seen; ...)");
+ * has it ("inflight: warning: pid 7: 2 events with a class id >= 16 (first seen)");
  * `warned` holds the kinds already said, one bit each. */
 struct snapshot;
 void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned);

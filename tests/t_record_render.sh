@@ -162,6 +162,8 @@ print(m[("peak", "tracked total")]["ratio"],
 out=$("$I" compare "$TMP/slow.rec" "$TMP/s.rec")
 check_match "compare: text table with B/A" "$out" '^  tracked total +1\.95 KiB +1\.95 KiB +1\.00$'
 check_eq "compare: under 80 columns" "$(printf '%s\n' "$out" | awk 'length > 79' | wc -l)" 0
+check_match "compare: ring records named as records, not probe events" "$out" \
+	'^  event records +34 +34 +1\.00$'
 check_match "compare: the program's own duration" "$out" \
 	'^  program \(first event to exit\) +1\.20 s +600 ms +0\.50$'
 check_eq "compare: proof jobs and partitions apart, no mixed 'all' rate" \

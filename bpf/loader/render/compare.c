@@ -141,7 +141,7 @@ static const struct spec specs[] = {
 	{ "run", "program (first event to exit)", U_NS, ONE, f_program },
 	{ "run", "active (first to last event)", U_NS, ONE, f_active },
 	{ "run", "recording", U_NS, ONE, f_recording },
-	{ "run", "events", U_COUNT, ONE, f_events },
+	{ "run", "event records", U_COUNT, ONE, f_events },
 	{ "run", "events lost", U_COUNT, ONE, f_lost },
 	{ "run", "killed by the OOM killer", U_COUNT, ONE, f_oom },
 	{ "peak", "tracked total", U_BYTES, ONE, f_peak },

@@ -61,15 +61,29 @@
 #define INFLIGHT_P__SEMA_NAME(provider, probe) INFLIGHT_P__SEMA_NAME_(provider, probe)
 #define INFLIGHT_P__SEMA_NAME_(provider, probe) provider##_##probe##_semaphore
 #define INFLIGHT_P__SEMA_STR(probe) INFLIGHT_P__XSTR(INFLIGHT_SEMAPHORE(probe))
+/*
+ * The name the probes' code and notes link against: a second label of the same semaphore,
+ * which says where it comes from. A program that uses the probes but forgot
+ * INFLIGHT_CONTRACT fails to link with "undefined reference to
+ * `prover_buf_alloc_semaphore__define_with_INFLIGHT_CONTRACT'" (probes/README.md).
+ */
+#define INFLIGHT_P__LINK_NAME(provider, probe) INFLIGHT_P__LINK_NAME_(provider, probe)
+#define INFLIGHT_P__LINK_NAME_(provider, probe) \
+	provider##_##probe##_semaphore__define_with_INFLIGHT_CONTRACT
+#define INFLIGHT_P__LINK_STR(probe) INFLIGHT_P__XSTR(INFLIGHT_P__LINK_NAME(INFLIGHT_PROVIDER, probe))
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 /* defined by INFLIGHT_CONTRACT; hidden: each ELF object (a program, each shared library)
- * has its own, and a library never binds to the program's */
-extern volatile unsigned short INFLIGHT_SEMAPHORE(buf_alloc) __attribute__((visibility("hidden")));
-extern volatile unsigned short INFLIGHT_SEMAPHORE(buf_free) __attribute__((visibility("hidden")));
-extern volatile unsigned short INFLIGHT_SEMAPHORE(stage) __attribute__((visibility("hidden")));
+ * has its own, and a library never binds to the program's. Referenced by the link name
+ * that names INFLIGHT_CONTRACT (above). */
+extern volatile unsigned short INFLIGHT_SEMAPHORE(buf_alloc) __asm__(INFLIGHT_P__LINK_STR(buf_alloc))
+	__attribute__((visibility("hidden")));
+extern volatile unsigned short INFLIGHT_SEMAPHORE(buf_free) __asm__(INFLIGHT_P__LINK_STR(buf_free))
+	__attribute__((visibility("hidden")));
+extern volatile unsigned short INFLIGHT_SEMAPHORE(stage) __asm__(INFLIGHT_P__LINK_STR(stage))
+	__attribute__((visibility("hidden")));
 #ifdef __cplusplus
 }
 #endif
@@ -100,7 +114,7 @@ extern volatile unsigned short INFLIGHT_SEMAPHORE(stage) __attribute__((visibili
 	"992: .balign 4\n"                                                                     \
 	"993: .8byte 990b\n"                                                                   \
 	".8byte _.stapsdt.base\n"                                                              \
-	".8byte " INFLIGHT_P__SEMA_STR(probe) "\n"                                             \
+	".8byte " INFLIGHT_P__LINK_STR(probe) "\n"                                             \
 	".asciz \"" INFLIGHT_P__PROVIDER "\"\n"                                                \
 	".asciz \"" #probe "\"\n"                                                              \
 	".asciz \"" args "\"\n"                                                                \
@@ -152,7 +166,13 @@ static inline void inflight_stage(uint64_t owner, uint32_t stage)
 #define INFLIGHT_P__STATIC_ASSERT(e, msg) _Static_assert(e, msg)
 #endif
 
+/* both names of a semaphore: dtrace -G's, and the link name of the probes' references */
 #define INFLIGHT_P__SEMA_DEF(probe)                                                            \
+	".globl " INFLIGHT_P__LINK_STR(probe) "\n"                                             \
+	".hidden " INFLIGHT_P__LINK_STR(probe) "\n"                                            \
+	".type " INFLIGHT_P__LINK_STR(probe) ", @object\n"                                     \
+	".size " INFLIGHT_P__LINK_STR(probe) ", 2\n"                                           \
+	INFLIGHT_P__LINK_STR(probe) ":\n"                                                      \
 	".globl " INFLIGHT_P__SEMA_STR(probe) "\n"                                             \
 	".hidden " INFLIGHT_P__SEMA_STR(probe) "\n"                                            \
 	".type " INFLIGHT_P__SEMA_STR(probe) ", @object\n"                                     \

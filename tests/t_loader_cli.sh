@@ -26,6 +26,17 @@ ERR_LINES=2 expect "unknown option" 2 "^inflight: unrecognized option '--bogus'"
 expect "no target" 2 '^inflight: nothing to trace; give -p PID, -b PATH or -- CMD ARGS' "$INFLIGHT"
 expect "stray word" 2 "^inflight: unexpected argument 'stray'; put the command to trace after --" \
 	"$INFLIGHT" stray
+# a misspelt command or long option is named with the nearest right one
+expect "misspelt command" 2 "^inflight: unknown command 'reprot'; did you mean \`inflight report\`\?$" \
+	"$INFLIGHT" reprot run.infl
+expect "misspelt long option" 2 "^inflight: unrecognized option '--jsno'; did you mean --json\?$" \
+	"$INFLIGHT" -i 1s --jsno -p 1
+expect "misspelt option with a value" 2 \
+	"^inflight: unrecognized option '--outptu'; did you mean --output\?$" \
+	"$INFLIGHT" --outptu=x -p 1
+expect "misspelt option of a command" 2 \
+	"^inflight: unrecognized option '--formt'; did you mean --format\?$" \
+	"$INFLIGHT" report --formt svg run.infl
 expect "interval 0" 2 "^inflight: -i '0': out of range: give 10ms to 1h$" "$INFLIGHT" -i 0 -p 1
 expect "interval 2h" 2 "^inflight: -i '2h': out of range" "$INFLIGHT" -i 2h -p 1
 expect "interval 5x" 2 "^inflight: -i '5x': not a duration; e.g. -i 500ms" "$INFLIGHT" -i 5x -p 1
@@ -82,8 +93,17 @@ while ! grep -q '^State:.*Z' "/proc/$zombie/status" 2>/dev/null; do sleep 0.01; 
 expect "zombie" 7 "^inflight: pid $zombie has exited" "$INFLIGHT" -p "$zombie"
 kill "$parent"
 wait "$parent" 2>/dev/null
-expect "not privileged" 3 '^inflight: not privileged: missing CAP_BPF and CAP_PERFMON' \
+# the hint names what this kernel's attach needs: uprobe_multi links (6.6+) no CAP_SYS_ADMIN
+if grep -qa BPF_TRACE_UPROBE_MULTI /sys/kernel/btf/vmlinux 2>/dev/null; then
+	hint='setcap cap_bpf,cap_perfmon\+ep inflight \(this kernel has uprobe_multi links, which need no CAP_SYS_ADMIN\)$'
+else
+	hint='setcap cap_bpf,cap_perfmon,cap_sys_admin\+ep inflight \(perf-event uprobes: '
+fi
+expect "not privileged" 3 "^inflight: not privileged: missing CAP_BPF and CAP_PERFMON .*; run as root, or grant them: $hint" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$INFLIGHT" -- "$TARGET" 1
+expect "not privileged, perf-event uprobes forced" 3 \
+	'; run as root, or grant them: setcap cap_bpf,cap_perfmon,cap_sys_admin\+ep inflight \(perf-event uprobes: Linux 6\.16\+ and the stables since July 2025 want CAP_SYS_ADMIN for them\)$' \
+	env INFLIGHT_ATTACH=perf setpriv --reuid=65534 --regid=65534 --clear-groups "$INFLIGHT" -- "$TARGET" 1
 
 # --- inflight list ---
 out=$("$INFLIGHT" list "$TARGET")
@@ -153,6 +173,21 @@ for cmd in "" list; do
 done
 help=$("$INFLIGHT" --help)
 check_match "--help lists the commands" "$help" '^  inflight list \[--json\] PATH\|PID$'
+check_match "--help lists html among the report formats" "$help" \
+	'^      render: text csv json chrome folded svg html$'
+# each heading of the help holds its own options: the heading a long option is listed under
+heading_of() { printf '%s\n' "$help" | awk -v o="$1" '/^ [A-Z][^:]*:$/ { h = $0 }
+	index($0, o) && $0 ~ /^  +-/ { sub(/^ +/, "", h); print h; exit }'; }
+check_eq "--help: -i -j -o -w under Output" \
+	"$(heading_of -i,) $(heading_of -j,) $(heading_of -o,) $(heading_of -w,)" \
+	"Output: Output: Output: Output:"
+check_eq "--help: --entry-stages and --terminal-stages under The contract" \
+	"$(heading_of --entry-stages) $(heading_of --terminal-stages)" "The contract: The contract:"
+check_eq "--help: no heading is empty" \
+	"$(printf '%s\n' "$help" | awk '/^ [A-Z][^:]*:$/ { if (h) print h; h = $0; next }
+		/^  +-/ { h = "" } END { if (h) print h }')" ""
+check_match "README lists html among the report formats" "$(cat "$ROOT/README.md")" \
+	'--format text\|csv\|json\|chrome\|folded\|svg\|html'
 # every long option of the help is documented in docs/cli.md
 missing=""
 for opt in $(printf '%s\n' "$help" "$("$INFLIGHT" list --help)" |

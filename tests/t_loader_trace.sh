@@ -83,7 +83,7 @@ last=$(sed -n '/^inflight summary/q;p' "$TMP/live" | grep -E '^(pid|peak|total) 
 check_match "timeline: a final table" "$last" '^pid [0-9]+  \+[0-9.]+s  tracked 0 B  '
 check_match "timeline: its total row" "$last" \
 	'total +0 +0 +0( +-)*'
-check_match "timeline: peak and the exit" "$last" '^peak 4.00 KiB at \+[0-9.]+s  events 10  exited$'
+check_match "timeline: peak and the exit" "$last" '^peak 4.00 KiB at \+[0-9.]+s  probe events 10  exited$'
 timeout 60 "$INFLIGHT" -i 10ms --json -o "$TMP/livej" -- "$TARGET" 2
 check_match "timeline json: interval lines first" "$(head -1 "$TMP/livej")" '^\{"schema":2,"type":"interval","clock":'
 check_match "timeline json: the summary last" "$(tail -1 "$TMP/livej")" '^\{"schema":2,"type":"summary",'
@@ -169,8 +169,10 @@ for p in "$a:2, buf_free 2, stage 6" "$b:3, buf_free 3, stage 9"; do
 		"$(sed -n "/^inflight summary: pid ${p%%:*}: /,/events/p" "$TMP/bin" | tail -1)" \
 		"  events: buf_alloc ${p#*:}"
 done
-check_eq "-b: both exited before the end" \
-	"$(grep -c '^  exited; tracing ended: interrupted (SIGINT)$' "$TMP/bin")" 2
+check_eq "-b: both exited by themselves, before the end" \
+	"$(grep -cE '^  exited at \+[0-9]+\.[0-9]{3} s; tracing ended later: interrupted \(SIGINT\)$' "$TMP/bin")" 2
+check_eq "-b: each summary names its clock" \
+	"$(grep -c '^  times: seconds since the first probe event (pid [0-9]*)$' "$TMP/bin")" 2
 
 # --- -b across restarts: exited processes leave the kernel maps (--max-procs 2 is enough
 # for three) and still reach the summary; the timeline shows when they have left ---

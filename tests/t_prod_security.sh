@@ -61,9 +61,9 @@ check_eq "-o EXISTING: untouched" "$(cat "$TMP/victim")" precious
 check_eq "umask 000: the recording is created" "$?" 0
 check_eq "umask 000: mode 640 (no group or world write)" "$(stat -c %a "$TMP/new.rec")" 640
 check "the recording reads back" "$TMP/inflight" report "$TMP/new.rec" -o "$TMP/new.txt"
-n=$(grep -o 'recorded [0-9]* events' "$TMP/new.err" | awk '{ print $2 }')
-check_match "... with the events the recorder wrote ($n)" "$(cat "$TMP/new.txt")" \
-	"pid [0-9]+ \(probegen\): $n events, 1 owners"
+n=$(grep -o 'recorded [0-9]* event records' "$TMP/new.err" | awk '{ print $2 }')
+check_match "... with the records the recorder wrote ($n)" "$(cat "$TMP/new.txt")" \
+	"pid [0-9]+ \(probegen\): [0-9]+ probe events? \($n records\), 1 owner$"
 chmod 666 "$TMP/new.rec"
 (umask 000 && rec --force -o "$TMP/new.rec")
 check_eq "--force over a 666 file: a fresh file, mode 640" "$(stat -c %a "$TMP/new.rec")" 640

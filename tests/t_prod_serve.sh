@@ -58,6 +58,18 @@ check_eq "owners waiting" "$(metric "$body" "inflight_owners{pid=\"$pg\",stage=\
 check_eq "owners born: an explicit 0" "$(metric "$body" "inflight_owners{pid=\"$pg\",stage=\"born\"}")" 0
 check_eq "tracked bytes" "$(metric "$body" "inflight_tracked_bytes{pid=\"$pg\"}")" 2101348
 check_eq "peak bytes" "$(metric "$body" "inflight_peak_bytes{pid=\"$pg\"}")" 2101348
+check_eq "the peak's composition: big in wait" \
+	"$(metric "$body" "inflight_peak_composition_bytes{pid=\"$pg\",class=\"big\",stage=\"wait\"}") $(metric "$body" "inflight_peak_composition_buffers{pid=\"$pg\",class=\"big\",stage=\"wait\"}")" \
+	"2097152 2"
+check_eq "the peak's composition: small of no owner, owners in wait" \
+	"$(metric "$body" "inflight_peak_composition_bytes{pid=\"$pg\",class=\"small\",stage=\"none\"}") $(metric "$body" "inflight_peak_owners{pid=\"$pg\",stage=\"wait\"}")" \
+	"100 1"
+# the libbpf linked in, not the headers of libbpf-dev (1.1) in /usr/include/bpf
+pinned=$(sed -n 's/^LIBBPF_VERSION := \([0-9]*\.[0-9]*\).*/\1/p' "$ROOT/bpf/libbpf.mk")
+check_match "inflight_build_info names the pinned libbpf it links ($pinned)" "$body" \
+	"^inflight_build_info\{version=\"[0-9.]+\",contract=\"1\",libbpf=\"${pinned//./\\.}\"\} 1$"
+check_match "inflight_process_info names the process's command line" "$body" \
+	"^inflight_process_info\{pid=\"$pg\",binary=\"[^\"]*\",comm=\"probegen\",command=\"$TMP/probegen script $TMP/state\.txt\",start_time=\"[0-9]+\"\} 1$"
 check_eq "alloc events" "$(metric "$body" "inflight_events_total{pid=\"$pg\",probe=\"buf_alloc\"}")" 5
 check_eq "stage events" "$(metric "$body" "inflight_events_total{pid=\"$pg\",probe=\"stage\"}")" 5
 check_eq "rejected class ids" \

@@ -50,6 +50,8 @@ check_eq "by stage: the stages of the JSON report, stacked from (none) up" "$(q 
 	"['(none)', 'synth', 'chan_send', 'gpu', 'finalize']"
 check_eq "by class: the classes that held bytes" "$(q 'd["modes"]["class"]')" \
 	"$(q '[c["class"] for c in p["class_peaks"]]')"
+check_eq "the legend names each stage drawn and the RSS line (the recording followed RSS)" \
+	"$(q 'd["legend"]')" "['finalize', 'gpu', 'chan_send', 'synth', '(none)', 'RSS']"
 # a crafted recording: its strings cannot break out of the page
 "$BUILD/tests/rec_synth" "$TMP/h.rec" hostile
 "$I" report "$TMP/h.rec" -o "$TMP/h.html" 2>/dev/null

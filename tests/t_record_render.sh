@@ -16,7 +16,25 @@ out=$("$I" report "$TMP/s.rec")
 check_match "text: the exact peak, its time and event" "$out" \
 	'peak +1\.95 KiB tracked in 6 buffers at 0\.210 s \(event 15\)'
 check_match "text: peak composition, gpu row" "$out" '^  gpu +1 +600B +\. +300B +100B +200B$'
-check_match "text: memory x time share of chan_send" "$out" '^  chan_send +108 B +14\.6% +2 +135 ms$'
+check_match "text: memory x time share of chan_send, in its unit" "$out" \
+	'^  chan_send +108 B x s +14\.6% +2 +135 ms$'
+check_match "text: the memory x time column headed as its values read" "$out" \
+	'^  stage +memory x time +share +stays +mean dwell$'
+# names wider than a column go whole on two staggered lines, each ending at its column
+check_eq "text: the timeline's stage columns headed with whole names" \
+	"$(printf '%s\n' "$out" | grep -B1 '^  time s ' | head -n 2)" \
+	"$(printf '%29s%6s%12s%12s%12s\n%s\n' '' parse synth gpu assemble \
+		'  time s  bytes    max    rss wait_permit   chan_send    finalize')"
+check_eq "text: the peak's class columns headed with whole names" \
+	"$(printf '%s\n' "$out" | grep -B1 '^  at peak ' | head -n 2)" \
+	"$(printf '%31s%12s\n%s\n' srs aux '  at peak     owner bytes         abc     pending')"
+check_match "text: probe events and records named apart, one plural each" "$out" \
+	'^pid 4242 \(prover\): 30 probe events \(34 records\), 3 owners$'
+check_match "html: the facts line counts owners in the plural, done too" \
+	"$("$I" report "$TMP/s.rec" --format html 2>/dev/null)" \
+	'; 3 owners, 3 done</div>$'
+check_match "text: a single free is one free" "$out" \
+	'^  late attach: 1 free \(50 B\) and 0 owners from before the recording$'
 check_match "text: completions by first stage" "$out" '3 owners \(1 from parse, 2 from wait_permit\)'
 check_match "text: the replay agrees with the final counters" "$out" \
 	"check +the replay matches the kernel's final counters"
@@ -128,8 +146,8 @@ check_eq "svg: stages stacked from (none) up, in pipeline order" \
 check_eq "svg: the peak's composition, largest stage first" \
 	"$(X -m '//s:g[@class="composition"]/s:text[@class="row"]' -v '.' -n)" \
 	"$(printf '%s\n' '■ (none) 1000 B, 0 owners: srs 1000B' \
-		'■ gpu 600 B, 1 owners: abc 300B, pending 200B, aux 100B' \
-		'■ chan_send 400 B, 1 owners: abc 300B, aux 100B')"
+		'■ gpu 600 B, 1 owner: abc 300B, pending 200B, aux 100B' \
+		'■ chan_send 400 B, 1 owner: abc 300B, aux 100B')"
 check_match "svg: the clock named under the time axis" "$(X -v '//s:text')" \
 	'seconds since the first probe event \(pid 4242\)'
 
@@ -144,6 +162,8 @@ print(m[("peak", "tracked total")]["ratio"],
 out=$("$I" compare "$TMP/slow.rec" "$TMP/s.rec")
 check_match "compare: text table with B/A" "$out" '^  tracked total +1\.95 KiB +1\.95 KiB +1\.00$'
 check_eq "compare: under 80 columns" "$(printf '%s\n' "$out" | awk 'length > 79' | wc -l)" 0
+check_match "compare: ring records named as records, not probe events" "$out" \
+	'^  event records +34 +34 +1\.00$'
 check_match "compare: the program's own duration" "$out" \
 	'^  program \(first event to exit\) +1\.20 s +600 ms +0\.50$'
 check_eq "compare: proof jobs and partitions apart, no mixed 'all' rate" \
@@ -189,6 +209,28 @@ import re, sys
 s = open(sys.argv[1]).read()
 x = [float(m) for m in re.findall(r"<g class=\"peak\" id=\"peak-[ab]\">\n<line x1=\"([0-9.]+)\"", s)]
 print(round((x[1] - 90) / (x[0] - 90), 2))' "$TMP/cmp.svg")" 0.5
+# each peak label clear of its composition box, on an opaque ground drawn after the RSS line
+check_eq "compare svg: the peak labels clear of the composition boxes, over the RSS line" "$(python3 -c '
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+out = []
+for side in "ab":
+    side_g = root.find(".//s:g[@id=\"side-%s\"]" % side, ns)
+    kids = list(side_g)
+    g = side_g.find("s:g[@id=\"peak-%s\"]" % side, ns)
+    box = g.find("s:g[@class=\"composition\"]/s:rect", ns)
+    bx, by, bw, bh = (float(box.get(k)) for k in ("x", "y", "width", "height"))
+    t = g.find("s:text[@class=\"label\"]", ns)
+    w = len(t.text) * 7.6
+    x0 = float(t.get("x")) - (w if t.get("text-anchor") == "end" else 0)
+    ly = float(t.get("y"))
+    clear = not (x0 < bx + bw and x0 + w > bx and ly - 13 < by + bh and ly + 4 > by)
+    parts = list(g)
+    ground = parts[parts.index(t) - 1].get("class") == "label-bg"
+    rss = [k.get("class") for k in kids].index("rss") < kids.index(g)
+    out.append("%s %s %s" % (clear, ground, rss))
+print(" | ".join(out))' "$TMP/cmp.svg")" "True True True | True True True"
 
 # no privileges needed: as nobody, with no capabilities
 if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all true 2>/dev/null; then

@@ -141,7 +141,7 @@ static void check_prom(char *const str[NSTR])
 {
 	struct proc_snapshot ps = { .pid = 7 };
 	struct snapshot snap = { .nprocs = 1, .procs = &ps };
-	struct prom_identity id = { 7, str[2], str[0], 1700000000 };
+	struct prom_identity id = { 7, str[2], str[0], str[1], 1700000000 };
 	struct prom_opts o = { .ident = &id, .nident = 1, .build_version = str[3] };
 	struct infl_names n;
 	char *buf = NULL;

@@ -29,6 +29,10 @@ static void test_bytes(void)
 		{ 1048063, "1023 KiB", "1023K" }, /* 1023.499 KiB */
 		{ 1048064, "1.00 MiB", "1.00M" }, /* 1023.5 KiB would round to 1024: next unit */
 		{ 1048575, "1.00 MiB", "1.00M" },
+		/* 14.25 MiB exactly: a tie, rounded to even as printf does (the HTML report's
+		 * fmtBytes does the same: tests/t_record_sizes.sh) */
+		{ 14942208, "14.2 MiB", "14.2M" },
+		{ 14947328, "14.3 MiB", "14.3M" },
 		{ 12ull << 30, "12.0 GiB", "12.0G" },
 		{ 367ull << 30, "367 GiB", "367G" },
 		{ 5ull << 40, "5.00 TiB", "5.00T" },

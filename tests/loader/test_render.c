@@ -150,7 +150,7 @@ static const char live_text[] =
 	"done             1      1  1.00 GiB          -          -    1/1.00G          -\n"
 	"(none)           0      1  44.0 GiB    1/44.0G          -          -          -\n"
 	"total           10     38  69.1 GiB    1/44.0G   18/18.0G    7/7.00G   12/60.0M\n"
-	"peak 73.1 GiB at +2.50s  events 362  INEXACT (see summary)\n"
+	"peak 73.1 GiB at +2.50s  probe events 362  INEXACT (see summary)\n"
 	"\n";
 
 static void test_live(struct ctx *c)
@@ -183,7 +183,7 @@ static void test_live(struct ctx *c)
 		for (const char *x = out; (x = strstr(x, "inflight  every 1.00 s")); x++)
 			frames++;
 		CHECK(!strncmp(out, "\033[2J\033[H", 7) && second && strncmp(second - 4, "\033[2J", 4) &&
-		      strstr(out, "peak 73.1 GiB at +2.50s  events 362  INEXACT (see summary)\033[K\n") &&
+		      strstr(out, "peak 73.1 GiB at +2.50s  probe events 362  INEXACT (see summary)\033[K\n") &&
 		      strstr(second, "\033[J") && frames == 2 &&
 		      strstr(out, "times: seconds since the first probe event (pid 4242)"),
 		      "in place: cleared once, then homed; lines erased to their end, the screen "
@@ -294,7 +294,8 @@ static const char summary_text[] =
 	"  frees of unknown buffers: aux 1/1.00G\n"
 	"  unknown owners first seen in: synth 2\n"
 	"\n"
-	"anomalies: alloc of a live buffer 1, lock timeouts 2\n"
+	"anomalies: 1 alloc of a live buffer,\n"
+	"  2 updates skipped: the lock stayed held (lock timeouts)\n"
 	"  the totals above are INEXACT: some updates were not accounted\n"
 	"  (a map was full or a lock timed out); see docs/cli.md\n";
 

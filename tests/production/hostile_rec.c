@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 				      .binary = "/opt/" EVIL, .mode = 2, .target_pid = pid,
 				      .start_wall_ns = 1700000000000000000ull, .start_mono_ns = T0,
 				      .interval_ns = 100000000, .tool = "inflight " EVIL });
-	rec_writer__proc(w, pid, T0, "c" EVIL, "prover " EVIL);
+	rec_writer__proc(w, pid, T0, "c" EVIL, "prover " EVIL, 2, (char *const[]){ "prover", EVIL });
 	events(w, &st);
 	rec_writer__snapshot(w, T0 + 3000, pid, &st);
 	rec_writer__end(w, &(struct rec_end_info){ .mono_ns = T0 + 4000, .exit_status = 0,

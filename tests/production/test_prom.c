@@ -131,6 +131,10 @@ static void test_cells(void)
 	ps.st.total_bufs = 6;
 	ps.st.peak_bytes = 10 << 20;
 	ps.st.peak_bufs = 11;
+	/* the peak's composition: 10 big in wait (10 MiB), 1 small of no owner; 4 owners */
+	ps.st.peak[1][2] = (struct infl_cell){ 10, (10 << 20) - 64 };
+	ps.st.peak[0][INFL_SLOT_NONE] = (struct infl_cell){ 1, 64 };
+	ps.st.peak_owners[2] = 4;
 	ps.st.events[INFL_PROBE_ALLOC] = 17;
 	ps.st.events[INFL_PROBE_FREE] = 11;
 	ps.st.events[INFL_PROBE_STAGE] = 23;
@@ -174,6 +178,17 @@ static void test_cells(void)
 	LINE(out, "inflight_tracked_buffers{pid=\"42\"} 6");
 	LINE(out, "inflight_peak_bytes{pid=\"42\"} 10485760");
 	LINE(out, "inflight_peak_buffers{pid=\"42\"} 11");
+	/* the exact peak's composition: the cells the kernel copied at it, declared zeros too */
+	LINE(out, "inflight_peak_composition_buffers{pid=\"42\",class=\"big\",stage=\"wait\"} 10");
+	LINE(out, "inflight_peak_composition_bytes{pid=\"42\",class=\"big\",stage=\"wait\"} %u",
+	     (10u << 20) - 64);
+	LINE(out, "inflight_peak_composition_bytes{pid=\"42\",class=\"small\",stage=\"none\"} 64");
+	LINE(out, "inflight_peak_composition_buffers{pid=\"42\",class=\"huge\",stage=\"born\"} 0");
+	NO_LINE(out, "inflight_peak_composition_buffers{pid=\"42\",class=\"cls9\",stage=\"stage12\"} 0");
+	CHECK_EQ_U64(count_prefix(out, "inflight_peak_composition_bytes{"), 3 * 5,
+		     "peak composition samples");
+	LINE(out, "inflight_peak_owners{pid=\"42\",stage=\"wait\"} 4");
+	LINE(out, "inflight_peak_owners{pid=\"42\",stage=\"born\"} 0");
 	LINE(out, "inflight_events_total{pid=\"42\",probe=\"buf_alloc\"} 17");
 	LINE(out, "inflight_events_total{pid=\"42\",probe=\"buf_free\"} 11");
 	LINE(out, "inflight_events_total{pid=\"42\",probe=\"stage\"} 23");
@@ -202,9 +217,9 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_buffers gauge");
 	LINE(out, "# TYPE inflight_stage_dwell_seconds histogram");
 	NO_LINE(out, "# EOF");
-	/* 29 per-process families (buffers to stage_dwell_seconds) and 4 of the scrape
+	/* 32 per-process families (buffers to stage_dwell_seconds) and 4 of the scrape
 	 * (untraced_events, traced_processes, rss_followed, torn_processes) */
-	CHECK(families_well_formed(out, false) == 33, "33 families, never interleaved (got %d)",
+	CHECK(families_well_formed(out, false) == 36, "36 families, never interleaved (got %d)",
 	      families_well_formed(out, false));
 	free(out);
 
@@ -214,7 +229,7 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_dropped_events counter");
 	CHECK(strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"),
 	      "OpenMetrics ends with # EOF");
-	CHECK(families_well_formed(out, true) == 33, "OpenMetrics: 33 families, not interleaved");
+	CHECK(families_well_formed(out, true) == 36, "OpenMetrics: 36 families, not interleaved");
 	free(out);
 }
 
@@ -320,8 +335,8 @@ static void test_identity(void)
 	struct proc_snapshot ps[2] = { { .pid = 5 }, { .pid = 9 } };
 	struct snapshot snap = { .nprocs = 2, .procs = ps };
 	static const struct prom_identity ids[] = {
-		{ 5, "/usr/bin/prover", "prover", 1700000000 },
-		{ 9, "/tmp/x\x1b[31m\nevil \"q\" \xff", "\x1b]0;owned\x07", 0 },
+		{ 5, "/usr/bin/prover", "prover", "/usr/bin/prover --pw 10", 1700000000 },
+		{ 9, "/tmp/x\x1b[31m\nevil \"q\" \xff", "\x1b]0;owned\x07", NULL, 0 },
 	};
 	static const char *const reasons[] = { "a", "b" };
 	static const __u64 closed[] = { 3, 0 };
@@ -339,12 +354,12 @@ static void test_identity(void)
 	fclose(f);
 	LINE(buf, "# TYPE inflight_process_info gauge");
 	LINE(buf, "inflight_process_info{pid=\"5\",binary=\"/usr/bin/prover\",comm=\"prover\","
-		  "start_time=\"1700000000\"} 1");
+		  "command=\"/usr/bin/prover --pw 10\",start_time=\"1700000000\"} 1");
 	LINE(buf, "inflight_process_start_time_seconds{pid=\"5\"} 1700000000");
 	NO_LINE(buf, "inflight_process_start_time_seconds{pid=\"9\"} 0");
 	/* ESC, newline, quotes, an invalid byte: visible, one line, valid UTF-8 */
 	LINE(buf, "inflight_process_info{pid=\"9\",binary=\"/tmp/x\\\\x1b[31m\\\\nevil \\\"q\\\" "
-		  "\\\\xff\",comm=\"\\\\x1b]0;owned\\\\x07\",start_time=\"\"} 1");
+		  "\\\\xff\",comm=\"\\\\x1b]0;owned\\\\x07\",command=\"\",start_time=\"\"} 1");
 	CHECK(!strchr(buf, '\x1b') && !strchr(buf, '\x07') && !strchr(buf, '\xff'),
 	      "no raw ESC, BEL or invalid byte in the exposition");
 	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
@@ -354,7 +369,7 @@ static void test_identity(void)
 	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"b\"} 0");
 	LINE(buf, "inflight_host_memory_bytes 25769803776");
 	/* and the exporter's: build, host_memory_bytes, the three of connections */
-	CHECK(families_well_formed(buf, false) == 33 + 5, "38 families (got %d)",
+	CHECK(families_well_formed(buf, false) == 36 + 5, "41 families (got %d)",
 	      families_well_formed(buf, false));
 	p = popen(cmd, "w");
 	if (CHECK(p != NULL, "promtool runs")) {
@@ -373,7 +388,7 @@ static void test_identity(void)
 	LINE(buf, "# TYPE inflight_process info");
 	LINE(buf, "# TYPE inflight_build info");
 	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
-	CHECK(families_well_formed(buf, true) == 38, "OpenMetrics: 38 families");
+	CHECK(families_well_formed(buf, true) == 41, "OpenMetrics: 41 families");
 	free(buf);
 }
 

@@ -320,7 +320,8 @@ int main(int argc, char **argv)
 		.interval_ns = SNAP_NS, .tool = "inflight rec_gen",
 	};
 	rec_writer__header(g.w, &hi);
-	rec_writer__proc(g.w, g.pid, SCRIPT_T0, "prover", "prover --pw 12 --synthetic");
+	rec_writer__proc(g.w, g.pid, SCRIPT_T0, "prover", "prover --pw 12 --synthetic", 4,
+			 (char *const[]){ "prover", "--pw", "12", "--synthetic" });
 	g.now = SCRIPT_T0 + MS;
 	g.next_buf = 1;
 	g.next_snap = SCRIPT_T0 + SNAP_NS;

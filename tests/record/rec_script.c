@@ -49,7 +49,7 @@ void script_begin_as(struct script *s, struct rec_writer *w, __u32 pid,
 	s->pid = pid;
 	s->names = *names;
 	rec_writer__header(w, &h);
-	rec_writer__proc(w, pid, SCRIPT_T0, comm, cmdline);
+	rec_writer__proc(w, pid, SCRIPT_T0, comm, cmdline, 0, NULL);
 }
 
 void script_begin(struct script *s, struct rec_writer *w, __u32 pid,

@@ -343,7 +343,7 @@ static void test_hostile_strings(void)
 		fd = mkstemp(path);
 		rec_writer__from_fd(fd, &w);
 		rec_writer__header(w, &h);
-		rec_writer__proc(w, 7, 1, "comm\x1b[31m", "prover\r\nfake line");
+		rec_writer__proc(w, 7, 1, "comm\x1b[31m", "prover\r\nfake line", 0, NULL);
 		rec_writer__close(w);
 		close(fd);
 		ret = rec_read_file(path, REC_READ_PARTIAL, &r, err);
@@ -368,8 +368,66 @@ static void test_hostile_strings(void)
 	}
 }
 
+/* A PROC record's words (1.2), and a 1.1 recording's PROC, which has none, still read. */
+static void test_proc_words(void)
+{
+	char *argv[] = { "prover", "--pw", "10 12", NULL };
+	struct rec_header_info h = { .host = "h", .binary = "/bin/prover", .mode = 1,
+				     .tool = "t" };
+	struct infl_names n;
+	FILE *tmp = tmpfile();
+	struct rec_writer *w;
+	struct recording *r = NULL;
+	char err[REC_ERR_LEN];
+	unsigned char *d;
+	size_t len, at = REC_PREAMBLE_LEN;
+	int ret;
+
+	script_prover_names(&n);
+	h.names = &n;
+	rec_writer__from_fd(fileno(tmp), &w);
+	rec_writer__header(w, &h);
+	rec_writer__proc(w, 7, 1, "prover", "prover --pw 10 12", 3, argv);
+	rec_writer__close(w);
+	d = file_bytes(fileno(tmp), &len);
+	fclose(tmp);
+	CHECK_EQ_U64(d[10] | d[11] << 8, 2, "written as format 1.2");
+	/* (no END record: read as a recording cut short) */
+	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+	CHECK(ret == 0 && r->nprocs == 1 && r->procs[0].argc == 3 &&
+	      !strcmp(r->procs[0].argv[2], "10 12") && !r->procs[0].argv[3],
+	      "1.2: the words read back, a word with a space whole (%s)", err);
+	recording__free(r);
+	/* the same as 1.1 wrote it: minor 1, the PROC payload without its words */
+	while (at + REC_FRAME_HEAD <= len && (d[at] | d[at + 1] << 8) != REC_PROC)
+		at += REC_FRAME_HEAD + (d[at + 4] | d[at + 5] << 8 | d[at + 6] << 16) + REC_FRAME_TAIL;
+	if (CHECK(at + REC_FRAME_HEAD < len, "the PROC record is found")) {
+		__u32 plen = d[at + 4] | d[at + 5] << 8 | d[at + 6] << 16, crc;
+		size_t words = 1 + 7 + 5 + 6; /* the count, then "prover", "--pw", "10 12" */
+
+		memmove(d + at + REC_FRAME_HEAD + plen - words, d + at + REC_FRAME_HEAD + plen,
+			len - (at + REC_FRAME_HEAD + plen));
+		len -= words;
+		plen -= words;
+		d[at + 4] = plen & 0xff;
+		d[at + 5] = plen >> 8 & 0xff;
+		d[at + 6] = plen >> 16 & 0xff;
+		crc = rec_crc32(0, d + at, REC_FRAME_HEAD + plen);
+		for (int i = 0; i < 4; i++)
+			d[at + REC_FRAME_HEAD + plen + i] = crc >> (8 * i);
+		d[10] = 1;
+		ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+		CHECK(ret == 0 && r && r->nprocs == 1 && !r->procs[0].argv &&
+		      !r->procs[0].argc && !strcmp(r->procs[0].cmdline, "prover --pw 10 12"),
+		      "1.1: a PROC without words reads, its command line kept (%s)", err);
+		recording__free(r);
+	}
+	free(d);
+}
+
 int main(void)
 {
+	test_proc_words();
 	test_field_table();
 	test_roundtrip();
 	test_truncations_and_flips();

@@ -459,7 +459,7 @@ static void test_drop_caps(void)
 	      "drop caps: exact numbers after dropping");
 	snapshot__free(&snap);
 	session__free(s);
-	CHECK_EQ_U64(caps__check_attach(false), EXIT_NOT_PRIV,
+	CHECK_EQ_U64(caps__check_attach(false, NULL), EXIT_NOT_PRIV,
 		     "not privileged: a process without CAP_BPF/CAP_PERFMON is told so");
 }
 

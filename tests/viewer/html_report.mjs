@@ -40,6 +40,7 @@ try {
 			peak: rows('#peak-table tr[data-stage]'), dwell: rows('#dwell-table tr[data-stage]'),
 			command: document.getElementById('command').textContent }
 	})
+	out.legend = await page.evaluate(() => [...document.querySelectorAll('#legend span')].map(s => s.textContent))
 	out.modes.stage = await page.evaluate(() => window.inflightView.mode('stage') && window.inflightView.series())
 	out.modes.class = await page.evaluate(() => window.inflightView.mode('class') && window.inflightView.series())
 	await page.evaluate(() => window.inflightView.mode('stage'))

@@ -59,7 +59,19 @@ static int check_pid_namespace(void)
 			"processes by their host pids, which it cannot see from here", link);
 }
 
-int caps__check_attach(bool need_ptrace)
+const char *caps__hint(bool multi_named)
+{
+	const char *force = getenv("INFLIGHT_ATTACH");
+
+	if (multi_named && !(force && !strcmp(force, "perf")))
+		return "run as root, or grant them: setcap cap_bpf,cap_perfmon+ep inflight (this "
+		       "kernel has uprobe_multi links, which need no CAP_SYS_ADMIN)";
+	return "run as root, or grant them: setcap cap_bpf,cap_perfmon,cap_sys_admin+ep "
+	       "inflight (perf-event uprobes: Linux 6.16+ and the stables since July 2025 "
+	       "want CAP_SYS_ADMIN for them)";
+}
+
+int caps__check_attach(bool need_ptrace, bool (*multi_named)(void))
 {
 	bool bpf = caps__has(CAP_BPF), perfmon = caps__has(CAP_PERFMON);
 	bool admin = caps__has(CAP_SYS_ADMIN);
@@ -69,7 +81,7 @@ int caps__check_attach(bool need_ptrace)
 				      : !bpf	      ? "CAP_BPF"
 							: "CAP_PERFMON";
 
-		return infl_err(EXIT_NOT_PRIV, CAPS_HINT,
+		return infl_err(EXIT_NOT_PRIV, caps__hint(multi_named && multi_named()),
 				"not privileged: missing %s (needed to load BPF programs and "
 				"attach uprobes)",
 				missing);

@@ -20,8 +20,14 @@
 #define CAP_BPF 39
 #endif
 
-/* What to grant instead of root; CAP_SYS_ADMIN only where uprobes need it (6.16+). */
+/* What to grant instead of root, CAP_SYS_ADMIN included: for an attach the kernel refused
+ * without it (perf-event uprobes on 6.16+ and the stables with upstream ba677dbe77af). */
 #define CAPS_HINT "run as root, or grant them: setcap cap_bpf,cap_perfmon,cap_sys_admin+ep inflight"
+
+/* The same before trying, for the mechanism this kernel will get: uprobe_multi links (6.6+,
+ * unless INFLIGHT_ATTACH=perf) need CAP_BPF and CAP_PERFMON alone; perf-event uprobes want
+ * CAP_SYS_ADMIN too on kernels with ba677dbe77af (docs/attach.md, Privileges). */
+const char *caps__hint(bool multi_named);
 
 #define CAPS_MAX_GROUPS 64
 
@@ -38,8 +44,9 @@ struct caps_user {
 /* 0 when the effective set has CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which kernels
  * before 5.8 required) and inflight runs in the initial pid namespace; otherwise prints one
  * line naming what is missing and returns EXIT_NOT_PRIV. `need_ptrace` adds CAP_SYS_PTRACE
- * for another user's process. */
-int caps__check_attach(bool need_ptrace);
+ * for another user's process. `multi_named` (features__uprobe_multi_named), asked only for
+ * the hint of a refusal, tells whether the kernel has uprobe_multi links. */
+int caps__check_attach(bool need_ptrace, bool (*multi_named)(void));
 
 /* `-p PID` of a kernel thread: one line, EXIT_NO_BINARY. */
 int caps__kthread_error(pid_t pid);

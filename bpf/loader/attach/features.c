@@ -106,6 +106,18 @@ static bool btf_has_name(const struct btf_strings *b, const char *name)
 	return false;
 }
 
+bool features__uprobe_multi_named(void)
+{
+	struct btf_strings b;
+	bool has;
+
+	if (btf_strings_read(&b))
+		return false;
+	has = btf_has_name(&b, "BPF_TRACE_UPROBE_MULTI");
+	free(b.buf);
+	return has;
+}
+
 /* mm_struct's RSS counters: a struct mm_rss_stat before 6.2, percpu_counter rss_stat[] since
  * (upstream f1a7941243c1, "mm: convert mm's rss stats into percpu_counter"), which removed
  * struct mm_rss_stat. */
@@ -178,4 +190,11 @@ void features__describe(const struct infl_features *f, char *buf, size_t len)
 		 features__rss_unavailable(f) ? "unavailable" :
 		 f->rss == RSS_LAYOUT_ATOMIC ? "from atomic counters (before 6.2)" :
 					       "from percpu counters");
+}
+
+const char *features__libbpf_version(void)
+{
+	const char *v = libbpf_version_string(); /* "v1.5" */
+
+	return v[0] == 'v' ? v + 1 : v;
 }

@@ -43,4 +43,13 @@ const char *features__rss_unavailable(const struct infl_features *f);
  * from percpu counters"), for -v and the benchmarks. */
 void features__describe(const struct infl_features *f, char *buf, size_t len);
 
+/* Whether the kernel's BTF names the uprobe_multi attach type (Linux 6.6+): what the attach
+ * will use, told without privileges (features__probe and usdt_attach.c test the link itself,
+ * which needs CAP_BPF), for the hint of a refusal. */
+bool features__uprobe_multi_named(void);
+
+/* The libbpf this binary links ("1.5"), asked of the library itself at run time: the headers
+ * a file was compiled against may be another's (libbpf-dev's in /usr/include/bpf). */
+const char *features__libbpf_version(void);
+
 #endif /* INFLIGHT_FEATURES_H */

@@ -799,7 +799,7 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = infl_err(EXIT_NO_BTF, "needs a kernel built with CONFIG_DEBUG_INFO_BTF (5.4+)",
 			       "kernel has no BTF at /sys/kernel/btf/vmlinux");
 	else
-		err = caps__check_attach(false);
+		err = caps__check_attach(false, features__uprobe_multi_named);
 	err = err ?: check_kernel(s);
 	err = err ?: resolve_target(s, o);
 	if (err)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "recording/rec_reader.h"
 #include "render/compare.h"
 #include "render/render.h"
@@ -144,6 +145,7 @@ int cmd_compare(int argc, char **argv)
 	int ret = 0, fmt;
 	FILE *out;
 
+	suggest_check_options(&compare_argp, argc, argv);
 	argp_parse(&compare_argp, argc, argv, 0, NULL, &a);
 	fmt = format_of(&a);
 	for (int s = 0; s < 2 && !ret; s++) {

@@ -11,6 +11,7 @@
 #include "util/parse.h"
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/sanitize.h"
 #include "util/procfs.h"
 #include "util/fmt.h"
@@ -292,6 +293,7 @@ int cmd_list(int argc, char **argv)
 	pid_t pid = 0;
 	int err;
 
+	suggest_check_options(&list_argp, argc, argv);
 	argp_parse(&list_argp, argc, argv, ARGP_IN_ORDER, NULL, &la);
 	if (la.target[0] >= '0' && la.target[0] <= '9') {
 		if (parse_pid(la.target, &pid))

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "inflight_note.h"
 
 const char *argp_program_version =
@@ -19,10 +20,31 @@ const struct infl_command infl_commands[] = {
 	{ "serve", cmd_serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
 	{ "list", cmd_list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
 	{ "record", cmd_record, "-o FILE [OPTION...] TARGET", "record events for report, compare" },
-	{ "report", cmd_report, "[OPTION...] FILE", "render: text csv json chrome folded svg" },
+	{ "report", cmd_report, "[OPTION...] FILE", "render: text csv json chrome folded svg html" },
 	{ "compare", cmd_compare, "[--json] A B", "two recordings side by side, B/A ratios" },
 	{ NULL, NULL, NULL, NULL },
 };
+
+/* A first word that is no command but near one is a misspelt command, not a program to
+ * trace: say which it would be ("reprot" -> report). */
+static void refuse_misspelt(const char *word)
+{
+	const char *names[sizeof(infl_commands) / sizeof(infl_commands[0])];
+	const char *near;
+	char hint[64];
+	size_t n = 0;
+
+	if (word[0] == '-')
+		return;
+	for (const struct infl_command *c = infl_commands; c->name; c++)
+		names[n++] = c->name;
+	names[n] = NULL;
+	near = suggest_nearest(word, names);
+	if (!near)
+		return;
+	snprintf(hint, sizeof(hint), "did you mean `inflight %s`?", near);
+	infl_die(EXIT_USAGE, hint, "unknown command '%s'", word);
+}
 
 int main(int argc, char **argv)
 {
@@ -40,6 +62,8 @@ int main(int argc, char **argv)
 			return c->run(argc - 1, argv + 1);
 		}
 	}
+	if (argc > 1)
+		refuse_misspelt(argv[1]);
 	argv[0] = "inflight";
 	return cmd_trace(argc, argv);
 }

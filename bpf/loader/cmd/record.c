@@ -21,7 +21,9 @@
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
+#include "live/figures.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/sanitize.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
@@ -50,13 +52,14 @@ struct recorder {
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
+	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
 	int err;	      /* first write error */
 };
 
 enum { OPT_FORCE = 0x100, OPT_RING };
 
 static const struct argp_option record_options[] = {
-	{ NULL, 0, NULL, 0, "Recording:", 15 },
+	{ NULL, 0, NULL, 0, "Recording:", 12 },
 	{ "output", 'o', "FILE", 0, "Write the recording to FILE (required; created 0640, never "
 	  "through a symlink, never over an existing file without --force)", 0 },
 	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
@@ -108,7 +111,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 static const char record_doc[] =
 	"Record every probe event of a traced program, with periodic snapshots of the kernel's "
 	"counters and of its RSS, into FILE for `inflight report` (text, csv, json, Chrome "
-	"trace, folded stacks, SVG) and `inflight compare`.\v"
+	"trace, folded stacks, SVG, HTML) and `inflight compare`.\v"
 	"EXAMPLES:\n"
 	"  inflight record -o run.rec -- build/prover --pw 10\n"
 	"  inflight record -o run.rec -p 4242            Ctrl-C ends the recording\n"
@@ -135,7 +138,8 @@ static const struct argp record_argp = {
 
 static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 {
-	char comm[64], cmdline[REC_MAX_STR];
+	char comm[64], cmdline[REC_MAX_STR], words[REC_MAX_STR], *argv[REC_MAX_ARGS];
+	int argc;
 
 	for (int i = 0; i < r->npids; i++)
 		if (r->pids[i] == pid)
@@ -144,7 +148,8 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 		return -1;
 	proc_read(pid, "comm", comm, sizeof(comm));
 	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
-	rec_writer__proc(r->w, pid, now, comm, cmdline);
+	argc = proc_cmdline_words(pid, words, sizeof(words), argv, REC_MAX_ARGS);
+	rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
 	r->oom[r->npids] = false;
@@ -172,6 +177,7 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 
 	if (err)
 		return err;
+	infl_anomalies_warn_new(snap, &r->warned); /* said when first seen, as trace does */
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct proc_snapshot *ps = &snap->procs[i];
 		int k = pid_index(r, ps->pid, snap->mono_ns);
@@ -321,6 +327,7 @@ int cmd_record(int argc, char **argv)
 	int err, rc = 0;
 	char b1[FMT_LEN], b2[FMT_LEN];
 
+	suggest_check_options(&record_argp, argc, argv);
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &ra);
 	so->record_events = true;
 	if (ra.ring_bytes)
@@ -386,7 +393,7 @@ int cmd_record(int argc, char **argv)
 			rc = infl_err(EXIT_IO, NULL, "recording to %s failed: %s", ra.out,
 				      strerror(-err));
 		else if (!ra.quiet)
-			fprintf(stderr, "inflight: recorded %llu events (%llu lost) and %llu "
+			fprintf(stderr, "inflight: recorded %llu event records (%llu lost) and %llu "
 				"snapshots over %s to %s (%s); render it: inflight report %s\n",
 				(unsigned long long)events, (unsigned long long)lost_total,
 				(unsigned long long)r.snapshots,

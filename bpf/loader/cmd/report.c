@@ -10,6 +10,7 @@
 #include "util/parse.h"
 #include "cmd/commands.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "recording/rec_reader.h"
 #include "render/render.h"
 #include "render/timeline.h"
@@ -152,6 +153,7 @@ int cmd_report(int argc, char **argv)
 	FILE *out;
 	int ret;
 
+	suggest_check_options(&report_argp, argc, argv);
 	argp_parse(&report_argp, argc, argv, 0, NULL, &a);
 	if (a.format < 0)
 		a.format = format_by_output(a.out);

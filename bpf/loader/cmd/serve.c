@@ -25,14 +25,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <microhttpd.h>
-#include <bpf/libbpf_version.h>
 #include "inflight_note.h"
 #include "attach/attach_opts.h"
+#include "attach/features.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "cmd/serve_guard.h"
 #include "cmd/serve_procs.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/fmt.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
@@ -268,7 +269,7 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 		.openmetrics = prom__accepts_openmetrics(accept),
 		.build_version = INFL_VERSION,
 		.build_contract = INFL__XSTR(INFLIGHT_CONTRACT_VERSION),
-		.build_libbpf = INFL__XSTR(LIBBPF_MAJOR_VERSION) "." INFL__XSTR(LIBBPF_MINOR_VERSION),
+		.build_libbpf = features__libbpf_version(),
 		.exporter = &x,
 		.host_memory_bytes = sv->host_memory,
 	};
@@ -521,6 +522,7 @@ int cmd_serve(int argc, char **argv)
 	int fd = -1, err, rc = 0;
 
 	prom__parse_listen(PROM_DEFAULT_LISTEN, &sa.listen);
+	suggest_check_options(&serve_argp, argc, argv);
 	argp_parse(&serve_argp, argc, argv, ARGP_IN_ORDER, NULL, &sa);
 	err = load_mhd();
 	if (!err && run_install_signals())

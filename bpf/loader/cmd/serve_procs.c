@@ -7,17 +7,21 @@
 #include "cmd/serve_procs.h"
 #include "util/procfs.h"
 
+/* as much of a command line as a label carries */
+#define SERVE_COMMAND_MAX 1024
+
 static void ident_free(struct prom_identity *id)
 {
 	free((char *)id->binary);
 	free((char *)id->comm);
+	free((char *)id->command);
 }
 
 /* Read once, while the process runs: after its exit /proc has nothing left to say. Out of
  * memory leaves the strings NULL: an identity with empty labels, never a failed scrape. */
 static void ident_read(struct prom_identity *id, __u32 pid, const char *binary)
 {
-	char exe[PATH_MAX] = "", comm[64] = "";
+	char exe[PATH_MAX] = "", comm[64] = "", cmd[SERVE_COMMAND_MAX] = "";
 
 	memset(id, 0, sizeof(*id));
 	id->pid = pid;
@@ -26,10 +30,12 @@ static void ident_read(struct prom_identity *id, __u32 pid, const char *binary)
 	if (proc_exe_name(pid, exe, sizeof(exe)) && !proc_gone(pid))
 		snprintf(exe, sizeof(exe), "%s", binary ? binary : "");
 	proc_read(pid, "comm", comm, sizeof(comm));
+	proc_read(pid, "cmdline", cmd, sizeof(cmd));
 	if (proc_start_time(pid, &id->start_time_s))
 		id->start_time_s = 0;
 	id->binary = strdup(exe);
 	id->comm = strdup(comm);
+	id->command = strdup(cmd);
 }
 
 int serve_idents__sync(struct serve_idents *t, const struct snapshot *snap, const char *binary)

@@ -21,8 +21,10 @@
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"
 #include "util/errors.h"
+#include "util/suggest.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
+#include "live/figures.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -35,7 +37,7 @@ struct trace_args {
 };
 
 static const struct argp_option trace_options[] = {
-	{ NULL, 0, NULL, 0, "Output:", 15 },
+	{ NULL, 0, NULL, 0, "Output:", 12 },
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Print the per-stage timeline every INTERVAL (e.g. 500ms, 1s, 2m; a bare number is "
 	  "seconds). Without it only the final summary is printed",
@@ -176,7 +178,8 @@ static int by_exit(const void *a, const void *b)
 	return x->st.exit_ns < y->st.exit_ns ? -1 : x->st.exit_ns > y->st.exit_ns;
 }
 
-static void report_ended(struct session *s, struct summary_info *info)
+static void report_ended(struct session *s, struct summary_info *info, FILE *out,
+			 struct proc_idents *idents)
 {
 	const struct proc_snapshot **ended;
 	const char *end = info->end;
@@ -198,12 +201,13 @@ static void report_ended(struct session *s, struct summary_info *info)
 		one.nprocs = 1;
 		one.procs = (struct proc_snapshot *)ended[i];
 		one.torn = 0;
-		summary__print(stdout, &one, session__names(s), info);
+		summary__print(out, &one, session__names(s), info);
 		if (!info->json)
-			fputc('\n', stdout);
+			fputc('\n', out);
 		session__forget_image(s, ended[i]->pid, ended[i]->st.gen);
+		idents__drop(idents, ended[i]->pid, ended[i]->st.gen);
 	}
-	fflush(stdout);
+	fflush(out);
 	info->end = end;
 	free(ended);
 	snapshot__free(&snap);
@@ -214,8 +218,39 @@ struct tracer {
 	struct session *s;
 	struct live *live;
 	struct summary_info *info;
+	FILE *out;	   /* where the summaries go: stdout or -o FILE */
 	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
+	__u32 warned;	   /* kinds of anomaly said on stderr (live/figures.h) */
+	__u64 next_check;  /* when to look at the processes next */
+	struct proc_idents idents; /* who they are, read when first seen */
 };
+
+/* how often new processes are named and new anomalies said: a process that hit a probe is
+ * named when it has run this long (or from the timeline's snapshots, with -i) */
+#define CHECK_NS 100000000ull
+
+/* New processes named from /proc while they run; anomalies said on stderr when first seen,
+ * not only in the summary at the end. */
+static void check_procs(struct tracer *t, const struct snapshot *snap)
+{
+	if (idents__sync(&t->idents, snap))
+		infl_warn("out of memory: some processes are not named");
+	idents__collect_exits(&t->idents);
+	infl_anomalies_warn_new(snap, &t->warned);
+}
+
+static void check_now(struct tracer *t, __u64 now)
+{
+	struct snapshot snap;
+
+	if (now < t->next_check)
+		return;
+	t->next_check = now + CHECK_NS;
+	if (session__snapshot(t->s, &snap))
+		return;
+	check_procs(t, &snap);
+	snapshot__free(&snap);
+}
 
 static int trace_wait(void *ctx, int timeout_ms)
 {
@@ -231,7 +266,9 @@ static int trace_tick(void *ctx, __u64 now)
 	struct snapshot snap = { 0 };
 	int err = print_snapshot(t->s, t->live, &snap, t->shown_ns, false);
 
-	(void)now;
+	if (!err)
+		check_procs(t, &snap);
+	t->next_check = now + CHECK_NS;
 	snapshot__free(&snap);
 	if (err)
 		infl_warn("snapshot: %s", strerror(-err));
@@ -242,8 +279,8 @@ static void trace_housekeep(void *ctx, __u64 now)
 {
 	struct tracer *t = ctx;
 
-	(void)now;
-	report_ended(t->s, t->info);
+	check_now(t, now);
+	report_ended(t->s, t->info, t->out, &t->idents);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -259,6 +296,7 @@ int cmd_trace(int argc, char **argv)
 	int err, rc = 0;
 	char shown[PATH_MAX] = "";
 
+	suggest_check_options(&trace_argp, argc, argv);
 	argp_parse(&trace_argp, argc, argv, ARGP_IN_ORDER, NULL, &ta);
 	/* the command writes to stdout too: JSON there would interleave with its output */
 	if (ta.json && so->mode == SESSION_SPAWN && !ta.out)
@@ -302,6 +340,8 @@ int cmd_trace(int argc, char **argv)
 	info.target_pid = session__target_pid(t.s);
 	info.json = ta.json;
 	t.info = &info;
+	t.out = out;
+	info.idents = &t.idents;
 	/* attached: scripts may wait for this line before they start the workload */
 	if (so->mode != SESSION_SPAWN) {
 		char *shown_bin = san_dup(info.binary);
@@ -324,6 +364,7 @@ int cmd_trace(int argc, char **argv)
 		info.ring_lost = session__ring_lost(t.s);
 		if (t.live)
 			info.origin_ns = live__origin(t.live, &info.origin_pid);
+		check_procs(&t, &snap);
 		summary__print(out, &snap, session__names(t.s), &info);
 	}
 	if (out == stdout) {
@@ -339,6 +380,7 @@ int cmd_trace(int argc, char **argv)
 		rc = infl_err(EXIT_IO, NULL, "%s: %s", ta.out, strerror(errno));
 	snapshot__free(&snap);
 	live__free(t.live);
+	idents__free(&t.idents);
 	session__free(t.s);
 	return rc ?: run_exit_status(&end, so->mode);
 }

@@ -46,6 +46,13 @@ struct infl_anomaly {
 extern const struct infl_anomaly infl_anomalies[];
 extern const size_t infl_nanomalies;
 __u64 infl_anomaly_count(const struct infl_proc *p, size_t i);
+/* Anomaly i seen n times, the count first: "2 events with a class id >= 16". Returns buf. */
+const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, __u64 n);
+/* One warning line on stderr for each kind of anomaly the first time a process of `snap`
+ * has it ("inflight: warning: pid 7: 2 events with a class id >= 16 (first seen)");
+ * `warned` holds the kinds already said, one bit each. */
+struct snapshot;
+void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned);
 
 /* True when a counter that makes totals inexact is non-zero (see docs/cli.md). */
 bool proc_inexact(const struct infl_proc *p);

@@ -203,7 +203,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	o = snprintf(row, sizeof(row), "peak %s", fmt_bytes(b1, p->peak_bytes));
 	if (p->peak_bytes)
 		o += snprintf(row + o, sizeof(row) - o, " at +%.2fs", rel_s(l, p->peak_ns));
-	o += snprintf(row + o, sizeof(row) - o, "  events %llu",
+	o += snprintf(row + o, sizeof(row) - o, "  probe events %llu",
 		      (unsigned long long)(p->events[INFL_PROBE_ALLOC] + p->events[INFL_PROBE_FREE] +
 					   p->events[INFL_PROBE_STAGE]));
 	if (proc_inexact(p))
@@ -350,8 +350,10 @@ void live__print(struct live *l, const struct snapshot *snap)
 			l->origin_pid);
 		l->labelled = true;
 	}
+	/* processes that hit probes and ended are left out of the view: nothing runs now */
 	if (!snap->nprocs)
-		line(l, "%s", "no traced process has hit a probe yet");
+		line(l, "%s", l->origin ? "no traced process is running now"
+				      : "no traced process has hit a probe yet");
 	for (int i = 0; i < snap->nprocs; i++)
 		text_proc(l, &snap->procs[i], snap->mono_ns);
 	if (snap->procs_map_full)

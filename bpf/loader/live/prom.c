@@ -157,13 +157,13 @@ static bool cell_shown(const struct infl_names *n, int c, int s, const struct in
 
 typedef void (*family_fn)(struct prom_w *w, const struct proc_snapshot *ps);
 
-static void cells(struct prom_w *w, const struct proc_snapshot *ps, bool bytes)
+/* One sample per shown (class, stage) cell of `at` (now, or the exact peak's composition) */
+static void cells(struct prom_w *w, const struct proc_snapshot *ps, const char *name,
+		  const struct infl_cell at[INFL_MAX_CLASSES][INFL_SLOTS], bool bytes)
 {
-	const char *name = bytes ? "inflight_buffer_bytes" : "inflight_buffers";
-
 	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
 		for (int s = 0; s < INFL_SLOTS; s++) {
-			const struct infl_cell *x = &ps->st.cur[c][s];
+			const struct infl_cell *x = &at[c][s];
 			struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c),
 					    .stage = stage_label(w, s) };
 
@@ -175,22 +175,45 @@ static void cells(struct prom_w *w, const struct proc_snapshot *ps, bool bytes)
 
 static void f_buffers(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	cells(w, ps, false);
+	cells(w, ps, "inflight_buffers", ps->st.cur, false);
 }
 
 static void f_buffer_bytes(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	cells(w, ps, true);
+	cells(w, ps, "inflight_buffer_bytes", ps->st.cur, true);
 }
 
-static void f_owners(struct prom_w *w, const struct proc_snapshot *ps)
+/* The exact peak's composition, as the kernel copied it when the peak was set: a spike
+ * between two scrapes keeps its breakdown (the summary's peak table) */
+static void f_peak_cell_bufs(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	cells(w, ps, "inflight_peak_composition_buffers", ps->st.peak, false);
+}
+
+static void f_peak_cell_bytes(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	cells(w, ps, "inflight_peak_composition_bytes", ps->st.peak, true);
+}
+
+static void owners(struct prom_w *w, const struct proc_snapshot *ps, const char *name,
+		   const __u64 at[INFL_SLOTS])
 {
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		struct labels l = { .pid = ps->pid, .stage = stage_label(w, s) };
 
-		if (ps->st.owners[s] || slot_shown(w->n, s))
-			sample(w, "inflight_owners", "", &l, ps->st.owners[s]);
+		if (at[s] || slot_shown(w->n, s))
+			sample(w, name, "", &l, at[s]);
 	}
+}
+
+static void f_owners(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	owners(w, ps, "inflight_owners", ps->st.owners);
+}
+
+static void f_peak_owners(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	owners(w, ps, "inflight_peak_owners", ps->st.peak_owners);
 }
 
 /* families with one sample per process, labelled by pid only */
@@ -380,8 +403,9 @@ static const struct prom_identity *identity(const struct prom_w *w, __u32 pid)
 	return bsearch(&pid, w->o->ident, w->o->nident, sizeof(*w->o->ident), cmp_ident);
 }
 
-/* Who the pid is, for a PromQL join: `... * on (instance, pid) group_left (binary, comm)
- * inflight_process_info`. One series per process lifetime; unknown fields are empty. */
+/* Who the pid is, for a PromQL join: `... * on (instance, pid) group_left (binary, comm,
+ * command) inflight_process_info`. One series per process lifetime; unknown fields are
+ * empty. */
 static void f_process_info(struct prom_w *w, const struct proc_snapshot *ps)
 {
 	const struct prom_identity *id = identity(w, ps->pid);
@@ -392,6 +416,7 @@ static void f_process_info(struct prom_w *w, const struct proc_snapshot *ps)
 	fprintf(w->f, "inflight_process_info{pid=\"%u\"", ps->pid);
 	label(w->f, "binary", id && id->binary ? id->binary : "");
 	label(w->f, "comm", id && id->comm ? id->comm : "");
+	label(w->f, "command", id && id->command ? id->command : "");
 	label(w->f, "start_time", start);
 	fputs("} 1\n", w->f);
 }
@@ -418,6 +443,11 @@ static const struct {
 	{ "inflight_tracked_buffers", GAUGE, f_tracked_bufs, "Live buffers, all classes" },
 	{ "inflight_peak_bytes", GAUGE, f_peak_bytes, "Exact high-water mark of tracked bytes" },
 	{ "inflight_peak_buffers", GAUGE, f_peak_bufs, "Live buffers at the peak" },
+	{ "inflight_peak_composition_buffers", GAUGE, f_peak_cell_bufs,
+	  "Live buffers per class and stage at the exact peak" },
+	{ "inflight_peak_composition_bytes", GAUGE, f_peak_cell_bytes,
+	  "Bytes of live buffers per class and stage at the exact peak" },
+	{ "inflight_peak_owners", GAUGE, f_peak_owners, "Live owners per stage at the exact peak" },
 	{ "inflight_rss_bytes", GAUGE, f_rss, "Resident set size (file + anon + shmem)" },
 	{ "inflight_rss_peak_bytes", GAUGE, f_rss_peak, "Highest resident set size seen" },
 	{ "inflight_untracked_bytes", GAUGE, f_untracked,

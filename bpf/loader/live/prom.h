@@ -23,6 +23,7 @@ struct prom_identity {
 	__u32 pid;
 	const char *binary;  /* its executable (/proc/PID/exe) */
 	const char *comm;    /* /proc/PID/comm, as the process set it */
+	const char *command; /* /proc/PID/cmdline, its words joined by spaces */
 	__u64 start_time_s;  /* unix seconds */
 };
 

@@ -46,11 +46,6 @@ const char *summary_wait_status(char *buf, size_t len, int status)
 	return buf;
 }
 
-static const char *plural(__u64 n)
-{
-	return n == 1 ? "" : "s";
-}
-
 double summary_rel_s(__u64 t, __u64 origin)
 {
 	/* whole microseconds (truncated, like the Chrome trace's integer timestamps), so that
@@ -208,22 +203,45 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLAS
 	class_list(f, row_prefix(f, "total", t.owners, t.all), LIST_COL, t.cls, n);
 }
 
+/* What the loader read of the process when it first saw it (live/idents.h), or NULL */
+static const struct proc_ident *ident_of(const struct proc_snapshot *ps,
+					 const struct summary_info *info)
+{
+	return info->idents ? idents__find(info->idents, ps->pid, ps->st.gen) : NULL;
+}
+
+/* The command line of the process: the spawned command's words, else those read from /proc
+ * when it was first seen (-b, -p, children); NULL when unknown */
+static char *const *proc_argv(const struct proc_snapshot *ps, const struct summary_info *info)
+{
+	const struct proc_ident *id = ident_of(ps, info);
+
+	if (info->argv && ps->pid == (__u32)info->target_pid)
+		return info->argv;
+	return id ? id->argv : NULL;
+}
+
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 			const struct summary_info *info, __u64 origin)
 {
 	const struct infl_proc *p = &ps->st;
 	__u64 end = p->exited && p->exit_ns ? p->exit_ns : now;
 	char st[64], d[FMT_LEN], oom[160];
+	/* a process other than the target that ended before tracing did (-b, children): the
+	 * end of tracing is not its end */
+	bool by_itself = p->exited && p->exit_ns && origin && ps->pid != (__u32)info->target_pid;
+	const struct proc_ident *id = ident_of(ps, info);
 
 	int col = fprintf(f, "inflight summary: pid %u", ps->pid);
+	char *const *words = proc_argv(ps, info);
 
-	if (info->argv && ps->pid == (__u32)info->target_pid) {
+	if (words && *words) {
 		col += fprintf(f, ":");
 		/* a long command wraps between its words, each escaped (util/sanitize.h) */
-		for (char *const *a = info->argv; *a; a++) {
+		for (char *const *a = words; *a; a++) {
 			int len = (int)san_len(*a);
 
-			if (a != info->argv && col + 1 + len > LINE_MAX_COLS)
+			if (a != words && col + 1 + len > LINE_MAX_COLS)
 				col = fprintf(f, "\n   ");
 			fputc(' ', f);
 			san_fputs(f, *a);
@@ -241,10 +259,15 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, "  this image ended by exec (the pid went on as another)");
 	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
 		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
+	else if (by_itself && id && id->wait_status >= 0) /* from its pidfd */
+		fprintf(f, "  %s at +%.3f s", summary_wait_status(st, sizeof(st), id->wait_status),
+			summary_rel_s(p->exit_ns, origin));
+	else if (by_itself)
+		fprintf(f, "  exited at +%.3f s", summary_rel_s(p->exit_ns, origin));
 	else
 		fprintf(f, "  %s", p->exited ? "exited" : "still running");
 	if (info->end)
-		fprintf(f, "; tracing ended: %s", info->end);
+		fprintf(f, "; tracing ended%s: %s", by_itself ? " later" : "", info->end);
 	fputc('\n', f);
 	if (ps->oom.ns)
 		fprintf(f, "  %s\n", summary_oom_text(oom, sizeof(oom), &ps->oom, origin));
@@ -275,7 +298,7 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 		return;
 	}
 	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
-		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, plural(p->peak_bufs),
+		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, fmt_plural(p->peak_bufs),
 		rel_s(p->peak_ns, origin), (unsigned long long)p->peak_seq);
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
@@ -298,7 +321,7 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	} else {
 		fprintf(f, "\nin flight %s: %s in %llu buffer%s, %llu owner%s\n", when,
 			fmt_bytes(b, t.all.bytes), (unsigned long long)t.all.count,
-			plural(t.all.count), (unsigned long long)t.owners, plural(t.owners));
+			fmt_plural(t.all.count), (unsigned long long)t.owners, fmt_plural(t.owners));
 		text_composition(f, p->cur, p->owners, n);
 	}
 	if (p->rss_total)
@@ -310,8 +333,8 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 		return;
 	}
 	fprintf(f, "leak candidates: %llu owner%s in a terminal stage hold%s %llu buffer%s, %s\n  ",
-		(unsigned long long)lk.owners, plural(lk.owners), lk.owners == 1 ? "s" : "",
-		(unsigned long long)lk.all.count, plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
+		(unsigned long long)lk.owners, fmt_plural(lk.owners), lk.owners == 1 ? "s" : "",
+		(unsigned long long)lk.all.count, fmt_plural(lk.all.count), fmt_bytes(b, lk.all.bytes));
 	class_list(f, 2, 2, lk.cls, n);
 }
 
@@ -376,11 +399,11 @@ void summary_text_unmatched_others(FILE *f, const struct infl_proc *p)
 {
 	if (p->double_free)
 		fprintf(f, "  not from before the attach: %llu free%s of buffers not live (double "
-			   "frees)\n", (unsigned long long)p->double_free, plural(p->double_free));
+			   "frees)\n", (unsigned long long)p->double_free, fmt_plural(p->double_free));
 	if (p->untracked_free)
 		fprintf(f, "  not from before the attach: %llu free%s of buffers whose alloc was "
 			   "not tracked\n  (map full, lock timeout)\n",
-			(unsigned long long)p->untracked_free, plural(p->untracked_free));
+			(unsigned long long)p->untracked_free, fmt_plural(p->untracked_free));
 }
 
 static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl_names *n)
@@ -423,13 +446,13 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 	bool any = false;
 
 	for (size_t i = 0; i < infl_nanomalies; i++) {
-		char item[64];
+		char item[128];
 		int len;
 
 		if (!infl_anomaly_count(p, i))
 			continue;
-		len = snprintf(item, sizeof(item), "%s %llu", infl_anomalies[i].text,
-			       (unsigned long long)infl_anomaly_count(p, i));
+		len = (int)strlen(infl_anomaly_phrase(item, sizeof(item), i,
+						      infl_anomaly_count(p, i)));
 		if (!any)
 			col = fprintf(f, "\nanomalies: %s", item);
 		else if (col + 2 + len > LINE_MAX_COLS)
@@ -439,8 +462,9 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 		any = true;
 	}
 	if (info->ring_lost) {
-		col += fprintf(f, "%sring records lost by the loader %llu", any ? ", " : "\nanomalies: ",
-			       (unsigned long long)info->ring_lost);
+		col += fprintf(f, "%s%llu ring record%s lost by the loader",
+			       any ? ", " : "\nanomalies: ", (unsigned long long)info->ring_lost,
+			       fmt_plural(info->ring_lost));
 		any = true;
 	}
 	if (!any)
@@ -454,11 +478,11 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 
 static void text_proc(FILE *f, const struct proc_snapshot *ps, const struct snapshot *snap,
 		      const struct infl_names *n, const struct summary_info *info, __u64 origin,
-		      __u32 opid, bool first)
+		      __u32 opid)
 {
 	text_header(f, ps, snap->mono_ns, info, origin);
-	/* the clock, once per summary */
-	if (first && origin)
+	/* the clock, in every process's summary: each may be read alone */
+	if (origin)
 		fprintf(f, "  times: seconds since the first probe event (pid %u)\n", opid);
 	text_warnings(f, &ps->st, n, snap->rss_off);
 	text_peak(f, &ps->st, n, origin);
@@ -675,6 +699,7 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		      const struct infl_names *n, const struct summary_info *info, __u64 origin)
 {
 	bool target = ps->pid == (__u32)info->target_pid;
+	const struct proc_ident *id = ident_of(ps, info);
 	char cmd[4096] = "";
 	struct proc_facts pf = {
 		.pid = ps->pid, .binary = info->binary, .wait_status = target ? info->target_status : -1,
@@ -682,6 +707,13 @@ static void json_proc(struct json *j, const struct proc_snapshot *ps, __u64 now,
 		.ring_lost = info->ring_lost, .st = &ps->st, .names = n, .oom = &ps->oom,
 	};
 
+	if (id) { /* read when the process was first seen */
+		pf.comm = id->comm;
+		pf.command = id->command;
+		pf.argv = id->argv;
+		if (!target && !(ps->st.flags & INFL_PROC_EXEC))
+			pf.wait_status = id->wait_status;
+	}
 	if (target && info->argv) {
 		size_t o = 0;
 
@@ -746,7 +778,7 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 	for (int i = 0; i < snap->nprocs; i++) {
 		if (i)
 			fputc('\n', f);
-		text_proc(f, &snap->procs[i], snap, n, info, origin, opid, i == 0);
+		text_proc(f, &snap->procs[i], snap, n, info, origin, opid);
 	}
 	if (snap->procs_map_full)
 		fprintf(f, "\n%llu events of processes beyond --max-procs were not counted\n",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "contract/names.h"
+#include "live/idents.h"
 #include "live/snapshot.h"
 #include "util/fmt.h"
 
@@ -28,6 +29,7 @@ struct summary_info {
 	bool json;
 	__u64 origin_ns;	/* the clock's origin (summary_origin()); 0: from `snap` */
 	__u32 origin_pid;
+	const struct proc_idents *idents; /* who the processes are (live/idents.h); NULL */
 };
 
 /* One summary per process in `snap` (text: separated by a blank line; JSON: one line). */

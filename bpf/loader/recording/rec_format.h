@@ -21,7 +21,7 @@
 #define REC_MAGIC_LEN 8
 #define REC_PREAMBLE_LEN 16
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 1 /* 1.1: OOM records */
+#define REC_FORMAT_MINOR 2 /* 1.1: OOM records; 1.2: PROC's command line words */
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */

@@ -267,6 +267,18 @@ static void parse_proc(struct cur *c, struct scan *s)
 	p->mono_ns = dec_varint(c);
 	p->comm = dec_str(c, "comm");
 	p->cmdline = dec_str(c, "cmdline");
+	p->argc = 0;
+	p->argv = NULL;
+	if (c->bad || c->off == c->len)
+		return; /* before 1.2: no words */
+	p->argc = dec_max(c, REC_MAX_ARGS, "argument count");
+	p->argv = calloc(p->argc + 1, sizeof(*p->argv));
+	if (!p->argv) {
+		dec_corrupt(c, "out of memory");
+		return;
+	}
+	for (int i = 0; i < p->argc && !c->bad; i++)
+		p->argv[i] = dec_str(c, "argument");
 }
 
 static void parse_snapshot(struct cur *c, struct scan *s)
@@ -387,6 +399,9 @@ static void body_reset(struct recording *r)
 	for (size_t i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].comm);
 		free(r->procs[i].cmdline);
+		for (int k = 0; r->procs[i].argv && k < r->procs[i].argc; k++)
+			free(r->procs[i].argv[k]);
+		free(r->procs[i].argv);
 	}
 	free(r->procs);
 	free(r->ranges);

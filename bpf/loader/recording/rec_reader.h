@@ -30,6 +30,8 @@ struct rec_proc_info {
 	__u64 mono_ns;
 	char *comm;    /* as recorded: escape it for output (util/sanitize.h) */
 	char *cmdline; /* the words joined by spaces, as recorded */
+	int argc;      /* 1.2: the words; 0 (argv NULL) in older recordings or when unknown */
+	char **argv;   /* NULL-terminated */
 };
 
 struct rec_rss {

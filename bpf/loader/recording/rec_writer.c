@@ -271,13 +271,18 @@ int rec_writer__header(struct rec_writer *w, const struct rec_header_info *h)
 }
 
 int rec_writer__proc(struct rec_writer *w, __u32 pid, __u64 mono_ns, const char *comm,
-		     const char *cmdline)
+		     const char *cmdline, int argc, char *const *argv)
 {
+	argc = argc < 0 ? 0 : argc > REC_MAX_ARGS ? REC_MAX_ARGS : argc;
 	chunk_close(w);
 	wb_varint(&w->payload, pid);
 	wb_varint(&w->payload, mono_ns);
 	wb_str(&w->payload, comm);
 	wb_str(&w->payload, cmdline);
+	/* 1.2: the words themselves, which cmdline's spaces cannot tell apart */
+	wb_varint(&w->payload, argc);
+	for (int i = 0; i < argc; i++)
+		wb_str(&w->payload, argv[i]);
 	return emit(w, REC_PROC);
 }
 

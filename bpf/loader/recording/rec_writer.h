@@ -50,8 +50,10 @@ int rec_writer__create(const char *path, unsigned flags, struct rec_writer **out
 int rec_writer__from_fd(int fd, struct rec_writer **out);
 
 int rec_writer__header(struct rec_writer *w, const struct rec_header_info *h);
+/* A process first seen: its comm, its command line joined by spaces and (1.2) its words,
+ * argc of them (0: unknown; at most REC_MAX_ARGS are kept). */
 int rec_writer__proc(struct rec_writer *w, __u32 pid, __u64 mono_ns, const char *comm,
-		     const char *cmdline);
+		     const char *cmdline, int argc, char *const *argv);
 int rec_writer__event(struct rec_writer *w, const struct infl_event *ev);
 int rec_writer__snapshot(struct rec_writer *w, __u64 mono_ns, __u32 pid,
 			 const struct infl_proc *st);

@@ -141,7 +141,7 @@ static const struct spec specs[] = {
 	{ "run", "program (first event to exit)", U_NS, ONE, f_program },
 	{ "run", "active (first to last event)", U_NS, ONE, f_active },
 	{ "run", "recording", U_NS, ONE, f_recording },
-	{ "run", "events", U_COUNT, ONE, f_events },
+	{ "run", "event records", U_COUNT, ONE, f_events },
 	{ "run", "events lost", U_COUNT, ONE, f_lost },
 	{ "run", "killed by the OOM killer", U_COUNT, ONE, f_oom },
 	{ "peak", "tracked total", U_BYTES, ONE, f_peak },
@@ -382,8 +382,8 @@ static void verdict_moved(struct cmp *c)
 				continue;
 			most = find(c, "most owners at once, by stage", m->name);
 			if (most && !isnan(most->v[0]) && !isnan(most->v[1]))
-				snprintf(own, sizeof(own), ", at most %.0f owners at once (was %.0f)",
-					 most->v[1], most->v[0]);
+				snprintf(own, sizeof(own), ", at most %.0f owner%s at once (was %.0f)",
+					 most->v[1], most->v[1] == 1 ? "" : "s", most->v[0]);
 			finding(c, dir ? "moved_to" : "moved_from", m->name, a, b);
 			say(c, "%s%s %.0f%% -> %.0f%%%s", any[dir] ? "; " :
 			    dir ? "          to " : "moved     memory x time from ", m->name, a * 100,

@@ -251,10 +251,11 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 	fputs("</div>\n<div class=\"facts\">host ", f);
 	svg_text(f, tl->rec->host, 64);
 	fprintf(f, "; peak %s tracked, RSS peak %s; %s from the first event to the %s; %" PRIu64
-		" owners, %" PRIu64 " done%s</div>\n", fmt_bytes(b1, p->peak_bytes),
+		" owner%s, %" PRIu64 " done%s</div>\n", fmt_bytes(b1, p->peak_bytes),
 		fmt_bytes(b2, p->rss_peak),
 		fmt_duration(b3, p->t_end > tl->t0 ? p->t_end - tl->t0 : 0),
-		p->exited ? "exit" : "end", (uint64_t)p->nlives, (uint64_t)p->retired,
+		p->exited ? "exit" : "end", (uint64_t)p->nlives, fmt_plural(p->nlives),
+		(uint64_t)p->retired,
 		tl_proc__exact(p) ? "" : "; events were lost: approximate");
 	if (p->oom.ns) {
 		char oom[160];

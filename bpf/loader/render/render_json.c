@@ -261,7 +261,7 @@ void render_json_proc_figures(struct json *j, const struct timeline *tl, const s
 	struct proc_facts pf = {
 		.pid = p->pid, .comm = p->comm[0] ? p->comm : NULL,
 		.binary = r->binary[0] ? r->binary : NULL, .command = render_command(tl, p),
-		.argv = target && r->argc ? r->argv : NULL,
+		.argv = target && r->argc ? r->argv : p->argv,
 		.wait_status = target && r->has_end ? r->exit_status : -1, .origin = tl->t0,
 		.now = p->t_end, .rss_at_peak = p->nrss ? p->rss_at_peak : UINT64_MAX,
 		.ring_lost = p->lost_user, .st = &p->fig, .names = &r->names,

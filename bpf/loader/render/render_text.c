@@ -82,6 +82,43 @@ static void print_header(FILE *f, const struct timeline *tl, const struct render
 			tl->t0_pid, tl->t0 > r->start_mono_ns ? (tl->t0 - r->start_mono_ns) / 1e9 : 0);
 }
 
+#define COL_W 6	    /* a count column: a space and 5 digits */
+#define NAME_MAX_W 11 /* a staggered name may reach over its left neighbour's column */
+
+/*
+ * The header of `lead` (lead_w columns) and one COL_W column per name, whole: when a name is
+ * wider than its column, the names go on two staggered lines, every other one on the line
+ * above, right-aligned to its column's end, so that each may reach over its neighbour's
+ * (up to NAME_MAX_W letters with a space between).
+ */
+static void col_headers(FILE *f, const char *lead, int lead_w, const char *const *names, int n)
+{
+	char line[2][512];
+	int width = lead_w + n * COL_W;
+	bool stagger = false;
+
+	for (int i = 0; i < n; i++)
+		stagger |= strlen(names[i]) > COL_W - 1;
+	if (width >= (int)sizeof(line[0]))
+		return;
+	memset(line, ' ', sizeof(line));
+	memcpy(line[1], lead, strlen(lead));
+	for (int i = 0; i < n; i++) {
+		int len = (int)strlen(names[i]), end = lead_w + (i + 1) * COL_W;
+		int max = stagger ? NAME_MAX_W : COL_W - 1;
+
+		len = len > max ? max : len;
+		memcpy(line[stagger && !(i & 1) ? 0 : 1] + end - len, names[i], len);
+	}
+	for (int k = stagger ? 0 : 1; k < 2; k++) {
+		int end = width;
+
+		while (end > 0 && line[k][end - 1] == ' ')
+			end--;
+		fprintf(f, "%.*s\n", end, line[k]);
+	}
+}
+
 /* Up to MAX_STAGE_COLS stage columns, in id order, "(none)" last. */
 static int stage_cols(const struct tl_proc *p, unsigned *cols)
 {
@@ -100,6 +137,8 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	const struct infl_names *nm = &tl->rec->names;
 	unsigned cols[MAX_STAGE_COLS];
 	int ncols = stage_cols(p, cols);
+	const char *names[MAX_STAGE_COLS];
+	char lead[64];
 	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN];
 	struct tl_cursor c;
 	struct tl_sample s;
@@ -107,10 +146,10 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 
 	fprintf(f, "\n  owners per stage, every %s (bytes: at the step's end, max within)\n",
 		fmt_duration(b1, step));
-	fprintf(f, "%8s %6s %6s %6s", "time s", "bytes", "max", "rss");
 	for (int i = 0; i < ncols; i++)
-		fprintf(f, " %5.5s", names__stage(nm, cols[i]));
-	fputc('\n', f);
+		names[i] = names__stage(nm, cols[i]);
+	snprintf(lead, sizeof(lead), "%8s %6s %6s %6s", "time s", "bytes", "max", "rss");
+	col_headers(f, lead, (int)strlen(lead), names, ncols);
 	if (tl_cursor__init(&c, p))
 		return;
 	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render_next_t(t, step)) {
@@ -129,11 +168,13 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 {
 	const struct infl_names *nm = &tl->rec->names;
 	__u32 slots = render_used_slots(p), classes = 0;
-	char b1[FMT_LEN], b2[FMT_LEN];
+	char b1[FMT_LEN], b2[FMT_LEN], lead[64];
+	const char *names[INFL_MAX_CLASSES];
 	int ncls = 0;
 
-	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffers at %.3f s (event %" PRIu64 ")\n",
-		fmt_bytes(b1, p->peak_bytes), (uint64_t)p->peak_bufs, render_t(tl, p->peak_ts),
+	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffer%s at %.3f s (event %" PRIu64 ")\n",
+		fmt_bytes(b1, p->peak_bytes), (uint64_t)p->peak_bufs, fmt_plural(p->peak_bufs),
+		render_t(tl, p->peak_ts),
 		(uint64_t)p->peak_seq);
 	if (p->rss_peak)
 		fprintf(f, "  rss      peak %s at %.3f s; %s at the tracked peak\n",
@@ -148,11 +189,12 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 				classes |= 1u << cl;
 				ncls++;
 			}
-	fprintf(f, "\n  %-11s %5s %5s", "at peak", "owner", "bytes");
-	for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
+	for (int cl = 0, k = 0; cl < INFL_MAX_CLASSES; cl++)
 		if (classes & (1u << cl))
-			fprintf(f, " %5.5s", names__cls(nm, cl));
+			names[k++] = names__cls(nm, cl);
+	snprintf(lead, sizeof(lead), "  %-11s %5s %5s", "at peak", "owner", "bytes");
 	fputc('\n', f);
+	col_headers(f, lead, (int)strlen(lead), names, ncls);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 bytes = 0;
 
@@ -177,11 +219,12 @@ static void print_stages(FILE *f, const struct timeline *tl, const struct tl_pro
 	const struct infl_names *nm = &tl->rec->names;
 	__u32 slots = render_used_slots(p);
 	unsigned __int128 all = 0;
-	char b1[FMT_LEN], b2[FMT_LEN];
+	char b1[FMT_LEN], b2[FMT_LEN], mxt[FMT_LEN + 8];
 
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
 		all += render_slot_byte_ns(p, s);
-	fprintf(f, "\n  %-16s %12s %6s %7s %10s\n", "stage", "bytes x s", "share", "stays",
+	/* memory x time in its unit, "14.2 MiB x s", as compare says it */
+	fprintf(f, "\n  %-16s %14s %6s %7s %10s\n", "stage", "memory x time", "share", "stays",
 		"mean dwell");
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		unsigned __int128 bn = render_slot_byte_ns(p, s);
@@ -189,8 +232,9 @@ static void print_stages(FILE *f, const struct timeline *tl, const struct tl_pro
 
 		if (!(slots & (1u << s)))
 			continue;
-		fprintf(f, "  %-16.16s %12s %5.1f%% %7" PRIu64 " %10s\n", names__stage(nm, s),
-			fmt_bytes(b1, (__u64)(bn / 1000000000u)), all ? 100.0 * bn / all : 0.0,
+		snprintf(mxt, sizeof(mxt), "%s x s", fmt_bytes(b1, (__u64)(bn / 1000000000u)));
+		fprintf(f, "  %-16.16s %14s %5.1f%% %7" PRIu64 " %10s\n", names__stage(nm, s),
+			mxt, all ? 100.0 * bn / all : 0.0,
 			(uint64_t)(s < INFL_MAX_STAGES ? p->dwell_count[s] : 0),
 			dwell < 0 ? "-" : fmt_duration(b2, (__u64)(dwell * 1e6)));
 	}
@@ -205,7 +249,8 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	__u64 leaking = 0;
 	int bad;
 
-	fprintf(f, "\n  completed %" PRIu64 " owners", (uint64_t)p->retired);
+	fprintf(f, "\n  completed %" PRIu64 " owner%s", (uint64_t)p->retired,
+		fmt_plural(p->retired));
 	for (unsigned k = 0, first = 1; k < INFL_SLOTS; k++) {
 		if (!p->retired_by_kind[k])
 			continue;
@@ -218,13 +263,15 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 		fmt_duration(b1, render_active_ns(p)));
 	leaking = p->live_at_end;
 	if (leaking || p->final.total_bytes)
-		fprintf(f, "  at the end %" PRIu64 " owners live, %s in %" PRIu64 " buffers "
-			"still tracked\n", (uint64_t)leaking, fmt_bytes(b1, p->final.total_bytes),
-			(uint64_t)p->final.total_bufs);
+		fprintf(f, "  at the end %" PRIu64 " owner%s live, %s in %" PRIu64 " buffer%s "
+			"still tracked\n", (uint64_t)leaking, fmt_plural(leaking),
+			fmt_bytes(b1, p->final.total_bytes), (uint64_t)p->final.total_bufs,
+			fmt_plural(p->final.total_bufs));
 	if (p->unmatched_free || p->unmatched_stage)
-		fprintf(f, "  late attach: %" PRIu64 " frees (%s) and %" PRIu64 " owners from "
+		fprintf(f, "  late attach: %" PRIu64 " free%s (%s) and %" PRIu64 " owner%s from "
 			"before the recording\n", (uint64_t)p->unmatched_free,
-			fmt_bytes(b1, p->unmatched_free_bytes), (uint64_t)p->unmatched_stage);
+			fmt_plural(p->unmatched_free), fmt_bytes(b1, p->unmatched_free_bytes),
+			(uint64_t)p->unmatched_stage, fmt_plural(p->unmatched_stage));
 	summary_text_unmatched_others(f, &p->fig);
 	if (p->rejected || p->untracked || p->dups)
 		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "
@@ -233,18 +280,17 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	/* what the kernel could not account (its final counters): the same rule as the live
 	 * summary's, so a report never reads exact where the trace said it was not */
 	if (p->kernel_final && proc_inexact(p->kernel_final)) {
-		const char *sep = "";
+		char seen[128];
 
-		fprintf(f, "  INEXACT  the kernel skipped updates: ");
+		fprintf(f, "  INEXACT  the kernel skipped updates (docs/cli.md); the figures above "
+			   "are approximate:\n");
 		for (size_t i = 0; i < infl_nanomalies; i++) {
 			__u64 v = infl_anomaly_count(p->kernel_final, i);
 
-			if (!v || !infl_anomalies[i].inexact)
-				continue;
-			fprintf(f, "%s%s %" PRIu64, sep, infl_anomalies[i].text, (uint64_t)v);
-			sep = ", ";
+			if (v && infl_anomalies[i].inexact)
+				fprintf(f, "           %s\n",
+					infl_anomaly_phrase(seen, sizeof(seen), i, v));
 		}
-		fprintf(f, "\n           (docs/cli.md); the figures above are approximate\n");
 	}
 	if (lost)
 		fprintf(f, "  lost     %" PRIu64 " events (%" PRIu64 " in the kernel, %" PRIu64
@@ -264,6 +310,15 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 			"%.60s\n", bad, what);
 }
 
+static uint64_t probe_events(const struct tl_proc *p)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		n += p->fig.events[i];
+	return n;
+}
+
 int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	char b1[FMT_LEN], comm[4 * 16 + 1];
@@ -277,9 +332,12 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		const struct tl_proc *p = procs[i];
 
-		fprintf(f, "\npid %u (%s): %" PRIu64 " events, %" PRIu64 " owners\n", p->pid,
-			p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?", (uint64_t)p->nev,
-			(uint64_t)p->nlives);
+		/* records: its probe events and RSS changes, as recorded; probe events: those the
+		 * live summary counts */
+		fprintf(f, "\npid %u (%s): %" PRIu64 " probe event%s (%" PRIu64 " record%s), %" PRIu64
+			" owner%s\n", p->pid, p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?",
+			probe_events(p), fmt_plural(probe_events(p)), (uint64_t)p->nev,
+			fmt_plural(p->nev), (uint64_t)p->nlives, fmt_plural(p->nlives));
 		if (n > 1 || strcmp(render_command(tl, p), render_command(tl, timeline__primary(tl))))
 			wrapped(f, "  command", 11, render_command(tl, p));
 		if (p->oom.ns) {

@@ -264,6 +264,29 @@ static void peak_classes(char *out, size_t len, const struct tl_proc *p, unsigne
 	}
 }
 
+#define LABEL_CHAR_W 7.6 /* a 13 px bold sans-serif character, wide: the label's extent */
+
+/*
+ * The peak's label beside its point, drawn last: below the composition box `box` (x, y,
+ * width, height) when beside the point it would fall under it, and on an opaque ground, so
+ * that the RSS line or the areas never run through it.
+ */
+static void peak_label(FILE *f, const struct svg_panel *pn, const char *label, double x,
+		       double y, bool left, const double box[4])
+{
+	double w = strlen(label) * LABEL_CHAR_W, lx = left ? x - 8 : x + 8;
+	double ly = y < pn->y0 + 30 ? y + 18 : y - 8, x0 = left ? lx - w : lx;
+
+	if (x0 < box[0] + box[2] && x0 + w > box[0] && ly - 13 < box[1] + box[3] &&
+	    ly + 4 > box[1])
+		ly = box[1] + box[3] + 18;
+	fprintf(f, "<rect class=\"label-bg\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		"height=\"18\" fill=\"white\" fill-opacity=\"0.9\"/>\n", x0 - 3, ly - 14, w + 6);
+	fprintf(f, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
+		"font-weight=\"bold\" fill=\"#c00\" text-anchor=\"%s\">%s</text>\n", lx, ly,
+		left ? "end" : "start", label);
+}
+
 void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	      const struct infl_names *nm, const char *id)
 {
@@ -282,10 +305,6 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	fprintf(f, "<g class=\"peak\" id=\"%s\">\n<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
 		"y2=\"%d\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n", id, x, pn->y0, x, pn->y1);
 	fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c00\"/>\n", x, y);
-	fprintf(f, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
-		"font-weight=\"bold\" fill=\"#c00\" stroke=\"white\" stroke-width=\"3\" "
-		"paint-order=\"stroke\" text-anchor=\"%s\">%s</text>\n", left ? x - 8 : x + 8,
-		y < pn->y0 + 30 ? y + 18 : y - 8, left ? "end" : "start", label);
 	/* the composition: stages by bytes at the peak, largest first */
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 v = 0;
@@ -317,7 +336,8 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 		"width=\"440\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#c00\" "
 		"stroke-width=\"0.8\"/>\n", bx, by, 20 + 15 * rows);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" fill=\"#c00\">at the peak "
-		"(%" PRIu64 " buffers):</text>\n", bx + 8, by + 14, (uint64_t)p->peak_bufs);
+		"(%" PRIu64 " buffer%s):</text>\n", bx + 8, by + 14, (uint64_t)p->peak_bufs,
+		fmt_plural(p->peak_bufs));
 	for (int i = 0; i < rows; i++) {
 		unsigned s = order[i];
 		__u64 v = 0;
@@ -330,12 +350,14 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 			"&#9632;</tspan> <tspan font-weight=\"bold\">", bx + 8, by + 29 + 15 * i,
 			svg_stage_color(s));
 		svg_text(f, names__stage(nm, s), 31);
-		fprintf(f, "</tspan> %s, %" PRIu64 " owners: ", fmt_bytes(b, v),
-			(uint64_t)p->peak_owners[s]);
+		fprintf(f, "</tspan> %s, %" PRIu64 " owner%s: ", fmt_bytes(b, v),
+			(uint64_t)p->peak_owners[s], fmt_plural(p->peak_owners[s]));
 		svg_text(f, cl, 120);
 		fprintf(f, "</text>\n");
 	}
-	fprintf(f, "</g>\n</g>\n");
+	fprintf(f, "</g>\n");
+	peak_label(f, pn, label, x, y, left, (double[4]){ bx, by, 440, 20 + 15 * rows });
+	fprintf(f, "</g>\n");
 }
 
 void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)

@@ -427,6 +427,7 @@ static void finish_proc(struct pbuild *b, const struct timeline *tl)
 	if (pi) {
 		p->comm = pi->comm ? pi->comm : "";
 		p->cmdline = pi->cmdline ? pi->cmdline : "";
+		p->argv = pi->argv;
 	}
 	for (size_t k = 0; k < tl->rec->nlost; k++) {
 		if (tl->rec->lost[k].pid != p->pid)

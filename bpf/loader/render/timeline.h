@@ -37,6 +37,7 @@ struct tl_proc {
 	__u32 pid;
 	const char *comm;	   /* from the PROC record, or "" */
 	const char *cmdline;	   /* from the PROC record, or "" */
+	char *const *argv;	   /* its words (format 1.2), or NULL */
 	const struct recording *rec;
 	__u64 nev;		   /* its events in the recording */
 	__u64 t_end;		   /* exit, or the end of the recording */

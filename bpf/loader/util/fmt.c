@@ -38,6 +38,11 @@ const char *fmt_bytes(char buf[FMT_LEN], __u64 bytes)
 	return buf;
 }
 
+const char *fmt_plural(__u64 n)
+{
+	return n == 1 ? "" : "s";
+}
+
 const char *fmt_bytes_short(char buf[FMT_LEN], __u64 bytes)
 {
 	static const char unit[] = "KMGTPE";

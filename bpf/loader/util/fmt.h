@@ -22,6 +22,8 @@ const char *fmt_bytes_short(char buf[FMT_LEN], __u64 bytes);
 
 /* "0 ns", "850 ns", "12.3 us", "1.50 ms", "2.35 s", "59.9 s", "1m05s", "2h03m", "3d04h". */
 const char *fmt_duration(char buf[FMT_LEN], __u64 ns);
+/* "s" unless n is 1: "%llu owner%s" */
+const char *fmt_plural(__u64 n);
 
 /* Formats one value for a label (a histogram bound); returns buf. */
 typedef const char *(*fmt_label_fn)(char buf[FMT_LEN], __u64 v);

@@ -18,6 +18,28 @@ void proc_read(pid_t pid, const char *file, char *buf, size_t len)
 	proc_read_file(path, buf, len);
 }
 
+int proc_cmdline_words(pid_t pid, char *buf, size_t len, char **words, int max)
+{
+	char path[64];
+	ssize_t n;
+	int fd, count = 0;
+
+	if (len < 2)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (ssize_t at = 0; at < n && count < max; at += strlen(buf + at) + 1)
+		words[count++] = buf + at;
+	return count;
+}
+
 void proc_read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n;

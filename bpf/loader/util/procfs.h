@@ -14,6 +14,10 @@
 /* /proc/PID/FILE into buf, NULs (cmdline) as spaces, trailing newlines cut; "" when it
  * cannot be read. */
 void proc_read(pid_t pid, const char *file, char *buf, size_t len);
+/* /proc/PID/cmdline as words: its bytes into buf (len bytes at most, the last word cut
+ * there), words[i] pointing into it, at most max. The count of words, 0 when it cannot be
+ * read (gone, a zombie, a kernel thread). */
+int proc_cmdline_words(pid_t pid, char *buf, size_t len, char **words, int max);
 /* The same for any small file (one read: /proc files hand out their text whole). */
 void proc_read_file(const char *path, char *buf, size_t len);
 

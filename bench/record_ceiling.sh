@@ -49,8 +49,8 @@ record_ceiling() {
 				continue
 			fi
 			echo "$closing | $line" >>"$OUTDIR/record_ceiling.log"
-			recorded=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) events (\([0-9]*\) lost).*/\1/p')
-			lost=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) events (\([0-9]*\) lost).*/\2/p')
+			recorded=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) event records\{0,1\} (\([0-9]*\) lost).*/\1/p')
+			lost=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) event records\{0,1\} (\([0-9]*\) lost).*/\2/p')
 			fired=$(($(kv allocs "$line") + $(kv frees "$line") + $(kv stages "$line")))
 			check=$("$INFLIGHT" report --format json "$TMPB/rc.rec" 2>/dev/null |
 				grep -o '"mismatches":[0-9]*' | head -n 1 | cut -d: -f2)

@@ -58,11 +58,12 @@ traces() {
 	in_root "$root" "$d/inflight" record -o "$d/run.infl" -- "$d/probegen" script \
 		"$d/run.txt" >/dev/null 2>"$TMP/re"
 	check_match "$name: record: exit 0, every event" "$?:$(cat "$TMP/re")" \
-		'^0:inflight: recorded 12 events \(0 lost\)'
+		'^0:inflight: recorded 12 event records \(0 lost\)'
 	in_root "$root" "$d/inflight" report "$d/run.infl" --format text >"$TMP/rep" 2>&1
-	check_match "$name: report: 12 events" "$(cat "$TMP/rep")" '^pid [0-9]+ \(probegen\): 12 events, 1 owners$'
+	check_match "$name: report: 6 probe events, 12 records" "$(cat "$TMP/rep")" \
+		'^pid [0-9]+ \(probegen\): 6 probe events \(12 records\), 1 owner$'
 	has "$name: report, exact" "$TMP/rep" \
-		"  at the end 1 owners live, 8.00 KiB in 1 buffers still tracked" \
+		"  at the end 1 owner live, 8.00 KiB in 1 buffer still tracked" \
 		"  check    the replay matches the kernel's final counters"
 }
 

@@ -393,10 +393,11 @@ int cmd_record(int argc, char **argv)
 			rc = infl_err(EXIT_IO, NULL, "recording to %s failed: %s", ra.out,
 				      strerror(-err));
 		else if (!ra.quiet)
-			fprintf(stderr, "inflight: recorded %llu event records (%llu lost) and %llu "
-				"snapshots over %s to %s (%s); render it: inflight report %s\n",
-				(unsigned long long)events, (unsigned long long)lost_total,
-				(unsigned long long)r.snapshots,
+			fprintf(stderr, "inflight: recorded %llu event record%s (%llu lost) and %llu "
+				"snapshot%s over %s to %s (%s); render it: inflight report %s\n",
+				(unsigned long long)events, fmt_plural(events),
+				(unsigned long long)lost_total, (unsigned long long)r.snapshots,
+				fmt_plural(r.snapshots),
 				fmt_duration(b1, session__now_ns() - start), ra.out,
 				fmt_bytes(b2, bytes), ra.out);
 	}

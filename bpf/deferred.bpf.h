@@ -18,7 +18,7 @@
  * and a holder looks at the queue again after its release (both full barriers: cmpxchg,
  * xchg). Either the producer gets the lock and applies the queue itself, or the holder it
  * failed against sees the committed slot once it has released. A combiner's work is
- * bounded (COMBINE_STEPS, inflight.bpf.c); when producers outrun it, their own next hits
+ * bounded (COMBINE_STEPS, a queue's length); when producers outrun it, their own next hits
  * apply the rest, and what is still queued when an image ends or tracing stops is counted
  * as lock_timeouts (never silent).
  *

@@ -941,11 +941,14 @@ static long combine_one(__u32 i, void *ctx)
 
 /*
  * After a hit's section and release, or after queueing it: what is queued is applied by
- * whoever can take the lock now (combining). Bounded, so that no hit does much of others'
- * work (COMBINE_STEPS; the drain before a hit's own section is bounded by the queue):
- * producers that keep outrunning a combiner apply the rest with their own next hits.
+ * whoever can take the lock now (combining), the whole queue if need be. A combiner that
+ * stopped early could be the last hit of a burst: what it left would wait for a next hit
+ * that may never come, and be counted at the image's end (seen on 6.12-rt, where a holder
+ * preempted during a burst had 90 hits queued behind it and each combiner applied 64). Only
+ * producers that keep outrunning it for a whole queue's length leave the rest to their own
+ * next hits.
  */
-#define COMBINE_STEPS 64
+#define COMBINE_STEPS INFL_DEFER_SLOTS
 static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	struct drain_ctx d = { .p = p, .pid = pid };

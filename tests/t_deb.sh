@@ -120,17 +120,26 @@ printf 'stage 1 0\nalloc 16 1 4096 1\nalloc 17 2 8192 1\nstage 1 1\nfree 16 1 40
 	>"$TMP/gate.txt"
 chmod 644 "$TMP/gate.txt"
 cp "$x/usr/bin/inflight" "$TMP/inflight-pkg"
+# serve_port ERR: the port a starting `serve` says it listens on (up to 20 s); fails if it
+# never says
+serve_port() {
+	wait_until 20 file_has "$1" '^inflight: serving http' &&
+		sed -n 's|^inflight: serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$1"
+}
+# start_gated OUT: probegen's gated script in the background ($pg), once it waits at its gate
+start_gated() {
+	"$TMP/probegen" script "$TMP/gate.txt" >"$1" 2>&1 &
+	pg=$!
+	bg_track "$pg"
+	wait_until 20 file_has "$1" '^gated'
+}
 nobody_argv +bpf,+perfmon
 "${NOBODY[@]}" --no-new-privs "$TMP/inflight-pkg" serve --listen 127.0.0.1:0 -b "$TMP/probegen" \
 	>"$TMP/sv.out" 2>"$TMP/sv.err" &
 sv=$!
 bg_track "$sv"
-if wait_until 20 file_has "$TMP/sv.err" '^inflight: serving http'; then
-	port=$(sed -n 's|^inflight: serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/sv.err")
-	"$TMP/probegen" script "$TMP/gate.txt" >"$TMP/pg.out" 2>&1 &
-	pg=$!
-	bg_track "$pg"
-	wait_until 20 file_has "$TMP/pg.out" '^gated'
+if port=$(serve_port "$TMP/sv.err"); then
+	start_gated "$TMP/pg.out"
 	body=
 	for _ in $(seq 100); do
 		body=$(curl -sS "http://127.0.0.1:$port/metrics")
@@ -166,12 +175,8 @@ strace -f -qq -o "$TMP/strace" "$TMP/inflight-pkg" serve --listen 127.0.0.1:0 -b
 	>"$TMP/st.out" 2>"$TMP/st.err" &
 st=$!
 bg_track "$st"
-if wait_until 20 file_has "$TMP/st.err" '^inflight: serving http'; then
-	port=$(sed -n 's|^inflight: serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/st.err")
-	"$TMP/probegen" script "$TMP/gate.txt" >"$TMP/pg2.out" 2>&1 &
-	pg=$!
-	bg_track "$pg"
-	wait_until 20 file_has "$TMP/pg2.out" '^gated'
+if port=$(serve_port "$TMP/st.err"); then
+	start_gated "$TMP/pg2.out"
 	curl -sS -o /dev/null "http://127.0.0.1:$port/metrics"
 	kill -USR1 "$pg"
 	wait "$pg"

@@ -41,11 +41,11 @@ build/.deps-%: scripts/install-deps.sh
 all: prover inflight
 
 include probes/build.mk
--include prover/build.mk
+include prover/build.mk
 include bpf/build.mk
 include bpf/static.mk
 include tests/build.mk
--include bench/build.mk
+include bench/build.mk
 
 # The Debian package build/inflight_VERSION_amd64.deb: the static binary, its man page, bash
 # completion, the exporter's systemd unit, the Prometheus rules and the Grafana dashboard

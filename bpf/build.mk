@@ -47,11 +47,11 @@ LOADER_LIBS := $(LIBBPF_LDLIBS) -lm
 bpf: $(BPF_SKELS)
 inflight: $(BUILD)/inflight
 
-$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c bpf/inflight.h $(wildcard bpf/*.bpf.h) $(LIBBPF_STAMP) \
-		| $(DEPS_STAMP)
+# every header a BPF object includes is a prerequisite (clang writes the list: -MMD)
+$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(LIBBPF_STAMP) | $(DEPS_STAMP)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.raw
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@.raw
 	$(Q)$(BPFTOOL) gen object $@ $@.raw
 	$(Q)rm -f $@.raw
 
@@ -94,4 +94,4 @@ $(BUILD)/inflight: $(LOADER_CMD_OBJS) $(LOADER_ATTACH_OBJS) $(LOADER_OFFLINE_LIB
 # keep the CO-RE objects: tests and the benchmark load them too
 .SECONDARY: $(BPF_OBJS)
 
--include $(LOADER_OBJS:.o=.d)
+-include $(LOADER_OBJS:.o=.d) $(BPF_OBJS:.o=.d)

@@ -5,7 +5,9 @@
 # "not ok N - what", "ok N - what # SKIP why", and its plan "1..N" (or "1..0 # SKIP why" when
 # nothing of it can run here). A file fails when it exits non-zero, prints no plan (it died
 # before the end) or prints a number of results other than its plan. Skips are counted and
-# shown as skipped, never as passed. Ends with "N passed, N failed, N skipped".
+# shown as skipped, never as passed. The C tests are the ones the build lists in
+# build/tests/suite.list (and build/san/tests/suite.list); a listed test that is missing, or
+# a missing list, is a failure. Ends with "N passed, N failed, N skipped".
 # Usage: tests/run.sh [NAME-FILTER]
 set -u
 cd "$(dirname "$0")/.."
@@ -56,13 +58,36 @@ run_one() {
 	fi
 }
 
-for t in build/tests/test_*; do
-	[ -x "$t" ] && run_one "${t#build/tests/}" "$t"
-done
-for t in build/san/tests/test_*; do
-	[ -x "$t" ] && run_one "san/${t#build/san/tests/}" "$t"
-done
-for t in tests/t_*.sh; do
+# A check that the suite itself is whole: counted as one failure, with its reason.
+suite_broken() {
+	printf '%-40s %4d passed %3d failed %3d skipped\n    not ok - %s\n' "$1" 0 1 0 "$2"
+	failed=$((failed + 1))
+}
+
+# The C tests of one build, as its suite.list names them (tests/build.mk): a test that is
+# listed and missing fails, a stale binary that the build no longer makes is not run.
+run_built() {
+	local dir=$1 prefix=$2 list=$1/suite.list name
+	if [ ! -s "$list" ]; then
+		[ -n "$filter" ] && return
+		suite_broken "${prefix}suite.list" "$list is missing or empty: run make tests${prefix:+ SAN=1}"
+		return
+	fi
+	while read -r name; do
+		[ -n "$filter" ] && [[ ${prefix}$name != *$filter* ]] && continue
+		if [ -x "$dir/$name" ]; then
+			run_one "${prefix}$name" "$dir/$name"
+		else
+			suite_broken "${prefix}$name" "$list names $name, but $dir/$name was not built"
+		fi
+	done <"$list"
+}
+
+run_built build/tests ""
+run_built build/san/tests san/
+shell_tests=(tests/t_*.sh)
+[ -f "${shell_tests[0]}" ] || suite_broken "tests/t_*.sh" "no shell test found in tests/"
+for t in "${shell_tests[@]}"; do
 	[ -f "$t" ] && run_one "${t#tests/}" bash "$t"
 done
 

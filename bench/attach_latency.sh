@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section attach_latency (issue 6, item 3): from the exec of a tracer's command to the moment
+# Section attach_latency: from the exec of a tracer's command to the moment
 # its probes are live in the target. The target (probe_loop -W) polls its three USDT
 # semaphores every 50 us and notes when all are set; the kernel sets a semaphore when it
 # registers the uprobe (the tracer attaches its program to it right after: the figure can be

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section attach_teardown (issue 11): attach and teardown by attach mechanism, on targets with
+# Section attach_teardown: attach and teardown by attach mechanism, on targets with
 # 3, 100 and 400 USDT probe sites (build/bench/sites_N, bench/gen_sites.sh), and the cost per
 # hit of each mechanism. Results: docs/bench.md; what they mean: docs/attach.md.
 #

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Benchmark programs (issue 6), built into $(BUILD)/bench/ by `make bench-progs`; `make bench`
+# Benchmark programs, built into $(BUILD)/bench/ by `make bench-progs`; `make bench`
 # runs scripts/bench.sh on them. probe_loop is built once per emitter (bench/emit.h).
 BENCH_DIR := $(BUILD)/bench
 # the pinned libbpf 1.5 (bpf/libbpf.mk), for the attach benchmark's loader, whatever the

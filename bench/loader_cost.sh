@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section loader_cost (issue 6, item 5): what the inflight process itself costs while it
+# Section loader_cost: what the inflight process itself costs while it
 # prints the live timeline at 10 Hz (-i 100ms) over a prover run of about BENCH_LOADER_SECONDS
 # (10): CPU time (user + system, from wait4) per second of wall time, in percent of one core,
 # and peak RSS. Attached by pid, so the prover's own CPU time is not counted; the BPF

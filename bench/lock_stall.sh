@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section lock_stall (issue 9, item 2): the worst wait a traced thread sees on one probe hit,
+# Section lock_stall: the worst wait a traced thread sees on one probe hit,
 # 4 threads of one process hitting the probes at once (they contend for its per-process
 # lock), with inflight and, side by side in the same rounds, the inflight binary before the
 # lock change (BENCH_INFLIGHT_BASELINE) and the empty program (the floor: what the uprobe

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section offline_memory (issue 13): the peak RSS and the time of `inflight report` (each
+# Section offline_memory: the peak RSS and the time of `inflight report` (each
 # format) and `inflight compare` on a multi-GiB recording, which the streaming reader must
 # handle in memory bounded by the processes, not the events. The recording is synthetic
 # (tests/record/rec_gen: a prover-like run, its kernel accounting modelled exactly), so the

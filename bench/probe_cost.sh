@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section probe_cost (issue 6, item 1): nanoseconds per contract event in probe_loop's tight
+# Section probe_cost: nanoseconds per contract event in probe_loop's tight
 # loop, 1 and 2 threads, for each way of listening (configs below). Configurations alternate
 # within each round, starting from a different one each round, so drift hits them all alike;
 # ratios are taken within a round.

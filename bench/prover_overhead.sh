@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section prover_overhead (issue 6, items 2 and 6): proofs per minute of the reference prover
+# Section prover_overhead: proofs per minute of the reference prover
 # (its own figure: wall time of the proving, set-up excluded) and the CPU time per proof of the
 # whole command (tracer included: what tracing costs the machine, and a figure that other
 # processes sharing the CPUs inflate far less than wall time) in four configurations,

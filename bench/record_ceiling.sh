@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section record_ceiling (issue 6, item 4): the highest event rate `inflight record` keeps
+# Section record_ceiling: the highest event rate `inflight record` keeps
 # with zero lost events on this machine, and what happens above it. probe_loop fires at a set
 # rate (1 or 2 threads: with 2, the firing threads and the recorder share the 2 CPUs) for
 # BENCH_SECONDS x 1.5 while `inflight record -p` writes to a file under /tmp; per run:

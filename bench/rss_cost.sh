@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section rss_cost (a breakdown behind items 1 and 2): inflight also traces kmem:rss_stat,
+# Section rss_cost: inflight also traces kmem:rss_stat,
 # which the kernel fires on every change of any process's RSS counters - each page fault,
 # each unmap. Here probe_loop -F page-faults in a loop (each page of 1 MiB touched, then all
 # dropped with MADV_DONTNEED, again); CPU nanoseconds per page touched, 1 thread, with:

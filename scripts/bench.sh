@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# make bench: measures inflight side by side with its peers (issue 6) and writes the results
+# make bench: measures inflight side by side with its peers and writes the results
 # file docs/bench.md (medians with their spread, ratios within a round) and the raw figures
 # (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost

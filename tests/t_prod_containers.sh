@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Containers and many processes (issue 5, item 4): a process in another mount namespace
+# Containers and many processes: a process in another mount namespace
 # whose binary exists only there (a tmpfs mounted in the namespace), traced by pid, listed and
 # traced by binary through /proc/PID/root/...; -b across restarts, in the trace (the old
 # process's final state in the summary, the new one picked up, with --max-procs 1 so the dead

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Exit codes and messages of the production paths (issue 13, item 4), each one line
+# Exit codes and messages of the production paths, each one line
 # `inflight: WHAT: WHY; HINT` with the real reason: a target that exits while inflight attaches
 # is 7 "exited" (it was 10 "No such file or directory" 7 times in 8), a kernel thread is
 # refused plainly (12), root without CAP_SYS_PTRACE and a pid namespace of its own say what is

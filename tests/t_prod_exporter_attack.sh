@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The exporter under attack (issue 13, item 1): bounded loopback attacks on `inflight serve`
+# The exporter under attack: bounded loopback attacks on `inflight serve`
 # in a private network namespace, each with a scraper beside it that must keep getting whole
 # answers. Before the guard (cmd/serve_guard.h), 40 idle connections made 38 of 38 scrapes
 # fail (32 connections at most, a 10 s inactivity timeout any byte resets). Attacks, 8 s each:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Faults (issue 5, item 5, part 1): the traced program SIGKILLed mid-run (the summary is still
+# Faults: the traced program SIGKILLed mid-run (the summary is still
 # printed, its live buffers reported as held at exit, exactly for a scripted run), and the
 # loader SIGKILLed (the kernel detaches its probes: the prover's USDT semaphores, read from
 # /proc/PID/mem at the addresses of its stapsdt notes, return to 0, every probe site is a

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Fleet monitoring (issue 13, item 6): the Prometheus rules of deploy/ pass `promtool check
+# Fleet monitoring: the Prometheus rules of deploy/ pass `promtool check
 # rules` and their unit tests (`promtool test rules`); then a real Prometheus (Debian's 2.42,
 # on loopback in a private network namespace, a temporary directory, bounded waits) scrapes
 # two `inflight serve -b` exporters, one per host, while the reference prover runs the traced

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Hostile strings on their way out (issue 13, item 2): a comm written through /proc/PID/comm,
+# Hostile strings on their way out: a comm written through /proc/PID/comm,
 # a command line and a path holding ESC sequences, BEL, newlines and invalid UTF-8, and a
 # crafted recording with such host, argv, binary, comm and cmdline, or with such a class name.
 # Every output - the summary, the timeline, the report in every format, compare, the exporter,

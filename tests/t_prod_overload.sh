@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Faults (issue 5, item 5, part 2): a probe storm above a million events per second (no
+# Faults: a probe storm above a million events per second (no
 # crash, counts exact or marked inexact, every ring-buffer drop counted), full maps (buffers,
 # owners, processes: each overflow counted, totals marked INEXACT, never negative), and class
 # and stage ids out of range from a foreign program (rejected, counted, shown, nothing else

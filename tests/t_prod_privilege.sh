@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Least privilege (issue 5, item 1; issue 13, item 3): inflight run as the unprivileged user
+# Least privilege: inflight run as the unprivileged user
 # nobody with only the capabilities attaching needs works and counts exactly; once attached it
 # holds no capability at all (CapEff 0) and still reads its maps; with a capability missing it
 # says which in one line and exits 3; the command it starts does not inherit its capabilities,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# The exporter against a real Prometheus server (issue 5, item 2): Debian's prometheus,
+# The exporter against a real Prometheus server: Debian's prometheus,
 # started here on loopback in a private network namespace with a temporary configuration
 # and storage, scrapes `inflight serve` tracing probegen held at a known state; the values
 # are read back through Prometheus's HTTP API, including the fleet query of docs/production.md

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# RSS truth (issue 5, item 3): the prover holds N MiB that no probe reports (--untracked-mb);
+# RSS truth: the prover holds N MiB that no probe reports (--untracked-mb);
 # inflight's RSS, from the kernel's kmem:rss_stat, must show it as untracked memory in the
 # summary (at the RSS peak: peak - tracked then >= N MiB), in the live timeline and in the
 # exporter (untracked = RSS - tracked, from one scrape), and its RSS peak must agree with the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Security (issue 5, item 6): the BPF programs only read (every helper they call is on a
+# Security: the BPF programs only read (every helper they call is on a
 # read-only allow-list; never bpf_probe_write_user, id 36), recordings are created without
 # following a symlink and without group or world write whatever the umask, and the loader
 # built with ASan and UBSan traces, records, reports, lists and serves cleanly. (Loopback by

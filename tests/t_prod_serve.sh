@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# `inflight serve` as a program (issue 5, items 2 and 6): loopback by default, one line and
+# `inflight serve` as a program: loopback by default, one line and
 # exit 2 for a bad --listen, exit 11 for a port in use or a privileged port without the
 # capability, a privileged port bound before the capabilities go, plain HTTP behaviour
 # (/metrics, 404, 405, HEAD, OpenMetrics negotiation), libmicrohttpd loaded at run time with

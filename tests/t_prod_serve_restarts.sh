@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# `serve -b` across restarts (issue 13, item 5): processes retired by --keep-exited stay in
+# `serve -b` across restarts: processes retired by --keep-exited stay in
 # the final summary (they vanished from it); thousands of restarts leave serve's memory and
 # its exposition bounded, measured by exact counts (series in the scrape, processes in the
 # summary, untraced events), not by timing; the map limits' preallocation is announced in

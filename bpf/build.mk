@@ -40,6 +40,11 @@ LOADER_OFFLINE_SRCS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
 LOADER_OFFLINE_HDRS := $(wildcard $(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.h))
 # (the pinned libbpf's headers first: attach/ and the tests that drive a session use them)
 LOADER_CFLAGS := $(LIBBPF_CFLAGS) -Ibpf -Ibpf/loader -Iprobes -MMD -MP
+# The offline library is compiled without them: an include of a libbpf header or the skeleton
+# there fails to compile (or, for libbpf-dev's copy in /usr/include/bpf, fails offline-check),
+# not only to link.
+# (-MD: the lists name system headers too, so offline-check sees libbpf-dev's)
+$(LOADER_OFFLINE_OBJS): LOADER_CFLAGS := -Ibpf -Ibpf/loader -Iprobes -MD -MP
 # what the offline library needs, and what the attach code adds
 OFFLINE_LIBS := -Wl,-Bstatic -lelf -lz -lzstd -Wl,-Bdynamic -lm
 LOADER_LIBS := $(LIBBPF_LDLIBS) -lm
@@ -79,6 +84,10 @@ $(LOADER_OFFLINE_LIB): $(LOADER_OFFLINE_OBJS)
 # call anywhere in it fails the build here.
 $(LOADER_DIR)/offline-check: $(LOADER_OFFLINE_LIB)
 	$(call msg,CHECK,offline library links without libbpf)
+	$(Q)! grep -HE '(^|[ /])(bpf/(libbpf|bpf|btf|libbpf_common)\.h|[a-z_]+\.skel\.h)' \
+		$(LOADER_OFFLINE_OBJS:.o=.d) >&2 || { \
+		echo "bpf/loader: offline code includes a libbpf header or the skeleton; only attach/ may" >&2; \
+		exit 1; }
 	$(Q)printf 'int main(void) { return 0; }\n' > $@.c
 	$(Q)$(CC) $(LDFLAGS) $@.c -Wl,--whole-archive $< -Wl,--no-whole-archive $(OFFLINE_LIBS) \
 		-o $@ 2>$@.log || { cat $@.log >&2; \

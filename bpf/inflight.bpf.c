@@ -11,14 +11,15 @@
  * process happens under one lock in its infl_proc (proc_lock.bpf.h: its two forms). A uprobe
  * handler that finds it held queues its hit for the holder and returns (deferred.bpf.h; on
  * kernels with cmpxchg and bpf_loop); only when the queue is full, or on older kernels, does
- * it wait a short while, and then it gives up and counts the event in lock_timeouts, which
- * marks the totals inexact. The tracepoint handlers never wait: the RSS fields are written
+ * it wait (on older kernels for longer, in lock_wait_more), and then it gives up and counts
+ * the event in lock_timeouts, which marks the totals inexact. The tracepoint handlers never wait: the RSS fields are written
  * without the lock, and exit and exec run when no other thread of the process is left to
  * race with. A handler's map element creation and deletion happen outside the lock; a
  * queued hit's lookups are repeated by whoever applies it.
  *
  * Every program exists twice, for the two lock forms (suffix _nocas: kernels without BPF
- * cmpxchg, before 5.12); the loader loads one set (attach/features.c).
+ * cmpxchg or bpf_loop, before 5.17, with lock_wait_more); the loader loads one set
+ * (attach/session.c, from attach/features.c's answers).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -332,8 +333,8 @@ static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
-	if (!lock_map_wait(pid)) {
-		__sync_fetch_and_add(&p->lock_timeouts, 1);
+	if (!lock_map_wait(pid, true)) {
+			__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
 	proc_lock_release(p, pid, lk);
@@ -825,19 +826,16 @@ static __always_inline int section_run(struct infl_proc *p, const struct infl_op
 	return section_of(p, op, o, old_o, old);
 }
 
-/* Under the lock: a queued hit, with the records its handler found looked up again (an
- * owner it created is there: only a section retires one). A global function too, checked
- * once where the drain and the combiner call it. */
-__noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
+/* Under the lock: a hit whose handler did not apply it itself (queued, or carried into
+ * lock_wait_more), with the records its handler found looked up again (an owner it created
+ * is there: only a section retires one); an owner it retires is removed. */
+static __always_inline void apply_relooked(struct infl_proc *p, const struct infl_op *op,
+					   const enum lock_kind lk)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_buf *old = NULL;
-	struct infl_owner_key ok = { .pid = pid };
-
-	if (!p || !op)
-		return 0;
-	ok.gen = p->gen;
+	struct infl_owner_key ok = { .pid = pid, .gen = p->gen };
 
 	if (op->probe == INFL_PROBE_ALLOC) {
 		if (op->kind == AK_DUP) {
@@ -860,8 +858,15 @@ __noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
 		if (op->kind == SK_MOVE)
 			o = owner_get(&ok);
 	}
-	if (apply_op(p, op, o, old_o, old))
+	if (section_run(p, op, o, old_o, old, lk))
 		bpf_map_delete_elem(&owners, &ok);
+}
+
+/* A queued hit: a global function, checked once where the drain and the combiner call it. */
+__noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
+{
+	if (p && op)
+		apply_relooked(p, op, LK_CAS);
 	return 0;
 }
 
@@ -980,6 +985,7 @@ enum lock_outcome {
 	LOCKED,	  /* the lock is ours, the hits queued before applied: account it, release */
 	DEFERRED, /* queued: the lock's holder applies it (deferred.bpf.h) */
 	GAVE_UP,  /* the lock held and the queue full for lock_wait_ns: counted (lock_timeouts) */
+	WAIT_MORE, /* LK_MAP: the lock held for a round of looks: go on in lock_wait_more */
 };
 
 struct room_wait {
@@ -1069,13 +1075,113 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 			return DEFERRED;
 		goto gave_up;
 	}
-	if (!lock_map_wait(pid))
-		goto gave_up;
+	if (!lock_map_wait(pid, true))
+		return WAIT_MORE;
 	section_begin(p);
 	return LOCKED;
 gave_up:
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
 	return GAVE_UP;
+}
+
+/*
+ * LK_MAP, the wait past one round of looks. A round is bounded by what a 5.10 verifier will
+ * walk (LOCK_MAP_SPINS), ~20 us natively, while a holder on a vCPU that its hypervisor
+ * descheduled (or an emulated one) is away for milliseconds: a hit that gave up then was
+ * lost. Instead the hit is carried into lock_wait_more, which waits another round and tail
+ * calls itself, LOCK_WAIT_ROUNDS rounds at most, then applies the hit under the lock or,
+ * only after all of them, gives it up (counted). Those rounds count looks, not time, so
+ * the wait scales with the CPU it runs on: ~0.7 ms natively, tens of ms under TCG.
+ * The carry is per CPU: these kernels (before 5.17, so before 6.0) run uprobe programs with
+ * preemption disabled and never two on one CPU at once (bpf_prog_active), so the chain has
+ * its CPU's slot to itself, and the hit's thread, held in its probe, keeps its order.
+ */
+#define LOCK_WAIT_ROUNDS 32 /* tail calls: the kernel's limit is 32 (33 from 5.12) */
+
+/* rounds waited in lock_wait_more, all processes: how often holders stalled (bench, -v) */
+__u64 lock_wait_rounds = 0;
+
+struct lock_carry {
+	struct infl_op op;
+	__u64 gen;    /* the image whose hit it is */
+	__u32 pid;
+	__u32 rounds; /* rounds waited in lock_wait_more */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lock_carry);
+} lock_carry SEC(".maps");
+
+/* slot 0: lock_wait_more, set by the loader where the LK_MAP programs are loaded */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lock_wait_progs SEC(".maps");
+
+/* A hit given up: what its handler changed outside the lock is taken back where it must be
+ * (a new buffer in the map must be in the totals), and it is counted. */
+static __always_inline void hit_gave_up(struct infl_proc *p, const struct infl_op *op,
+					__u32 pid)
+{
+	__sync_fetch_and_add(&p->lock_timeouts, 1);
+	if (op->probe != INFL_PROBE_ALLOC)
+		return;
+	if (op->kind == AK_NEW) {
+		struct infl_buf_key bk = { .pid = pid, .gen = p->gen, .buf = op->arg };
+
+		bpf_map_delete_elem(&bufs, &bk);
+	}
+	if (op->kind == AK_NEW || op->kind == AK_MAP_FULL)
+		__sync_fetch_and_add(&p->untracked_allocs, 1);
+}
+
+/* WAIT_MORE: the hit goes on waiting in lock_wait_more (no return), or is given up when the
+ * tail call cannot be made (no slot set). */
+static __always_inline void wait_more(void *ctx, struct infl_proc *p, __u32 pid,
+				      const struct infl_op *op)
+{
+	__u32 zero = 0;
+	struct lock_carry *c = bpf_map_lookup_elem(&lock_carry, &zero);
+
+	if (c) {
+		c->op = *op;
+		c->gen = p->gen;
+		c->pid = pid;
+		c->rounds = 0;
+		bpf_tail_call(ctx, &lock_wait_progs, 0);
+	}
+	hit_gave_up(p, op, pid);
+}
+
+SEC("usdt")
+int lock_wait_more(struct pt_regs *ctx)
+{
+	__u32 zero = 0, pid;
+	struct lock_carry *c = bpf_map_lookup_elem(&lock_carry, &zero);
+	struct infl_proc *p;
+
+	if (!c)
+		return 0;
+	pid = c->pid;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p || p->gen != c->gen) /* cannot be: the hit's thread lives in the image */
+		return 0;
+	__sync_fetch_and_add(&lock_wait_rounds, 1);
+	if (lock_map_wait(pid, false)) {
+		section_begin(p);
+		apply_relooked(p, &c->op, LK_MAP);
+		proc_unlock(p, pid, LK_MAP);
+		return 0;
+	}
+	if (++c->rounds < LOCK_WAIT_ROUNDS)
+		bpf_tail_call(ctx, &lock_wait_progs, 0);
+	hit_gave_up(p, &c->op, pid);
+	return 0;
 }
 
 /* --- the probes ---------------------------------------------------------------------------- */
@@ -1148,6 +1254,10 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 	}
 locked:
 	r = lock_or_defer(p, pid, &op, lk);
+	if (r == WAIT_MORE) {
+		wait_more(ctx, p, pid, &op);
+		return 0;
+	}
 	if (r == GAVE_UP) {
 		/* a buffer in the map must be in the totals: take back what was not counted */
 		if (op.kind == AK_NEW)
@@ -1194,7 +1304,9 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
 		o = owner_lookup(pid, p->gen, op.prev.owner);
 	r = lock_or_defer(p, pid, &op, lk);
-	if (r == GAVE_UP)
+	if (r == WAIT_MORE)
+		wait_more(ctx, p, pid, &op);
+	if (r == GAVE_UP || r == WAIT_MORE)
 		return 0;
 	if (r == LOCKED) {
 		retired = section_run(p, &op, o, NULL, NULL, lk);
@@ -1233,7 +1345,9 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 			op.kind = SK_MAP_FULL;
 	}
 	r = lock_or_defer(p, pid, &op, lk);
-	if (r == GAVE_UP)
+	if (r == WAIT_MORE)
+		wait_more(ctx, p, pid, &op);
+	if (r == GAVE_UP || r == WAIT_MORE)
 		return 0;
 	if (r == LOCKED) {
 		retired = section_run(p, &op, o, NULL, NULL, lk);

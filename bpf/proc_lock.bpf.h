@@ -16,10 +16,11 @@
  *           no bpf_loop, which the queue's drain needs. Inserting the pid into the `locks`
  *           hash map with BPF_NOEXIST is an atomic test-and-set (the insert checks and
  *           links under the bucket lock); deleting the key releases it. A hit that finds it
- *           held waits a short, fixed time (lock_wait_ns) and then gives up: it counts the
- *           event (lock_timeouts), which makes that process's totals inexact. Those kernels
- *           run uprobe handlers with preemption off (before 6.0), so a holder is never
- *           preempted there, only interrupted.
+ *           held waits: lock_wait_ns, then LOCK_WAIT_ROUNDS rounds of LOCK_MAP_SPINS looks
+ *           each, tail calls of inflight.bpf.c's lock_wait_more; only after them does it
+ *           give up and count the event (lock_timeouts), which makes that process's totals
+ *           inexact. Those kernels run uprobe handlers with preemption off (before 6.0), so
+ *           a holder is never preempted there, only interrupted, or stalled with its vCPU.
  *
  * Since 6.0 uprobe programs run with migration, not preemption, disabled
  * (bpf_prog_run_array_uprobe), so the holder may be preempted on a preemptible or PREEMPT_RT
@@ -86,15 +87,15 @@ static __always_inline bool proc_trylock(struct infl_proc *p, __u32 pid, const e
 	return cas_try(p);
 }
 
-/* LK_MAP: true when the lock is ours, within lock_wait_ns. */
-static __always_inline bool lock_map_wait(__u32 pid)
+/* LK_MAP: true when the lock is ours, within lock_wait_ns (`timed`) or LOCK_MAP_SPINS looks. */
+static __always_inline bool lock_map_wait(__u32 pid, bool timed)
 {
 	__u64 deadline;
 	int i;
 
 	if (lock_map_try(pid))
 		return true;
-	deadline = bpf_ktime_get_ns() + lock_wait_ns;
+	deadline = timed ? bpf_ktime_get_ns() + lock_wait_ns : ~0ull;
 	/* one way back to the loop's head: a loop entered by a jump into its middle and closed
 	 * by a fall-through is refused by 5.10's check_cfg ("back-edge from insn N to N+1"), and
 	 * clang builds that shape from a plain for loop here */
@@ -103,7 +104,7 @@ static __always_inline bool lock_map_wait(__u32 pid)
 			return true;
 		if (i == LOCK_MAP_SPINS)
 			return false;
-		if (bpf_ktime_get_ns() > deadline)
+		if (timed && bpf_ktime_get_ns() > deadline)
 			return false;
 	}
 }

@@ -231,7 +231,8 @@ static void test_hammer(void)
 			      (unsigned long long)p->lock_timeouts);
 		else
 			printf("# %shammer: no queue on this kernel (before 5.17): a hit that waits "
-			       "too long gives up, counted\n", Q);
+			       "too long gives up, counted; %llu rounds waited past the first\n", Q,
+			       (unsigned long long)session__lock_wait_rounds(s));
 		CHECK(consistent(p), "%shammer: never wrong: cells and totals agree, none below 0", Q);
 		CHECK(p->lock_timeouts ? proc_inexact(p) :
 					 !p->total_bytes && p->owners_done == 20000 && !proc_inexact(p),

@@ -254,6 +254,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 		bpf_program__set_autoload(map_progs[i], !cas);
 		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
 	}
+	bpf_program__set_autoload(k->progs.lock_wait_more, !cas);
 	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
 	{
 		/* [lock form][layout]: inflight.bpf.c's RSS_PROG rows */
@@ -347,6 +348,19 @@ static int load_error(int err, const char *what)
 	int code = infl_bpf_exit_code(err, &hint);
 
 	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+/* The LK_MAP programs' longer wait (inflight.bpf.c: lock_wait_more) is a tail call: its
+ * slot is set here, where those programs were loaded. */
+static int link_wait_more(struct session *s)
+{
+	int fd = bpf_program__fd(s->skel->progs.lock_wait_more), slot = 0;
+
+	if (fd < 0)
+		return 0; /* LK_CAS: not loaded, not needed */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lock_wait_progs), &slot, &fd, BPF_ANY))
+		return load_error(-errno, "set the lock's wait program");
+	return 0;
 }
 
 /* The kernel's encoding of a device number (MKDEV), as struct super_block.s_dev holds it. */
@@ -835,7 +849,8 @@ int session__open(const struct session_opts *o, struct session **out)
 		err = memlock_error(s, err) ?: load_error(err, "load BPF programs");
 		goto fail;
 	}
-	err = open_rings(s, o);
+	err = link_wait_more(s);
+	err = err ?: open_rings(s, o);
 	err = err ?: check_layout(s);
 	err = err ?: attach_probes(s);
 	err = err ?: verify_semaphores(s);
@@ -965,6 +980,11 @@ __u64 session__deferred_ops(const struct session *s, __u64 *full)
 	if (full)
 		*full = __atomic_load_n(&s->skel->bss->deferred_full, __ATOMIC_RELAXED);
 	return __atomic_load_n(&s->skel->bss->deferred_ops, __ATOMIC_RELAXED);
+}
+
+__u64 session__lock_wait_rounds(const struct session *s)
+{
+	return __atomic_load_n(&s->skel->bss->lock_wait_rounds, __ATOMIC_RELAXED);
 }
 
 void session__stop(struct session *s)

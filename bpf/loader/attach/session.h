@@ -96,6 +96,8 @@ int session__nended(const struct session *s);
  * many found their queue full and waited (for a slot or the lock). */
 bool session__has_queue(const struct session *s);
 __u64 session__deferred_ops(const struct session *s, __u64 *full);
+/* kernels without the queue: rounds hits waited past the first for a stalled holder */
+__u64 session__lock_wait_rounds(const struct session *s);
 
 /* Tracing ends: probe hits from now on are not accounted (a hit already in its handler
  * finishes), so that the final snapshot and the last recorded event agree. */

@@ -61,11 +61,14 @@ kill -INT "$tr" 2>/dev/null
 wait "$tr"
 check_eq "-b /proc/PID/root/...: exit 0 after Ctrl-C" "$?" 0
 s=$(grep '"type":"summary"' "$TMP/b.out")
-check_match "-b /proc/PID/root/...: the new process, by pid" "$s" "\"pid\":$run,"
-check_match "-b /proc/PID/root/...: its events, exactly" "$s" \
-	'"events":\{"buf_alloc":2,"buf_free":1,"stage":2\}'
-check_match "-b /proc/PID/root/...: what it held at exit (64 KiB of huge, in wait)" "$s" \
-	'"at_end":\{"bytes":65536,"bufs":1,"owners":1'
+# of_pid PID FILTER: FILTER applied to process PID's object in the summary $s
+of_pid() { jq -c --argjson p "$1" ".processes[] | select(.pid == \$p) | $2" <<<"$s"; }
+check_eq "-b /proc/PID/root/...: the new process, by pid" "$(of_pid "$run" .pid)" "$run"
+check_eq "-b /proc/PID/root/...: its events, exactly" "$(of_pid "$run" .events)" \
+	'{"buf_alloc":2,"buf_free":1,"stage":2}'
+check_eq "-b /proc/PID/root/...: what it held at exit (64 KiB of huge, in wait)" \
+	"$(of_pid "$run" '[.at_end.bytes, .at_end.bufs, .at_end.owners, (.at_end.stages | map(.stage))]')" \
+	'[65536,1,1,["wait"]]'
 
 # --- -b across restarts: the old process's final state kept, the new one picked up ---------
 # (a restart within the loader's 100 ms bookkeeping could find --max-procs full: counted in
@@ -88,16 +91,15 @@ kill -INT "$tr"
 wait "$tr"
 check_eq "-b across a restart: exit 0 after Ctrl-C" "$?" 0
 s=$(grep '"type":"summary"' "$TMP/r.out")
-check_eq "-b across a restart: both processes in the summary" "$(grep -o '"pid":[0-9]*' <<<"$s" | tr '\n' ' ')" \
-	"\"pid\":$first \"pid\":$second "
-first_json=$(grep -o "\"pid\":$first,.*\"pid\":$second," <<<"$s")
-check_match "the old process: exited, its final state (64 KiB held)" "$first_json" \
-	'"exited":true.*"at_end":\{"bytes":65536,"bufs":1,"owners":1'
-check_match "the old process: its events" "$first_json" '"events":\{"buf_alloc":2,"buf_free":1,"stage":2\}'
-second_json=$(grep -o "\"pid\":$second,.*" <<<"$s")
-check_match "the new process picked up: every event" "$second_json" \
-	'"events":\{"buf_alloc":1,"buf_free":1,"stage":3\}'
-check_match "no event was left out for want of a slot" "$s" '"procs_map_full":0,'
+check_eq "-b across a restart: both processes in the summary" \
+	"$(jq -r '[.processes[].pid] | @text' <<<"$s")" "[$first,$second]"
+check_eq "the old process: exited, its final state (64 KiB held)" \
+	"$(of_pid "$first" '[.exited, .at_end.bytes, .at_end.bufs, .at_end.owners]')" '[true,65536,1,1]'
+check_eq "the old process: its events" "$(of_pid "$first" .events)" \
+	'{"buf_alloc":2,"buf_free":1,"stage":2}'
+check_eq "the new process picked up: every event" "$(of_pid "$second" .events)" \
+	'{"buf_alloc":1,"buf_free":1,"stage":3}'
+check_eq "no event was left out for want of a slot" "$(jq -r .procs_map_full <<<"$s")" 0
 
 # --- the exporter across restarts: the exited process served, then forgotten ---------------
 netns_up || not_ok "a private network namespace"

@@ -39,17 +39,17 @@ wait "$tr"
 check_eq "SIGKILLed prover: inflight exits 128+9" "$?" 137
 s=$(grep '"type":"summary"' "$TMP/b.out")
 check "the summary is printed" test -n "$s"
-check_match "... the prover exited, by signal 9" "$s" '"exited":true,"exit_status":null,"exit_signal":9'
-at_end=$(grep -o '"at_end":{"bytes":[0-9]*,"bufs":[0-9]*,"owners":[0-9]*' <<<"$s")
-check "... its buffers held at exit are reported (> 0: $at_end)" \
-	test "$(json_num "$at_end" bytes)" -gt 0 -a "$(json_num "$at_end" bufs)" -gt 0
-# at_end's per-class totals ("classes", the last object before the leak candidates) add up
-classes=$(grep -o '"at_end":{.*"leak_candidates"' <<<"$s" | grep -o '"classes":{[^]]*}},"leak' |
-	grep -o '"bytes":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s }')
-check_eq "... held at exit, class by class, adds up" "$classes" "$(json_num "$at_end" bytes)"
-check "... no more than the peak" test "$(json_num "$at_end" bytes)" -le \
-	"$(grep -o '"peak":{"bytes":[0-9]*' <<<"$s" | cut -d: -f3)"
-check_match "... the counts are exact" "$s" '"exact":true\}'
+# jp FILTER: FILTER applied to the summary's (only) process
+jp() { jq -r ".processes[0] | $1" <<<"$s" 2>/dev/null; }
+check_eq "... the prover exited, by signal 9" "$(jp '[.exited, .exit_status, .exit_signal] | @text')" \
+	'[true,null,9]'
+at_end_bytes=$(jp .at_end.bytes)
+check "... its buffers held at exit are reported (> 0: $(jp '.at_end | [.bytes, .bufs] | @text'))" \
+	test "${at_end_bytes:-0}" -gt 0 -a "$(jp '.at_end.bufs // 0')" -gt 0
+check_eq "... held at exit, class by class, adds up" \
+	"$(jp '[.at_end.classes[].bytes] | add')" "$at_end_bytes"
+check "... no more than the peak" test "${at_end_bytes:-0}" -le "$(jp '.peak.bytes // 0')"
+check_eq "... the counts are exact" "$(jp .exact)" true
 
 # --- the loader SIGKILLed: probes detach, the prover runs on unharmed ----------------------------
 # the sessions above traced $TMP/prover binary-wide (-- follows forks): their detaching

@@ -10,21 +10,19 @@ source "$ROOT/tests/production/lib_prod.sh"
 
 copy_bins inflight probegen
 attached() { [ "$(cap_eff "$1")" = 0000000000000000 ] || gone "$1"; }
-# jproc JSON PID: the summary object of process PID (up to the next process)
-jproc() { grep -o "\"pid\":$2,.*" <<<"$1" | sed 's/},{"pid":.*//'; }
-# events_sum OBJ: buf_alloc + buf_free + stage
-events_sum() {
-	local e
-	e=$(grep -o '"events":{[^}]*}' <<<"$1" | head -n 1)
-	echo $(($(json_num "$e" buf_alloc) + $(json_num "$e" buf_free) + $(json_num "$e" stage)))
-}
-# exact_or_marked OBJ FIRED TAG: every event accounted and "exact", or the shortfall counted in
-# lock_timeouts (and not "exact")
+# jproc SUMMARY PID: the summary's object of process PID
+jproc() { jq -c --argjson pid "$2" '.processes[] | select(.pid == $pid)' <<<"$1"; }
+# jv JSON FILTER: FILTER's value in JSON (one document), as jq -r prints it
+jv() { jq -r "$2" <<<"$1" 2>/dev/null; }
+# events_sum PROC: buf_alloc + buf_free + stage of one process's object
+events_sum() { jv "$1" '.events | .buf_alloc + .buf_free + .stage'; }
+# exact_or_marked PROC FIRED TAG: every event accounted and "exact", or the shortfall counted
+# in lock_timeouts (and not "exact")
 exact_or_marked() {
 	local sum timeouts
 	sum=$(events_sum "$1")
-	timeouts=$(json_num "$1" lock_timeouts)
-	if grep -q '"exact":true' <<<"$1"; then
+	timeouts=$(jv "$1" .anomalies.lock_timeouts)
+	if [ "$(jv "$1" .exact)" = true ]; then
 		check_eq "$3: exact, every event accounted" "$sum" "$2"
 	else
 		check_eq "$3: marked inexact, accounted + lock timeouts = fired" "$((sum + timeouts))" "$2"
@@ -58,14 +56,14 @@ for p in "$s1" "$s2"; do
 done
 fired=$((10 * N))
 echo "# storm: $((fired * 1000000000 / (end - start))) events/s, wall clock of both"
-check_match "storm: no process lost for want of a slot" "$s" '"procs_map_full":0,'
+check_eq "storm: no process lost for want of a slot" "$(jv "$s" .procs_map_full)" 0
 
 # --- contention: threads of one process on one lock ------------------------------------------
 "$TMP/inflight" --json -o "$TMP/thr.out" -- "$TMP/probegen" threads 2 20000 >/dev/null \
 	2>"$TMP/thr.err"
 check_eq "threads: exit 0" "$?" 0
 s=$(grep '"type":"summary"' "$TMP/thr.out")
-exact_or_marked "$s" $((2 * (2 * 20000 + 3))) "threads 2 x 20000"
+exact_or_marked "$(jv "$s" '.processes[0]')" $((2 * (2 * 20000 + 3))) "threads 2 x 20000"
 
 # --- record mode with a tiny ring buffer: every event recorded or counted as lost -------------
 "$TMP/inflight" record --ring-size 4096 -o "$TMP/storm.rec" -- "$TMP/probegen" storm 200000 \
@@ -90,14 +88,15 @@ check_match "report: the same loss, counted" "$("$TMP/inflight" report "$TMP/sto
 "$TMP/inflight" --json -o "$TMP/mb.out" --max-bufs 8 -- "$TMP/probegen" script "$TMP/bufs.txt" \
 	>/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/mb.out")
-check_match "--max-bufs 8, 20 live: 12 allocs counted as buffer-map-full" "$s" '"buf_map_full":12,'
-check_match "... and marked inexact" "$s" '"exact":false'
-check_match "... the 12 frees of untracked buffers counted as such, never negative" "$s" \
-	'"untracked_free":12,'
-check_match "... and not as late-attach frees (traced from its start)" "$s" \
-	'"unmatched":\{"free":\{\},'
-
-check_match "... nothing left in flight" "$s" '"at_end":\{"bytes":0,"bufs":0,'
+s=$(jv "$s" '.processes[0]')
+check_eq "--max-bufs 8, 20 live: 12 allocs counted as buffer-map-full" \
+	"$(jv "$s" .anomalies.buf_map_full)" 12
+check_eq "... and marked inexact" "$(jv "$s" .exact)" false
+check_eq "... the 12 frees of untracked buffers counted as such, never negative" \
+	"$(jv "$s" .anomalies.untracked_free)" 12
+check_eq "... and not as late-attach frees (traced from its start)" \
+	"$(jv "$s" '.unmatched.free | length')" 0
+check_eq "... nothing left in flight" "$(jv "$s" '.at_end | [.bytes, .bufs] | @text')" '[0,0]'
 text=$("$TMP/inflight" --max-bufs 8 -- "$TMP/probegen" script "$TMP/bufs.txt" 2>&1)
 check_match "text summary: 12 buffers not tracked, the map full" "$text" \
 	"anomalies: .*12 buffers not tracked: the buffer map was full"
@@ -107,10 +106,12 @@ printf 'stage 1 0\nstage 2 0\nstage 3 0\nstage 4 0\nalloc 1 0 64 3\nfree 1 0 64\
 "$TMP/inflight" --json -o "$TMP/mo.out" --max-owners 2 -- "$TMP/probegen" script \
 	"$TMP/owners.txt" >/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/mo.out")
-check_match "--max-owners 2: two stage events and one alloc without their owner counted" "$s" \
-	'"owner_map_full":3,'
-check_match "... marked inexact" "$s" '"exact":false'
-check_match "... the unowned buffer came and went" "$s" '"at_end":\{"bytes":0,"bufs":0,"owners":2,'
+s=$(jv "$s" '.processes[0]')
+check_eq "--max-owners 2: two stage events and one alloc without their owner counted" \
+	"$(jv "$s" .anomalies.owner_map_full)" 3
+check_eq "... marked inexact" "$(jv "$s" .exact)" false
+check_eq "... the unowned buffer came and went" \
+	"$(jv "$s" '.at_end | [.bytes, .bufs, .owners] | @text')" '[0,0,2]'
 
 printf 'stage 1 0\nalloc 1 0 64 1\ngate\n' >"$TMP/hold.txt"
 printf 'stage 2 0\nalloc 2 0 64 2\nstage 2 1\n' >"$TMP/late.txt"
@@ -128,8 +129,8 @@ wait "$h"
 kill -INT "$tr"
 wait "$tr"
 s=$(grep '"type":"summary"' "$TMP/mp.out")
-check_match "--max-procs 1: the second process's 3 events counted, not lost silently" "$s" \
-	'"procs_map_full":3,'
+check_eq "--max-procs 1: the second process's 3 events counted, not lost silently" \
+	"$(jv "$s" .procs_map_full)" 3
 check_eq "... the first process traced in full" "$(events_sum "$(jproc "$s" "$h")")" 2
 
 # --- ids out of range from a foreign program ---------------------------------------------------
@@ -144,12 +145,15 @@ alloc 0x4 1 4096 1
 IDS
 "$TMP/inflight" --json -o "$TMP/bad.out" -- "$TMP/probegen" script "$TMP/bad.txt" >/dev/null 2>&1
 s=$(grep '"type":"summary"' "$TMP/bad.out")
-check_match "bad class ids (16, 2^32-1, 200): 3 rejected" "$s" '"bad_class":3,'
-check_match "bad stage ids (16, 99): 2 rejected" "$s" '"bad_stage":2,'
-check_match "every event still counted as seen" "$s" '"events":\{"buf_alloc":3,"buf_free":1,"stage":3\}'
-check_match "nothing else disturbed: only big in born, 4096 bytes" "$s" \
-	'"at_end":\{"bytes":4096,"bufs":1,"owners":1,"untracked_bytes":[0-9]*,"stages":\[\{"stage":"born","id":0,"owners":1,"bufs":1,"bytes":4096,"classes":\{"big":\{"bufs":1,"bytes":4096\}\}\}\]'
-check_match "rejections do not make the counts inexact" "$s" '"exact":true'
+s=$(jv "$s" '.processes[0]')
+check_eq "bad class ids (16, 2^32-1, 200): 3 rejected" "$(jv "$s" .anomalies.bad_class)" 3
+check_eq "bad stage ids (16, 99): 2 rejected" "$(jv "$s" .anomalies.bad_stage)" 2
+check_eq "every event still counted as seen" "$(jv "$s" '.events | @text')" \
+	'{"buf_alloc":3,"buf_free":1,"stage":3}'
+check_eq "nothing else disturbed: only big in born, 4096 bytes" \
+	"$(jv "$s" '.at_end | [.bytes, .bufs, .owners, .stages] | @text')" \
+	'[4096,1,1,[{"stage":"born","id":0,"owners":1,"bufs":1,"bytes":4096,"classes":{"big":{"bufs":1,"bytes":4096}}}]]'
+check_eq "rejections do not make the counts inexact" "$(jv "$s" .exact)" true
 text=$("$TMP/inflight" -- "$TMP/probegen" script "$TMP/bad.txt" 2>&1)
 check_match "the CLI shows them, the counts as counts" "$text" \
 	"^anomalies: 3 events with a class id >= 16, 2 events with a stage id >= 16"

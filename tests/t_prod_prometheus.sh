@@ -43,7 +43,7 @@ raw_query() {
 		--data-urlencode "query=$1" 2>/dev/null
 }
 query() {
-	raw_query "$1" | grep -o '"value":\[[0-9.e+-]*,"[^"]*"\]' | sed 's/.*,"\(.*\)"\]/\1/'
+	raw_query "$1" | jq -r '.data.result[].value[1]' 2>/dev/null
 }
 scraped() { [ "$(query "inflight_buffers{pid=\"$pg\",class=\"big\",stage=\"wait\"}")" = 2 ]; }
 if wait_until 30 scraped; then

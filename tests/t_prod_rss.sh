@@ -13,6 +13,12 @@ N=64
 MIB=1048576
 work=(-n 2 -p 4 --log-n 14)
 
+# rss_of UNTRACKED_MB FIELD: FIELD of the RSS block of that run's summary (its one process)
+rss_of() {
+	jq -r "select(.type == \"summary\") | .processes[0].rss.$2 // empty" "$TMP/sum-$1.json" \
+		2>/dev/null
+}
+
 summary_of() { # UNTRACKED_MB -> $TMP/sum-N.json (inflight) and $TMP/prover-N.json (prover)
 	"$TMP/inflight" --json -o "$TMP/sum-$1.json" -- "$TMP/prover" "${work[@]}" \
 		--untracked-mb "$1" --json >"$TMP/out-$1" 2>"$TMP/err-$1"
@@ -21,11 +27,9 @@ summary_of() { # UNTRACKED_MB -> $TMP/sum-N.json (inflight) and $TMP/prover-N.js
 
 for mb in 0 "$N"; do
 	summary_of "$mb"
-	s=$(cat "$TMP/sum-$mb.json")
-	rss_block=$(grep -o '"rss":{[^}]*}' <<<"$s")
-	peak=$(json_num "$rss_block" peak_bytes)
-	tracked=$(json_num "$rss_block" tracked_at_peak)
-	prover_mib=$(grep -o '"peak_rss_mib":[0-9.]*' "$TMP/prover-$mb.json" | cut -d: -f2)
+	peak=$(rss_of "$mb" peak_bytes)
+	tracked=$(rss_of "$mb" tracked_at_peak)
+	prover_mib=$(jq -r '.peak_rss_mib // empty' "$TMP/prover-$mb.json" 2>/dev/null)
 	check "untracked $mb MiB: summary has the RSS peak and what was tracked then" \
 		test -n "$peak" -a -n "$tracked" -a -n "$prover_mib"
 	untracked=$((peak - tracked))
@@ -43,10 +47,8 @@ for mb in 0 "$N"; do
 	check "untracked $mb MiB: RSS peak within 1 MiB of the prover's own ($((peak / 1024)) KiB vs ${prover_mib} MiB)" \
 		test "$diff_kib" -le 1024
 done
-ctl=$(grep -o '"rss":{[^}]*}' "$TMP/sum-0.json")
-big=$(grep -o '"rss":{[^}]*}' "$TMP/sum-$N.json")
 check "the RSS peak grew by $N MiB (less 1 MiB of noise) with --untracked-mb $N" \
-	test $(( $(json_num "$big" peak_bytes) - $(json_num "$ctl" peak_bytes) )) -ge $(((N - 1) * MIB))
+	test $(($(rss_of "$N" peak_bytes) - $(rss_of 0 peak_bytes))) -ge $(((N - 1) * MIB))
 
 # the text summary says it in words
 "$TMP/inflight" -- "$TMP/prover" "${work[@]}" --untracked-mb "$N" >"$TMP/text" 2>/dev/null
@@ -56,11 +58,12 @@ check_match "text summary: the RSS peak beside what was tracked then" "$(cat "$T
 # live timeline (JSON): while the prover runs, untracked = rss - tracked >= N MiB
 "$TMP/inflight" -i 50ms --json -o "$TMP/live" -- "$TMP/prover" -n 4 -p 4 --log-n 16 \
 	--untracked-mb "$N" >/dev/null 2>&1
-line=$(grep '"type":"interval"' "$TMP/live" | grep '"tracked_bytes":[1-9]' | head -n 1)
+line=$(jq -c 'select(.type == "interval") | .processes[0] | select(.tracked_bytes > 0)' \
+	"$TMP/live" 2>/dev/null | head -n 1)
 check "live timeline: an interval while buffers were tracked" test -n "$line"
-rss=$(json_num "$line" rss_bytes)
-tracked=$(json_num "$line" tracked_bytes)
-untracked=$(json_num "$line" untracked_bytes)
+rss=$(jq -r .rss_bytes <<<"$line")
+tracked=$(jq -r .tracked_bytes <<<"$line")
+untracked=$(jq -r .untracked_bytes <<<"$line")
 check_eq "live timeline: untracked = rss - tracked" "$untracked" "$((rss > tracked ? rss - tracked : 0))"
 check "live timeline: untracked >= $N MiB" test "${untracked:-0}" -ge $((N * MIB))
 

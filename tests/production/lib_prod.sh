@@ -71,8 +71,6 @@ free_port() {
 # serve_port ERRFILE: the port of "inflight: serving http://ADDR:PORT/metrics"
 serve_port() { sed -n 's|^inflight: serving http://.*:\([0-9]*\)/metrics.*|\1|p' "$1" | head -n 1; }
 
-# json_num JSON KEY: the first number after "KEY": in a one-line JSON document
-json_num() { grep -o "\"$2\":[0-9]*" <<<"$1" | head -n 1 | cut -d: -f2; }
 
 # metric BODY LINE-PREFIX: the value of the sample that starts with LINE-PREFIX
 metric() { grep -F -- "$2" <<<"$1" | head -n 1 | awk '{ print $NF }'; }

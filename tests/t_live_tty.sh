@@ -60,8 +60,17 @@ check_match "at the end: the summary under the last frame" "$(printf '%s\n' "$en
 check_eq "... with the last frame still there, once" "$(printf '%s\n' "$end" | grep -c '^inflight  every 100 ms')" 1
 # not a terminal: plain lines, one table per interval, no escape sequences
 "$I" -i 100ms -- "$T" --hold-ms 1000 1 >"$TMP/plain" 2>&1
-check "to a file: a table per interval ($(grep -c '^pid ' "$TMP/plain") of them)" \
-	test "$(grep -c '^pid ' "$TMP/plain")" -ge 5
+# (how many intervals pass is the scheduler's business: each must be a whole table, later
+# than the one before, and the last one says the process exited)
+tables=$(grep -c '^pid ' "$TMP/plain")
+check_eq "to a file: whole tables, one per interval ($tables of them)" \
+	"$(grep -c '^stage  ' "$TMP/plain") $(grep -c '^peak .* probe events' "$TMP/plain")" \
+	"$tables $tables"
+check "... each later than the one before" awk -v n="$tables" '
+	/^pid / { t = substr($3, 2) + 0; if (seen && t <= last) bad = 1; last = t; seen++ }
+	END { exit !(n > 0 && seen == n && !bad) }' "$TMP/plain"
+check "... the last one says the process exited" \
+	sh -c "grep '^peak .* probe events' '$TMP/plain' | tail -n 1 | grep -q ' exited\$'"
 check_eq "... and no escape sequence" "$(grep -c $'\x1b' "$TMP/plain")" 0
 check_eq "... the clock named once" "$(grep -c '^inflight: times are seconds since the first probe event' "$TMP/plain")" 1
 # --json with -- CMD: the JSON never shares stdout with the command's own output

@@ -10,6 +10,7 @@ LC_WORKLOADS=("shape|--log-n 16|4" "events|--log-n 10|200") # name|args|proofs p
 
 loader_cost() {
 	local w name args per rep i lp pp used cpu wall proofs secs=${BENCH_LOADER_SECONDS:-10} exe
+	local launched steady0 c0 c1 t0 t1
 	if [ ! -x "$INFLIGHT" ] || [ ! -x "$BUILD/prover" ]; then
 		note loader_cost "not measured: $INFLIGHT or $BUILD/prover is not built"
 		return 0
@@ -28,8 +29,14 @@ loader_cost() {
 				[ "$(readlink "/proc/$pp/exe" 2>/dev/null)" = "$exe" ] && break
 				sleep 0.01
 			done
+			launched=$(date +%s.%N)
+			rm -f "$TMPB/lc.err" # its last round's "tracing" line must not be read as this one's
 			"$BENCH/measure" "$INFLIGHT" -i 100ms -p "$pp" >"$TMPB/lc.out" 2>"$TMPB/lc.err" & lp=$!
 			BG_PIDS+=("$lp")
+			# the steady state: from the attach done (its "tracing" line) to the end, without
+			# the load (the kernel's verifier runs on the loader's time): the CPU at that
+			# line, taken from the whole run's
+			steady0=$(lc_cpu_once_tracing "$lp" "$launched")
 			wait "$pp"
 			stop_bg "$lp" 20
 			used=$(sed -n 's/^measure //p' "$TMPB/lc.err")
@@ -43,6 +50,16 @@ loader_cost() {
 			record loader_cost inflight "$name" "$rep" cpu_pct "$cpu"
 			record loader_cost inflight "$name" "$rep" maxrss_mib "$(calc "$(kv maxrss_kib "$used") / 1024")"
 			record loader_cost inflight "$name" "$rep" wall_s "$wall"
+			if [ -n "$steady0" ]; then
+				read -r c0 t0 <<<"$steady0"
+				c1=$(calc "$(kv user_s "$used") + $(kv sys_s "$used")")
+				t1=$wall
+				record loader_cost inflight "$name" "$rep" attach_cpu_s "$c0"
+				record loader_cost inflight "$name" "$rep" steady_cpu_pct \
+					"$(calc "($c1 - $c0) / ($t1 - $t0) * 100")"
+			else
+				note loader_cost "$name, round $rep: no steady-state reading"
+			fi
 		done
 	done
 }
@@ -56,4 +73,23 @@ lc_proofs_for() {
 	wall=$(printf '%s\n' "$line" | sed -n 's/.*"wall_s":\([0-9.]*\).*/\1/p')
 	[ -n "$wall" ] || { echo "$n"; return; }
 	awk -v s="$secs" -v w="$wall" -v n="$n" 'BEGIN { p = int(n * s / w); print p < n ? n : p }'
+}
+
+# lc_cpu_now PID ORIGIN: "CPU-SECONDS SECONDS-SINCE-ORIGIN" of PID now (user + system,
+# /proc/PID/stat; ORIGIN a `date +%s.%N`)
+lc_cpu_now() {
+	local f
+	[ -n "$1" ] && f=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return
+	awk -v hz="$(getconf CLK_TCK)" -v now="$(date +%s.%N)" -v o="$2" \
+		'{ printf "%.3f %.3f\n", ($12 + $13) / hz, now - o }' <<<"$f"
+}
+
+# lc_cpu_once_tracing MEASURE-PID ORIGIN: lc_cpu_now of its inflight once it said "tracing"
+lc_cpu_once_tracing() {
+	local i
+	for ((i = 0; i < 3000; i++)); do
+		grep -q '^inflight: tracing' "$TMPB/lc.err" 2>/dev/null && break
+		sleep 0.01
+	done
+	lc_cpu_now "$(pgrep -P "$1" -x inflight | head -n 1)" "$2"
 }

@@ -126,6 +126,15 @@ struct {
 	__type(value, struct infl_pid_chunk);
 } traced_pids SEC(".maps");
 
+/* each image's identity (inflight.h: infl_ident); LRU: a loader that never removes the
+ * entries of the images it forgot cannot fill it */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct infl_ident_key);
+	__type(value, struct infl_ident);
+} idents SEC(".maps");
+
 /* the binaries the loader attached to, and when: an image that began after is traced from
  * its first instruction (INFL_PROC_FROM_START) */
 struct image_key {
@@ -153,6 +162,7 @@ struct {
 /* templates for new map elements (too big for the 512-byte stack); a record other threads
  * may find before it is filled is not ready until its gen is set (proc_init) */
 static const struct infl_proc zero_proc;
+static const struct infl_ident zero_ident;
 static const struct infl_owner new_owner = { .slot = INFL_SLOT_NONE };
 
 /* Clamp an index the verifier must see bounded even after clang spilled it to the stack;
@@ -240,6 +250,34 @@ static __always_inline bool image_attached_before(struct task_struct *task, __u6
 }
 
 /*
+ * The identity of the image whose record is being made: its comm and command line words,
+ * read from the address space of the current task (the image itself at its first probe hit
+ * or its exec; at a fork the parent, whose command line the child shares).
+ */
+static __always_inline void ident_note(struct task_struct *task, __u32 pid, __u64 gen)
+{
+	struct infl_ident_key k = { .pid = pid, .gen = gen };
+	unsigned long start, end;
+	struct infl_ident *id;
+	__u64 len;
+
+	if (bpf_map_update_elem(&idents, &k, &zero_ident, BPF_ANY))
+		return;
+	id = bpf_map_lookup_elem(&idents, &k);
+	if (!id)
+		return;
+	BPF_CORE_READ_INTO(&id->comm, task, comm);
+	start = BPF_CORE_READ(task, mm, arg_start);
+	end = BPF_CORE_READ(task, mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > INFL_IDENT_ARGS - 1)
+		len = INFL_IDENT_ARGS - 1;
+	len = BOUNDED(len, INFL_IDENT_ARGS);
+	if (len && !bpf_probe_read_user(id->args, len, (void *)start))
+		id->args_len = len;
+}
+
+/*
  * Fills a record just inserted for `task`, then publishes it: `gen` is stored last, and a
  * record with gen 0 is not ready (proc_wait_ready). Its maker is alone with it: made by a
  * tracepoint, no thread of the process runs yet; made by a probe hit, the others wait for
@@ -261,6 +299,7 @@ static __always_inline void proc_init(struct infl_proc *p, struct task_struct *t
 	}
 	p->flags = flags;
 	pid_mark(pid, 1);
+	ident_note(task, pid, now);
 	barrier();
 	WRITE_ONCE(p->gen, now);
 }

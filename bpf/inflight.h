@@ -146,6 +146,27 @@ struct infl_proc {
 	__u64 write_begin;	   /* keep last: see above */
 };
 
+/*
+ * Who a process image is, as the kernel saw it when its record was made (inflight.bpf.c:
+ * ident_note): its comm and the first INFL_IDENT_ARGS bytes of its command line (the words,
+ * each ending in a NUL), so that an image that ends before the loader reads /proc is still
+ * named. Keyed by pid and gen; the loader removes an image's entry when it forgets the image.
+ */
+#define INFL_IDENT_ARGS 512
+
+struct infl_ident_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 gen;
+};
+
+struct infl_ident {
+	char comm[16];
+	__u32 args_len; /* bytes of args read, 0 when unreadable */
+	__u32 pad;
+	char args[INFL_IDENT_ARGS];
+};
+
 /* Keys of a process's buffers and owners: the pid and its record's gen, so that a pid reused
  * while an exited process's entries are still being removed never meets them. */
 struct infl_buf_key {

@@ -67,8 +67,8 @@ check_eq "-i: 'no traced process has hit a probe yet' only before the first tabl
 check "-i: the process's table was shown" test "$(grep -c '^pid [0-9]* ' "$TMP/b.out")" -ge 1
 
 # --- -b processes named: the summary (text, JSON) and two -b recordings compared ----------
-# gated: the process runs until SIGUSR1, long enough to be seen (a process that ends within
-# a tenth of a second of its first probe hit may stay unnamed: docs/cli.md)
+# gated: the process runs until SIGUSR1, long enough to be seen and named from /proc (one
+# that ends sooner is named from what the kernel read: below)
 printf 'stage 5 0\nalloc 32 2 65536 5\ngate\nfree 32 2 65536\nstage 5 4\n' >"$TMP/g1.txt"
 printf 'stage 5 0\nalloc 32 2 65536 5\nalloc 33 2 65536 5\ngate\nfree 32 2 65536\nfree 33 2 65536\nstage 5 4\n' >"$TMP/g2.txt"
 # gated_run SCRIPT: one probegen run through its gate
@@ -153,5 +153,22 @@ wait "$tr_pid"
 check_eq "-- probegen: exit 0" "$?" 0
 check_eq "the summary says the same counts" "$(grep '^anomalies: ' "$TMP/c.out")" \
 	"anomalies: 2 events with a class id >= 16, 1 event with a stage id >= 16"
+
+# --- -b processes that end before inflight looks: named from what the kernel read -----------
+# (no gate: each run is over within milliseconds of its first probe hit, long before the
+# loader's next look at the maps; the kernel read its comm and words when it made its record)
+printf 'stage 5 0\nalloc 32 2 65536 5\nfree 32 2 65536\nstage 5 4\n' >"$TMP/quick.txt"
+start_b "$TMP/q.out" "$TMP/q.err" --json -o "$TMP/q.jsonl"
+for _ in 1 2 3; do
+	"$TMP/probegen" script "$TMP/quick.txt" >/dev/null
+done
+stop_b
+check_eq "-b: three processes over within milliseconds, each named (comm, command, argv)" \
+	"$(jq -r 'select(.type == "summary") | .processes[] |
+		"\(.comm) | \(.command) | \(.argv | join(","))"' "$TMP/q.jsonl" | sort -u)" \
+	"probegen | $TMP/probegen script $TMP/quick.txt | $TMP/probegen,script,$TMP/quick.txt"
+check_eq "... all three of them, each exact" \
+	"$(jq -r 'select(.type == "summary") | [.processes[] | select(.exact)] | length' \
+		"$TMP/q.jsonl")" 3
 
 finish

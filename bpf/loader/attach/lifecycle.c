@@ -177,6 +177,15 @@ void lifecycle__free(struct session *s)
 	s->nended = s->capended = 0;
 }
 
+int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out)
+{
+	struct infl_ident_key k = { .pid = pid, .gen = gen };
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.idents), &k, out))
+		return -errno;
+	return 0;
+}
+
 int session__nended(const struct session *s)
 {
 	return s->nended;
@@ -184,11 +193,16 @@ int session__nended(const struct session *s)
 
 static int forget(struct session *s, __u32 pid, __u64 gen, bool any_gen)
 {
-	int kept = 0;
+	int kept = 0, idents = bpf_map__fd(s->skel->maps.idents);
 
-	for (int i = 0; i < s->nended; i++)
+	for (int i = 0; i < s->nended; i++) {
+		struct infl_ident_key k = { .pid = s->ended[i].pid, .gen = s->ended[i].st.gen };
+
 		if (s->ended[i].pid != pid || (!any_gen && s->ended[i].st.gen != gen))
 			s->ended[kept++] = s->ended[i];
+		else
+			bpf_map_delete_elem(idents, &k); /* its name goes with it */
+	}
 	if (kept == s->nended)
 		return -ENOENT;
 	s->nended = kept;

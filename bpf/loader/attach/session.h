@@ -88,6 +88,11 @@ int session__forget(struct session *s, __u32 pid);
 /* The same for one image of `pid` (the record's gen). */
 int session__forget_image(struct session *s, __u32 pid, __u64 gen);
 
+/* Image (pid, gen)'s comm and command line as the kernel read them when it made the image's
+ * record (inflight.h: infl_ident): for an image gone before /proc was read. 0 or -ENOENT
+ * (the loader seeded the record, or it is forgotten). */
+int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out);
+
 /* How many ended processes' final records the session keeps (cheap: no snapshot). */
 int session__nended(const struct session *s);
 

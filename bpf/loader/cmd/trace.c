@@ -188,6 +188,8 @@ static void report_ended(struct session *s, struct summary_info *info, FILE *out
 
 	if (session__nended(s) <= KEEP_ENDED || session__snapshot(s, &snap))
 		return; /* room left, or the final snapshot will say why */
+	if (idents__sync(idents, &snap)) /* those that ended unseen are named before they go */
+		infl_warn("out of memory: some processes are not named");
 	ended = calloc(snap.nprocs, sizeof(*ended));
 	for (int i = 0; ended && i < snap.nprocs; i++)
 		if (snap.procs[i].st.exited &&
@@ -224,6 +226,12 @@ struct tracer {
 	__u64 next_check;  /* when to look at the processes next */
 	struct proc_idents idents; /* who they are, read when first seen */
 };
+
+/* the idents' source for what /proc cannot say (live/idents.h) */
+static int kernel_ident(void *ctx, __u32 pid, __u64 gen, struct infl_ident *out)
+{
+	return session__ident(ctx, pid, gen, out);
+}
 
 /* how often new processes are named and new anomalies said: a process that hit a probe is
  * named when it has run this long (or from the timeline's snapshots, with -i) */
@@ -319,6 +327,8 @@ int cmd_trace(int argc, char **argv)
 			fclose(out);
 		return err;
 	}
+	t.idents.kernel = kernel_ident;
+	t.idents.kernel_ctx = t.s;
 	if (ta.interval_ns) {
 		struct live_opts lo = { .json = ta.json, .wide = ta.wide,
 					/* stdout is a stream of infl_track_stdout(): ask its fd */

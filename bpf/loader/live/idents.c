@@ -55,7 +55,54 @@ static void read_cmdline(struct proc_ident *id)
 	}
 }
 
-static int add(struct proc_idents *t, __u32 pid, __u64 gen)
+/* A command line's words (each ending in a NUL, the last perhaps cut short) into id. */
+static void set_words(struct proc_ident *id, const char *buf, size_t len)
+{
+	char *words[CMDLINE_WORDS];
+	char copy[INFL_IDENT_ARGS + 1];
+	size_t len2 = 0;
+	int n = 0;
+
+	if (!len || len > INFL_IDENT_ARGS)
+		return;
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	for (size_t i = 0; i < len && n < CMDLINE_WORDS; i += strlen(copy + i) + 1)
+		words[n++] = copy + i;
+	id->argv = calloc(n + 1, sizeof(*id->argv));
+	for (int i = 0; i < n; i++)
+		len2 += strlen(words[i]) + 1;
+	id->command = calloc(1, len2 + 1);
+	if (!id->argv || !id->command) {
+		free(id->argv);
+		free(id->command);
+		id->argv = NULL;
+		id->command = NULL;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		id->argv[i] = strdup(words[i]);
+		if (i)
+			strcat(id->command, " ");
+		strcat(id->command, words[i]);
+	}
+}
+
+/* What /proc did not say, from the kernel's record of the image. */
+static void from_kernel(const struct proc_idents *t, struct proc_ident *id)
+{
+	struct infl_ident k;
+
+	if (!t->kernel || (id->comm && id->argv) || t->kernel(t->kernel_ctx, id->pid, id->gen, &k))
+		return;
+	k.comm[sizeof(k.comm) - 1] = '\0';
+	if (!id->comm && k.comm[0])
+		id->comm = strdup(k.comm);
+	if (!id->argv)
+		set_words(id, k.args, k.args_len);
+}
+
+static int add(struct proc_idents *t, __u32 pid, __u64 gen, bool ended)
 {
 	struct proc_ident *id;
 	char comm[64];
@@ -74,10 +121,15 @@ static int add(struct proc_idents *t, __u32 pid, __u64 gen)
 	id->pid = pid;
 	id->gen = gen;
 	id->wait_status = -1;
-	id->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* Linux 5.3; -1: no status */
-	proc_read(pid, "comm", comm, sizeof(comm));
-	id->comm = comm[0] ? strdup(comm) : NULL;
-	read_cmdline(id);
+	if (!ended) {
+		id->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* Linux 5.3; -1: no status */
+		proc_read(pid, "comm", comm, sizeof(comm));
+		id->comm = comm[0] ? strdup(comm) : NULL;
+		read_cmdline(id);
+	} else {
+		id->pidfd = -1;
+	}
+	from_kernel(t, id);
 	return 0;
 }
 
@@ -86,9 +138,9 @@ int idents__sync(struct proc_idents *t, const struct snapshot *snap)
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct proc_snapshot *ps = &snap->procs[i];
 
-		if (ps->st.exited || idents__find(t, ps->pid, ps->st.gen))
+		if ((ps->st.exited && !t->kernel) || idents__find(t, ps->pid, ps->st.gen))
 			continue;
-		if (add(t, ps->pid, ps->st.gen))
+		if (add(t, ps->pid, ps->st.gen, ps->st.exited))
 			return -ENOMEM;
 	}
 	return 0;

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
+#include "cmd/flight.h"
 #include "cmd/run_loop.h"
 #include "live/figures.h"
 #include "util/errors.h"
@@ -31,6 +32,10 @@
 #include "recording/rec_writer.h"
 
 #define DEFAULT_INTERVAL_NS 100000000ull /* snapshots every 100 ms */
+#define DEFAULT_RING_BYTES (256ull << 20) /* the flight recorder's memory at most */
+#define DEFAULT_AFTER_NS 2000000000ull	  /* a dump goes on this long after its trigger */
+#define DEFAULT_DUMP_GAP_NS 60000000000ull /* and the next may come this long after */
+#define DEFAULT_MAX_DUMPS 16
 #define MAX_PIDS 4096			 /* processes given a PROC record */
 
 struct record_args {
@@ -40,6 +45,8 @@ struct record_args {
 	__u64 ring_bytes;
 	bool force;
 	bool quiet;
+	struct flight_opts ring; /* --ring: the flight recorder (ring_ns 0: off) */
+	const char *ring_size;	 /* --ring-size as given: its meaning depends on --ring */
 };
 
 struct recorder {
@@ -54,9 +61,14 @@ struct recorder {
 	__u64 snapshots;
 	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
 	int err;	      /* first write error */
+	struct flight *flight; /* --ring: events and records go to it, not to a file */
+	struct utsname uts;
+	char target_cmdline[REC_MAX_STR];
+	char *argv1[2];
 };
 
-enum { OPT_FORCE = 0x100, OPT_RING };
+enum { OPT_FORCE = 0x100, OPT_RING, OPT_FLIGHT, OPT_BPF_RING, OPT_DUMP_DIR, OPT_DUMP_ON,
+       OPT_DUMP_AFTER, OPT_DUMP_GAP, OPT_MAX_DUMPS, OPT_ROTATE };
 
 static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Recording:", 12 },
@@ -65,12 +77,69 @@ static const struct argp_option record_options[] = {
 	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Snapshot the kernel counters and RSS every INTERVAL (default 100ms)", 0 },
-	{ "ring-size", OPT_RING, "BYTES", 0,
+	{ "ring-size", OPT_RING, "SIZE", 0,
+	  "Without --ring: the BPF ring buffer, a power of two (default 16777216). With --ring: "
+	  "the flight recorder's memory at most (default 256M; K, M, G suffixes)", 0 },
+	{ "bpf-ring-size", OPT_BPF_RING, "BYTES", 0,
 	  "BPF ring buffer size, a power of two (default 16777216); larger loses fewer events "
 	  "in bursts", 0 },
 	{ "quiet", 'q', NULL, 0, "No closing line on stderr", 0 },
+	{ NULL, 0, NULL, 0, "Flight recorder (instead of -o):", 13 },
+	{ "ring", OPT_FLIGHT, "DURATION", 0,
+	  "Keep the last DURATION in memory (1s to 1h) and write it into --dump-dir only when a "
+	  "trigger fires", 0 },
+	{ "dump-dir", OPT_DUMP_DIR, "DIR", 0, "Where dumps go (required with --ring)", 0 },
+	{ "dump-on", OPT_DUMP_ON, "TRIGGER", 0,
+	  "Also dump on TRIGGER: exit, tracked>SIZE, rss>SIZE, rss>PCT%, owners:STAGE>N "
+	  "(repeatable; oom and SIGUSR1 always)", 0 },
+	{ "dump-after", OPT_DUMP_AFTER, "DURATION", 0,
+	  "How long a dump goes on after its trigger (default 2s, 0 to 10m)", 0 },
+	{ "dump-interval", OPT_DUMP_GAP, "DURATION", 0,
+	  "The least time between two dumps' triggers (default 1m, 0 to 1d); triggers sooner "
+	  "are refused, said and counted", 0 },
+	{ "max-dumps", OPT_MAX_DUMPS, "N", 0,
+	  "Dumps one run writes at most (default 16); later triggers are refused", 0 },
+	{ "rotate", OPT_ROTATE, NULL, 0,
+	  "Past --max-dumps remove the run's oldest dump instead of refusing the new one", 0 },
 	{ 0 },
 };
+
+static void parse_bpf_ring(const char *arg, const char *opt, __u64 *out)
+{
+	if (parse_u64(arg, 4096, 1u << 30, out) || (*out & (*out - 1)))
+		infl_die(EXIT_USAGE, "a power of two from 4096 to 1073741824", "%s '%s'", opt, arg);
+}
+
+/* The flight recorder's options only with --ring, and -o only without. */
+static void record_args_end(struct record_args *ra)
+{
+	struct flight_opts *f = &ra->ring;
+
+	if (!f->ring_ns) {
+		if (f->dir || f->on)
+			infl_die(EXIT_USAGE, "e.g. inflight record --ring 5m --dump-dir /var/lib/"
+				 "inflight -b PATH", "--dump-dir and --dump-on need --ring");
+		if (ra->ring_size)
+			parse_bpf_ring(ra->ring_size, "--ring-size", &ra->ring_bytes);
+		if (!ra->out)
+			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
+				 "no output file: give -o FILE");
+		return;
+	}
+	if (ra->out)
+		infl_die(EXIT_USAGE, "a flight recorder writes its dumps into --dump-dir",
+			 "-o and --ring: give one");
+	if (!f->dir)
+		infl_die(EXIT_USAGE, "e.g. --ring 5m --dump-dir /var/lib/inflight",
+			 "--ring needs --dump-dir DIR");
+	f->ring_bytes = DEFAULT_RING_BYTES;
+	if (ra->ring_size && parse_size(ra->ring_size, 1u << 20, 1ull << 40, &f->ring_bytes))
+		infl_die(EXIT_USAGE, "e.g. --ring-size 512M (1M to 1T)", "--ring-size '%s': not "
+			 "a size in range", ra->ring_size);
+	f->on |= 1u << FLIGHT_OOM | 1u << FLIGHT_SIGNAL;
+	f->quiet = ra->quiet;
+	f->verbose = ra->attach.so.verbose;
+}
 
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
@@ -93,15 +162,41 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		ra->interval_ns = parse_interval_or_die(arg);
 		return 0;
 	case OPT_RING:
-		if (parse_u64(arg, 4096, 1u << 30, &ra->ring_bytes) ||
-		    (ra->ring_bytes & (ra->ring_bytes - 1)))
-			infl_die(EXIT_USAGE, "a power of two from 4096 to 1073741824",
-				 "--ring-size '%s'", arg);
+		ra->ring_size = arg; /* read at the end, once --ring is known */
+		return 0;
+	case OPT_BPF_RING:
+		parse_bpf_ring(arg, "--bpf-ring-size", &ra->ring_bytes);
+		return 0;
+	case OPT_FLIGHT:
+		if (parse_duration_ns(arg, 1000000000ull, 3600000000000ull, &ra->ring.ring_ns))
+			infl_die(EXIT_USAGE, "e.g. --ring 5m (1s to 1h)", "--ring '%s': not a "
+				 "duration in range", arg);
+		return 0;
+	case OPT_DUMP_DIR:
+		ra->ring.dir = arg;
+		return 0;
+	case OPT_DUMP_ON:
+		flight_parse_trigger(&ra->ring, arg);
+		return 0;
+	case OPT_DUMP_AFTER:
+		if (parse_duration_ns(arg, 0, 600000000000ull, &ra->ring.after_ns))
+			infl_die(EXIT_USAGE, "e.g. --dump-after 5s (0 to 10m)", "--dump-after '%s': "
+				 "not a duration in range", arg);
+		return 0;
+	case OPT_DUMP_GAP:
+		if (parse_duration_ns(arg, 0, 86400000000000ull, &ra->ring.min_gap_ns))
+			infl_die(EXIT_USAGE, "e.g. --dump-interval 10m (0 to 1d)", "--dump-interval "
+				 "'%s': not a duration in range", arg);
+		return 0;
+	case OPT_MAX_DUMPS:
+		if (parse_u64(arg, 1, 100000, &ra->ring.max_dumps))
+			infl_die(EXIT_USAGE, "1 to 100000", "--max-dumps '%s'", arg);
+		return 0;
+	case OPT_ROTATE:
+		ra->ring.rotate = true;
 		return 0;
 	case ARGP_KEY_END:
-		if (!ra->out)
-			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
-				 "no output file: give -o FILE");
+		record_args_end(ra);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -116,9 +211,12 @@ static const char record_doc[] =
 	"  inflight record -o run.rec -- build/prover --pw 10\n"
 	"  inflight record -o run.rec -p 4242            Ctrl-C ends the recording\n"
 	"  inflight report run.rec -o run.svg\n"
+	"  inflight record --ring 5m --dump-dir /var/lib/inflight --dump-on 'rss>90%' \\\n"
+	"      -b /usr/local/bin/prover        a flight recorder: dumps on OOM, RSS, SIGUSR1\n"
 	"\n"
 	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end the recording; the final counters are\n"
-	"always written. SIGTERM is passed on to a command started with --.\n"
+	"always written. SIGTERM is passed on to a command started with --. With --ring,\n"
+	"SIGUSR1 writes a dump.\n"
 	"\n"
 	"EXIT STATUS: with -- CMD the command's status (128+N if signal N killed it, or\n"
 	"128+N if inflight got signal N first); otherwise 0. Before recording starts:\n"
@@ -149,7 +247,10 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	proc_read(pid, "comm", comm, sizeof(comm));
 	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
 	argc = proc_cmdline_words(pid, words, sizeof(words), argv, REC_MAX_ARGS);
-	rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
+	if (r->flight) /* a dump writes it when it holds the process */
+		flight__proc(r->flight, pid, now, comm, cmdline, argc, argv);
+	else
+		rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
 	r->oom[r->npids] = false;
@@ -163,7 +264,7 @@ static int on_event(void *ctx, const struct infl_event *ev)
 	int err;
 
 	pid_index(r, ev->pid, ev->ts_ns);
-	err = rec_writer__event(r->w, ev);
+	err = r->flight ? flight__event(r->flight, ev) : rec_writer__event(r->w, ev);
 	if (err && !r->err)
 		r->err = err;
 	return 0; /* a write error ends the recording from the main loop, not mid-batch */
@@ -225,12 +326,11 @@ static __u64 wall_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
-			__u64 wall)
+/* What the header says; its strings live as long as the recorder and the session. */
+static struct rec_header_info header_info(struct recorder *r, const struct record_args *ra,
+					  __u64 mono, __u64 wall)
 {
 	const struct session_opts *so = &ra->attach.so;
-	struct utsname u = { 0 };
-	char cmdline[REC_MAX_STR], *argv1[2] = { cmdline, NULL };
 	struct rec_header_info h = {
 		.names = session__names(r->s), .binary = session__binary(r->s), .mode = so->mode,
 		.target_pid = session__target_pid(r->s), .start_wall_ns = wall,
@@ -238,17 +338,28 @@ static int write_header(struct recorder *r, const struct record_args *ra, __u64 
 		.tool = argp_program_version,
 	};
 
-	uname(&u);
-	h.host = u.nodename;
+	uname(&r->uts);
+	h.host = r->uts.nodename;
 	if (so->mode == SESSION_SPAWN) {
 		for (h.argc = 0; so->argv[h.argc]; h.argc++)
 			;
 		h.argv = so->argv;
 	} else if (h.target_pid) {
-		proc_read(h.target_pid, "cmdline", cmdline, sizeof(cmdline));
+		proc_read(h.target_pid, "cmdline", r->target_cmdline, sizeof(r->target_cmdline));
+		r->argv1[0] = r->target_cmdline;
 		h.argc = 1;
-		h.argv = argv1;
+		h.argv = r->argv1;
 	}
+	return h;
+}
+
+static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
+			__u64 wall)
+{
+	struct rec_header_info h = header_info(r, ra, mono, wall);
+
+	if (r->flight)
+		return 0; /* each dump has its own */
 	return rec_writer__header(r->w, &h);
 }
 
@@ -269,7 +380,8 @@ static int record_tick(void *ctx, __u64 now)
 	struct snapshot snap = { 0 };
 	int err = snapshot(r, &snap);
 
-	(void)now;
+	if (!err && r->flight)
+		err = flight__tick(r->flight, &snap, now);
 	snapshot__free(&snap);
 	return err ?: r->err;
 }
@@ -315,9 +427,94 @@ static int finish(struct recorder *r, struct snapshot *snap, int status, bool go
 	return err;
 }
 
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	flight_sigusr1 = 1;
+}
+
+/* The dump directory must take files: said before anything is attached. */
+static int check_dump_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return infl_err(EXIT_IO, "create it first", "--dump-dir %s: %s", dir,
+				strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return infl_err(EXIT_IO, NULL, "--dump-dir %s: %s", dir, strerror(ENOTDIR));
+	if (access(dir, W_OK | X_OK))
+		return infl_err(EXIT_IO, NULL, "--dump-dir %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+/* `record --ring`: the flight recorder (cmd/flight.h). Nothing is written until a trigger. */
+static int record_ring(struct record_args *ra)
+{
+	struct recorder r = { 0 };
+	struct snapshot snap = { 0 };
+	struct session_opts *so = &ra->attach.so;
+	struct run_ops ops = { record_wait, record_tick, NULL, ra->interval_ns };
+	struct run_end end = { .status = -1 };
+	struct sigaction sa = { .sa_handler = on_sigusr1 }; /* no SA_RESTART: waits wake up */
+	struct rec_header_info h;
+	__u64 start;
+	int err;
+
+	err = check_dump_dir(ra->ring.dir);
+	if (err)
+		return err;
+	err = run_install_signals();
+	sigemptyset(&sa.sa_mask);
+	if (err || sigaction(SIGUSR1, &sa, NULL))
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(err ? -err : errno));
+	err = session__open(so, &r.s);
+	if (err)
+		return err;
+	start = session__now_ns();
+	h = header_info(&r, ra, start, wall_ns());
+	err = flight__new(&ra->ring, &h, &r.flight);
+	if (err) {
+		session__free(r.s);
+		return err;
+	}
+	r.w = flight__writer(r.flight);
+	if (so->mode != SESSION_SPAWN && !ra->quiet) {
+		char *bin = san_dup(session__binary(r.s)), *dir = san_dup(ra->ring.dir);
+
+		fprintf(stderr, "inflight: recording %s into a ring of the last %.0f s; dumps go "
+			"to %s; Ctrl-C ends\n", bin ? bin : "?", ra->ring.ring_ns / 1e9,
+			dir ? dir : "?");
+		free(bin);
+		free(dir);
+	}
+	run_loop(r.s, &ops, &r, &end);
+	err = end.err;
+	session__stop(r.s);
+	while (session__poll(r.s, 0, on_event, &r) > 0)
+		;
+	if (!err)
+		err = snapshot(&r, &snap);
+	if (!err)
+		flight__finish(r.flight, &snap, end.gone ? end.status : -1);
+	snapshot__free(&snap);
+	err = err ?: r.err;
+	if (err)
+		infl_err(EXIT_IO, NULL, "flight recorder: %s", strerror(-err));
+	else if (!ra->quiet)
+		flight__say(r.flight, session__now_ns() - start);
+	flight__free(r.flight);
+	session__free(r.s);
+	return err ? EXIT_IO : run_exit_status(&end, so->mode);
+}
+
 int cmd_record(int argc, char **argv)
 {
-	struct record_args ra = { .interval_ns = DEFAULT_INTERVAL_NS };
+	struct record_args ra = {
+		.interval_ns = DEFAULT_INTERVAL_NS,
+		.ring = { .after_ns = DEFAULT_AFTER_NS, .min_gap_ns = DEFAULT_DUMP_GAP_NS,
+			  .max_dumps = DEFAULT_MAX_DUMPS },
+	};
 	struct recorder r = { 0 };
 	struct snapshot snap = { 0 };
 	struct session_opts *so = &ra.attach.so;
@@ -332,6 +529,8 @@ int cmd_record(int argc, char **argv)
 	so->record_events = true;
 	if (ra.ring_bytes)
 		so->ringbuf_bytes = ra.ring_bytes;
+	if (ra.ring.ring_ns)
+		return record_ring(&ra);
 	err = run_install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));

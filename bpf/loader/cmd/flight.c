@@ -376,26 +376,33 @@ int flight__event(struct flight *f, const struct infl_event *ev)
 
 	if (c->nev == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct infl_event *n = realloc(c->ev, cap * sizeof(*n));
+		__u64 more = (cap - c->cap) * sizeof(*c->ev);
+		struct infl_event *n;
+		int err = 0;
 
+		/* room first: the size is a bound, not a target */
+		while (!err && f->nch > 1 && f->bytes + more > f->o.ring_bytes) {
+			err = evict_oldest(f);
+			account(f);
+		}
+		c = &f->ch[f->nch - 1]; /* eviction moved the chunks */
+		n = err ? NULL : realloc(c->ev, cap * sizeof(*n));
 		if (!n)
-			return -ENOMEM;
+			return err ?: -ENOMEM;
 		c->ev = n;
 		c->cap = cap;
-		f->bytes += (cap - c->nev) * sizeof(*n);
+		f->bytes += more;
+		if (f->bytes > f->bytes_peak)
+			f->bytes_peak = f->bytes;
 	}
 	c->ev[c->nev++] = *ev;
 	if (ev->ts_ns > c->t1)
 		c->t1 = ev->ts_ns;
 	f->kept_events++;
-	/* a flat-out burst between two snapshots: a chunk of its own, so that the size holds */
-	if (c->nev * sizeof(*ev) >= f->o.ring_bytes / 16) {
-		if (chunk_open(f, c->t1))
-			return -ENOMEM;
-		return evict(f, 0);
-	}
-	if (f->bytes > f->o.ring_bytes)
-		return evict(f, 0);
+	/* a flat-out burst between two snapshots: chunks of their own, so that the oldest can
+	 * go while the interval lasts */
+	if ((c->nev + 1) * sizeof(*ev) > f->o.ring_bytes / 16 && chunk_open(f, c->t1))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -998,12 +1005,13 @@ void flight__say(const struct flight *f, __u64 ran_ns)
 	__u64 refused = f->refused_gap + f->refused_max;
 
 	fprintf(stderr, "inflight: flight recorder: %s over %s, ring of the last %s (%llu "
-		"event%s held, %llu let go; memory %s at most, limit %s); %llu dump%s written "
-		"to %s", f->written || f->truncated ? "dumped" : "nothing dumped",
+		"event%s held, %llu let go; memory %s at most (%llu bytes), limit %s); %llu "
+		"dump%s written to %s", f->written || f->truncated ? "dumped" : "nothing dumped",
 		fmt_duration(b1, ran_ns), fmt_duration(b2, f->o.ring_ns),
 		(unsigned long long)f->kept_events, fmt_plural(f->kept_events),
 		(unsigned long long)f->evicted_events, fmt_bytes(b3, f->bytes_peak),
-		fmt_bytes(b4, f->o.ring_bytes), (unsigned long long)f->written,
+		(unsigned long long)f->bytes_peak, fmt_bytes(b4, f->o.ring_bytes),
+		(unsigned long long)f->written,
 		fmt_plural(f->written), f->o.dir);
 	if (refused || f->rotated || f->truncated || f->failed || f->merged)
 		fprintf(stderr, " (%llu refused: %llu too soon, %llu over --max-dumps; %llu "

@@ -29,74 +29,9 @@
 #include "util/fmt.h"
 #include "util/parse.h"
 #include "util/procfs.h"
+#include "cmd/flight_int.h"
 
-volatile sig_atomic_t flight_sigusr1;
-
-static const char *const trigger_names[FLIGHT__COUNT] = {
-	[FLIGHT_OOM] = "oom",	    [FLIGHT_TRACKED] = "tracked", [FLIGHT_RSS] = "rss",
-	[FLIGHT_OWNERS] = "owners", [FLIGHT_EXIT] = "exit",	  [FLIGHT_SIGNAL] = "signal",
-};
-
-struct chunk {
-	__u64 t0, t1; /* the interval it covers */
-	struct infl_event *ev;
-	size_t nev, cap;
-	void *recs; /* framed records of the interval's snapshot */
-	size_t recs_len;
-};
-
-/* The state a process was in when the ring's oldest chunk began. */
-struct tail {
-	__u32 pid;
-	struct tl_replay *rp;
-	struct tl_order ord;
-};
-
-struct ident {
-	__u32 pid;
-	__u64 mono_ns;
-	char *comm, *cmdline;
-	int argc;
-	char **argv;
-};
-
-struct trig {
-	enum flight_trigger kind;
-	__u32 pid;
-	__u64 mono_ns, wall_ns;
-	char detail[160];
-};
-
-struct flight {
-	struct flight_opts o;
-	struct rec_header_info h;
-	struct rec_writer *mem;
-	__s64 wall_minus_mono;
-	struct chunk *ch; /* ch[0] oldest; the last is open */
-	size_t nch, capch;
-	struct tail *tails;
-	size_t ntails, captails;
-	struct ident *ids;
-	size_t nids, capids;
-	__u64 bytes, bytes_peak; /* the ring's memory: chunks and tails */
-	__u64 kept_events, evicted_events;
-	/* triggers */
-	bool armed[FLIGHT__COUNT];
-	__u32 *oomed;  /* pids whose OOM kill fired once */
-	size_t noomed, capoomed;
-	struct proc_idents idents; /* exit statuses (pidfd) of the processes seen */
-	__u64 *judged; /* (pid << 32 | gen low bits) whose exit was judged */
-	size_t njudged, capjudged;
-	bool pending;
-	struct trig next;
-	__u64 due_ns, last_trigger_ns;
-	__u64 fired[FLIGHT__COUNT];
-	__u64 written, merged, refused_gap, refused_max, rotated, truncated, failed;
-	char **names; /* dumps written, oldest first (rotation) */
-	size_t nnames;
-};
-
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
+void *flight_grow(void *arr, size_t *cap, size_t n, size_t elem)
 {
 	size_t c = *cap ? *cap * 2 : 16;
 	void *p;
@@ -107,63 +42,6 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
 	if (p)
 		*cap = c;
 	return p;
-}
-
-/* ---- the triggers' words ---- */
-
-void flight_parse_trigger(struct flight_opts *o, const char *arg)
-{
-	char buf[256], *save = NULL, *w;
-
-	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
-		infl_die(EXIT_USAGE, NULL, "--dump-on '%.40s...': too long", arg);
-	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		const char *v;
-		__u64 n;
-
-		if (!strcmp(w, "oom")) {
-			o->on |= 1u << FLIGHT_OOM;
-		} else if (!strcmp(w, "exit")) {
-			o->on |= 1u << FLIGHT_EXIT;
-		} else if (!strcmp(w, "sigusr1") || !strcmp(w, "signal")) {
-			o->on |= 1u << FLIGHT_SIGNAL; /* always on: accepted for symmetry */
-		} else if (!strncmp(w, "tracked>", 8)) {
-			if (parse_size(w + 8, 1, ~0ull, &o->tracked_gt))
-				infl_die(EXIT_USAGE, "e.g. --dump-on 'tracked>8GiB'",
-					 "--dump-on '%s': not a size", w);
-			o->on |= 1u << FLIGHT_TRACKED;
-		} else if (!strncmp(w, "rss>", 4)) {
-			v = w + 4;
-			if (*v && v[strlen(v) - 1] == '%') {
-				char pct[16];
-
-				snprintf(pct, sizeof(pct), "%.*s", (int)strlen(v) - 1, v);
-				if (parse_u64(pct, 1, 100, &n))
-					infl_die(EXIT_USAGE, "e.g. --dump-on 'rss>90%%' (1 to 100)",
-						 "--dump-on '%s': not a percentage", w);
-				o->rss_pct = n;
-				o->rss_gt = 0;
-			} else if (parse_size(v, 1, ~0ull, &o->rss_gt)) {
-				infl_die(EXIT_USAGE, "e.g. --dump-on 'rss>200GiB' or 'rss>90%%'",
-					 "--dump-on '%s': not a size or a percentage", w);
-			} else {
-				o->rss_pct = 0;
-			}
-			o->on |= 1u << FLIGHT_RSS;
-		} else if (!strncmp(w, "owners:", 7) && (v = strchr(w + 7, '>')) && v > w + 7) {
-			static char stage[64];
-
-			if (parse_u64(v + 1, 0, ~0ull, &o->owners_gt) || v - (w + 7) >= 64)
-				infl_die(EXIT_USAGE, "e.g. --dump-on 'owners:chan_send>16'",
-					 "--dump-on '%s': not STAGE>COUNT", w);
-			snprintf(stage, sizeof(stage), "%.*s", (int)(v - (w + 7)), w + 7);
-			o->owners_name = stage;
-			o->on |= 1u << FLIGHT_OWNERS;
-		} else {
-			infl_die(EXIT_USAGE, "give oom, exit, sigusr1, tracked>SIZE, rss>SIZE, "
-				 "rss>PCT%, owners:STAGE>N", "--dump-on '%s': unknown trigger", w);
-		}
-	}
 }
 
 /* ---- memory ---- */
@@ -199,7 +77,7 @@ static void account(struct flight *f)
 
 static int chunk_open(struct flight *f, __u64 t0)
 {
-	struct chunk *n = grow(f->ch, &f->capch, f->nch, sizeof(*f->ch));
+	struct chunk *n = flight_grow(f->ch, &f->capch, f->nch, sizeof(*f->ch));
 
 	if (!n)
 		return -ENOMEM;
@@ -220,7 +98,7 @@ static struct tail *tail_of(struct flight *f, __u32 pid)
 	for (size_t i = 0; i < f->ntails; i++)
 		if (f->tails[i].pid == pid)
 			return &f->tails[i];
-	t = grow(f->tails, &f->captails, f->ntails, sizeof(*f->tails));
+	t = flight_grow(f->tails, &f->captails, f->ntails, sizeof(*f->tails));
 	if (!t)
 		return NULL;
 	f->tails = t;
@@ -352,7 +230,7 @@ static char *dup_or_empty(const char *s)
 void flight__proc(struct flight *f, __u32 pid, __u64 mono_ns, const char *comm,
 		  const char *cmdline, int argc, char *const *argv)
 {
-	struct ident *id = grow(f->ids, &f->capids, f->nids, sizeof(*f->ids));
+	struct ident *id = flight_grow(f->ids, &f->capids, f->nids, sizeof(*f->ids));
 
 	if (!id)
 		return; /* the dump then names the process by its pid alone */
@@ -405,258 +283,6 @@ int flight__event(struct flight *f, const struct infl_event *ev)
 		return -ENOMEM;
 	return 0;
 }
-
-/* ---- triggers ---- */
-
-static __u64 read_u64_file(const char *path)
-{
-	char buf[64] = "";
-	__u64 v;
-
-	proc_read_file(path, buf, sizeof(buf));
-	buf[strcspn(buf, "\n")] = 0;
-	return parse_u64(buf, 0, ~0ull, &v) ? 0 : v;
-}
-
-static __u64 host_memory(void)
-{
-	char buf[4096] = "";
-	unsigned long long kib = 0;
-	const char *p;
-
-	proc_read_file("/proc/meminfo", buf, sizeof(buf));
-	p = strstr(buf, "MemTotal:");
-	if (p && sscanf(p, "MemTotal: %llu kB", &kib) == 1)
-		return (__u64)kib << 10;
-	return 0;
-}
-
-/* The memory a process may use: its memory cgroup's limit (v2 memory.max, v1
- * memory.limit_in_bytes) when it has one below the host's, else the host's. */
-static __u64 memory_limit(__u32 pid)
-{
-	char buf[4096] = "", path[4400], *line, *save = NULL;
-	__u64 host = host_memory(), lim = 0;
-
-	proc_read(pid, "cgroup", buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line && !lim; line = strtok_r(NULL, "\n", &save)) {
-		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
-
-		if (!cg)
-			continue;
-		*cg++ = 0;
-		if (!strcmp(ctl + 1, "")) {
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", cg);
-			lim = read_u64_file(path);
-		} else if (strstr(ctl + 1, "memory")) {
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
-				 cg);
-			lim = read_u64_file(path);
-		}
-	}
-	return lim && (!host || lim < host) ? lim : host;
-}
-
-static __u64 rss_of(const struct proc_snapshot *ps)
-{
-	if (ps->st.rss_total)
-		return ps->st.rss_total;
-	return ps->st.exited ? 0 : proc_statm_rss(ps->pid);
-}
-
-static void fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
-		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
-		 const char *fmt, ...)
-{
-	struct trig t = { .kind = kind, .pid = pid, .mono_ns = now };
-	char b1[FMT_LEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t.detail, sizeof(t.detail), fmt, ap);
-	va_end(ap);
-	t.wall_ns = now + f->wall_minus_mono;
-	f->fired[kind]++;
-	if (f->pending) {
-		/* the dump being made holds it: one incident, one file */
-		f->merged++;
-		if (f->o.verbose)
-			infl_warn("flight recorder: %s (%s) comes into the dump being made",
-				  trigger_names[kind], t.detail);
-		return;
-	}
-	if (f->last_trigger_ns && now - f->last_trigger_ns < f->o.min_gap_ns) {
-		f->refused_gap++;
-		infl_warn("flight recorder: %s (%s): no dump, %s after the last one's trigger "
-			  "(--dump-interval %s)", trigger_names[kind], t.detail,
-			  fmt_duration(b1, now - f->last_trigger_ns),
-			  fmt_duration((char[FMT_LEN]){ 0 }, f->o.min_gap_ns));
-		return;
-	}
-	if (f->written >= f->o.max_dumps && !f->o.rotate) {
-		f->refused_max++;
-		infl_warn("flight recorder: %s (%s): no dump, %llu written already (--max-dumps; "
-			  "--rotate replaces the oldest instead)", trigger_names[kind], t.detail,
-			  (unsigned long long)f->written);
-		return;
-	}
-	f->pending = true;
-	f->next = t;
-	f->due_ns = now + f->o.after_ns;
-	f->last_trigger_ns = now;
-	if (!f->o.quiet)
-		infl_warn("flight recorder: %s (%s): dumping the last %s and the next %s",
-			  trigger_names[kind], t.detail, fmt_duration(b1, f->o.ring_ns),
-			  fmt_duration((char[FMT_LEN]){ 0 }, f->o.after_ns));
-}
-
-static bool oomed(struct flight *f, __u32 pid)
-{
-	for (size_t i = 0; i < f->noomed; i++)
-		if (f->oomed[i] == pid)
-			return true;
-	return false;
-}
-
-static bool judged(struct flight *f, __u32 pid, __u64 gen)
-{
-	__u64 key = (__u64)pid << 32 | (gen & 0xffffffffu), *n;
-
-	for (size_t i = 0; i < f->njudged; i++)
-		if (f->judged[i] == key)
-			return true;
-	n = grow(f->judged, &f->capjudged, f->njudged, sizeof(*n));
-	if (!n)
-		return true;
-	f->judged = n;
-	f->judged[f->njudged++] = key;
-	return false;
-}
-
-static bool judged_pid(const struct flight *f, __u32 pid)
-{
-	for (size_t i = 0; i < f->njudged; i++)
-		if (f->judged[i] >> 32 == pid)
-			return true;
-	return false;
-}
-
-static void check_exits(struct flight *f, const struct snapshot *snap, __u64 now)
-{
-	idents__sync(&f->idents, snap);
-	idents__collect_exits(&f->idents);
-	for (int i = 0; i < f->idents.n; i++) {
-		const struct proc_ident *id = &f->idents.id[i];
-		int st = id->wait_status;
-
-		if (st < 0 || judged(f, id->pid, id->gen))
-			continue;
-		if (WIFEXITED(st) && WEXITSTATUS(st))
-			fire(f, FLIGHT_EXIT, id->pid, now, "pid %u exited with status %d", id->pid,
-			     WEXITSTATUS(st));
-		else if (WIFSIGNALED(st))
-			fire(f, FLIGHT_EXIT, id->pid, now, "pid %u killed by signal %d", id->pid,
-			     WTERMSIG(st));
-	}
-}
-
-/* A level trigger fires when its condition becomes true, and re-arms once it is false. */
-static void level(struct flight *f, enum flight_trigger kind, bool cond, __u32 pid, __u64 now,
-		  const char *detail)
-{
-	if (!cond) {
-		f->armed[kind] = true;
-		return;
-	}
-	if (!f->armed[kind])
-		return;
-	f->armed[kind] = false;
-	fire(f, kind, pid, now, "%s", detail);
-}
-
-static void check_levels(struct flight *f, const struct snapshot *snap, __u64 now)
-{
-	char what[160] = "", b1[FMT_LEN], b2[FMT_LEN];
-	bool tracked = false, rss = false, owners = false;
-	__u32 tpid = 0, rpid = 0, opid = 0;
-	char tw[160] = "", rw[160] = "", ow[160] = "";
-
-	for (int i = 0; i < snap->nprocs; i++) {
-		const struct proc_snapshot *ps = &snap->procs[i];
-
-		if (ps->st.exited)
-			continue;
-		if (!tracked && (f->o.on & (1u << FLIGHT_TRACKED)) &&
-		    ps->st.total_bytes > f->o.tracked_gt) {
-			tracked = true;
-			tpid = ps->pid;
-			snprintf(tw, sizeof(tw), "pid %u tracks %s, over %s", ps->pid,
-				 fmt_bytes(b1, ps->st.total_bytes), fmt_bytes(b2, f->o.tracked_gt));
-		}
-		if (!rss && (f->o.on & (1u << FLIGHT_RSS))) {
-			__u64 r = rss_of(ps), lim = f->o.rss_gt;
-
-			if (f->o.rss_pct)
-				lim = memory_limit(ps->pid) / 100 * f->o.rss_pct;
-			if (lim && r > lim) {
-				rss = true;
-				rpid = ps->pid;
-				snprintf(rw, sizeof(rw), "pid %u has RSS %s, over %s%s", ps->pid,
-					 fmt_bytes(b1, r), fmt_bytes(b2, lim),
-					 f->o.rss_pct ? " (its memory limit's share)" : "");
-			}
-		}
-		if (!owners && (f->o.on & (1u << FLIGHT_OWNERS)) &&
-		    ps->st.owners[f->o.owners_stage] > f->o.owners_gt) {
-			owners = true;
-			opid = ps->pid;
-			snprintf(ow, sizeof(ow), "pid %u has %llu owners in %s, over %llu", ps->pid,
-				 (unsigned long long)ps->st.owners[f->o.owners_stage],
-				 names__stage(f->h.names, f->o.owners_stage),
-				 (unsigned long long)f->o.owners_gt);
-		}
-	}
-	(void)what;
-	level(f, FLIGHT_TRACKED, tracked, tpid, now, tw);
-	level(f, FLIGHT_RSS, rss, rpid, now, rw);
-	level(f, FLIGHT_OWNERS, owners, opid, now, ow);
-}
-
-static void check_triggers(struct flight *f, const struct snapshot *snap, __u64 now)
-{
-	char b1[FMT_LEN];
-
-	for (int i = 0; i < snap->nprocs; i++) {
-		const struct proc_snapshot *ps = &snap->procs[i];
-		__u32 *n;
-
-		if (!ps->oom.ns || oomed(f, ps->pid))
-			continue;
-		n = grow(f->oomed, &f->capoomed, f->noomed, sizeof(*n));
-		if (!n)
-			continue;
-		f->oomed = n;
-		f->oomed[f->noomed++] = ps->pid;
-		if (f->o.on & (1u << FLIGHT_OOM))
-			fire(f, FLIGHT_OOM, ps->pid, now, "pid %u chosen by the OOM killer, "
-			     "holding %s tracked", ps->pid, fmt_bytes(b1, ps->oom.tracked_bytes));
-	}
-	if (f->o.on & (1u << FLIGHT_EXIT))
-		check_exits(f, snap, now);
-	check_levels(f, snap, now);
-	if (flight_sigusr1) {
-		__u32 pid = f->h.target_pid;
-
-		flight_sigusr1 = 0;
-		for (int i = 0; !pid && i < snap->nprocs; i++)
-			if (!snap->procs[i].st.exited)
-				pid = snap->procs[i].pid;
-		fire(f, FLIGHT_SIGNAL, pid, now, "SIGUSR1 to inflight (pid %d)", (int)getpid());
-	}
-}
-
 /* ---- dumps ---- */
 
 static bool has_pid(const __u32 *v, size_t n, __u32 pid)
@@ -675,7 +301,7 @@ static __u32 *dump_pids(const struct flight *f, size_t *n)
 
 	*n = 0;
 	for (size_t i = 0; v && i < f->ntails; i++)
-		if (!has_pid(v, *n, f->tails[i].pid) && (v = grow(v, &cap, *n, sizeof(*v))))
+		if (!has_pid(v, *n, f->tails[i].pid) && (v = flight_grow(v, &cap, *n, sizeof(*v))))
 			v[(*n)++] = f->tails[i].pid;
 	for (size_t c = 0; v && c < f->nch; c++)
 		for (size_t i = 0; v && i < f->ch[c].nev; i++) {
@@ -684,7 +310,7 @@ static __u32 *dump_pids(const struct flight *f, size_t *n)
 			if (pid == last || has_pid(v, *n, pid))
 				continue;
 			last = pid;
-			if ((v = grow(v, &cap, *n, sizeof(*v))))
+			if ((v = flight_grow(v, &cap, *n, sizeof(*v))))
 				v[(*n)++] = pid;
 		}
 	return v;
@@ -805,7 +431,7 @@ static void write_body(struct flight *f, struct rec_writer *w, const struct snap
 	__u64 window = carried_ts(f);
 	struct rec_header_info h = f->h;
 	struct rec_dump_info d = {
-		.trigger = trigger_names[t->kind], .detail = t->detail, .trigger_ns = t->mono_ns,
+		.trigger = flight_trigger_names[t->kind], .detail = t->detail, .trigger_ns = t->mono_ns,
 		.window_ns = f->ch[0].t0, .ring_ns = f->o.ring_ns, .after_ns = f->o.after_ns,
 		.evicted_events = f->evicted_events, .number = f->written + f->truncated + 1,
 		.refused = f->refused_gap + f->refused_max,
@@ -858,10 +484,10 @@ static void dump_name(const struct flight *f, char *buf, size_t len, int nth)
 		snprintf(when, sizeof(when), "%llu", (unsigned long long)secs);
 	if (nth > 1)
 		snprintf(buf, len, "inflight-%s-%u-%s-%s.%d.infl", host, f->next.pid, when,
-			 trigger_names[f->next.kind], nth);
+			 flight_trigger_names[f->next.kind], nth);
 	else
 		snprintf(buf, len, "inflight-%s-%u-%s-%s.infl", host, f->next.pid, when,
-			 trigger_names[f->next.kind]);
+			 flight_trigger_names[f->next.kind]);
 }
 
 static void rotate(struct flight *f)
@@ -929,6 +555,8 @@ static void write_dump(struct flight *f, const struct snapshot *snap, int status
 			  strerror(-err));
 	} else {
 		f->written++;
+		f->written_by[f->next.kind]++;
+		f->last_wall_ns = f->next.wall_ns;
 		if (!f->o.quiet)
 			fprintf(stderr, "inflight: flight recorder: wrote %s (%s, %s before the "
 				"trigger); inflight report %s\n", final, fmt_bytes(b1, bytes),
@@ -960,7 +588,7 @@ int flight__tick(struct flight *f, const struct snapshot *snap, __u64 now)
 	err = chunk_open(f, now);
 	if (err)
 		return err;
-	check_triggers(f, snap, now);
+	flight_check_triggers(f, snap, now);
 	if (f->pending && now >= f->due_ns)
 		write_dump(f, snap, -1, now);
 	return evict(f, now);
@@ -981,15 +609,15 @@ void flight__finish(struct flight *f, const struct snapshot *snap, int status)
 		c->recs_len = len;
 	}
 	if ((f->o.on & (1u << FLIGHT_EXIT)) && status >= 0 && f->h.target_pid &&
-	    !judged_pid(f, f->h.target_pid)) {
+	    !flight_judged_pid(f, f->h.target_pid)) {
 		if (WIFEXITED(status) && WEXITSTATUS(status))
-			fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u exited with status %d",
+			flight_fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u exited with status %d",
 			     f->h.target_pid, WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
-			fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u killed by signal %d",
+			flight_fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u killed by signal %d",
 			     f->h.target_pid, WTERMSIG(status));
 	}
-	check_triggers(f, snap, now);
+	flight_check_triggers(f, snap, now);
 	if (f->pending) {
 		if (now < f->due_ns && !f->o.quiet)
 			infl_warn("flight recorder: the run ended %s before the dump's after-part "
@@ -1026,6 +654,18 @@ void flight__say(const struct flight *f, __u64 ran_ns)
 __u64 flight__dumps(const struct flight *f)
 {
 	return f->written;
+}
+
+void flight__stats(const struct flight *f, struct flight_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->trigger = flight_trigger_names;
+	memcpy(st->written, f->written_by, sizeof(st->written));
+	st->refused = f->refused_gap + f->refused_max;
+	st->cut = f->truncated;
+	st->failed = f->failed;
+	st->last_unix_ns = f->last_wall_ns;
+	st->ring_bytes = f->bytes;
 }
 
 void flight__free(struct flight *f)

@@ -9,6 +9,7 @@
 #ifndef INFLIGHT_CMD_FLIGHT_H
 #define INFLIGHT_CMD_FLIGHT_H
 
+#include <argp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <linux/types.h>
@@ -42,14 +43,34 @@ struct flight_opts {
 	__u32 owners_stage;    /* owners:STAGE>N */
 	__u64 owners_gt;
 	const char *owners_name; /* the stage as given (resolved against the names at start) */
+	const char *ring_size;	 /* --ring-size as given (record reads it as the BPF ring's
+				  * size without --ring) */
 	bool verbose, quiet;
 };
+
+/* The options of the flight recorder, one argp child for record and serve; its input is a
+ * struct flight_opts (zeroed: the defaults are set by flight_opts_end). */
+extern const struct argp flight_argp;
+/* With --ring: the defaults, --ring-size and the checks between options (one line and
+ * EXIT_USAGE); without: refuses the recorder's other options. True when --ring is on. */
+bool flight_opts_end(struct flight_opts *o, bool ring_size_allowed);
+
+struct flight;
+
+/* What the exporter says of the dumps (inflight_dumps_total{trigger}...). */
+struct flight_stats {
+	const char *const *trigger; /* FLIGHT__COUNT label values */
+	__u64 written[FLIGHT__COUNT];
+	__u64 refused, cut, failed;
+	__u64 last_unix_ns; /* the last dump's trigger (wall clock), 0: none yet */
+	__u64 ring_bytes;   /* the ring's memory now */
+};
+void flight__stats(const struct flight *f, struct flight_stats *st);
+
 
 /* Parses one --dump-on TRIGGER (or a comma-separated list) into `o`; one line and
  * EXIT_USAGE on bad input. Stage names are checked later (flight__new). */
 void flight_parse_trigger(struct flight_opts *o, const char *arg);
-
-struct flight;
 
 /* `h`: the header every dump starts with (its strings must outlive the recorder); its
  * start times are replaced by the window's. Returns 0 or the exit code of a line said. */

@@ -32,10 +32,6 @@
 #include "recording/rec_writer.h"
 
 #define DEFAULT_INTERVAL_NS 100000000ull /* snapshots every 100 ms */
-#define DEFAULT_RING_BYTES (256ull << 20) /* the flight recorder's memory at most */
-#define DEFAULT_AFTER_NS 2000000000ull	  /* a dump goes on this long after its trigger */
-#define DEFAULT_DUMP_GAP_NS 60000000000ull /* and the next may come this long after */
-#define DEFAULT_MAX_DUMPS 16
 #define MAX_PIDS 4096			 /* processes given a PROC record */
 
 struct record_args {
@@ -46,7 +42,6 @@ struct record_args {
 	bool force;
 	bool quiet;
 	struct flight_opts ring; /* --ring: the flight recorder (ring_ns 0: off) */
-	const char *ring_size;	 /* --ring-size as given: its meaning depends on --ring */
 };
 
 struct recorder {
@@ -67,8 +62,7 @@ struct recorder {
 	char *argv1[2];
 };
 
-enum { OPT_FORCE = 0x100, OPT_RING, OPT_FLIGHT, OPT_BPF_RING, OPT_DUMP_DIR, OPT_DUMP_ON,
-       OPT_DUMP_AFTER, OPT_DUMP_GAP, OPT_MAX_DUMPS, OPT_ROTATE };
+enum { OPT_FORCE = 0x100, OPT_BPF_RING };
 
 static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Recording:", 12 },
@@ -77,30 +71,10 @@ static const struct argp_option record_options[] = {
 	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Snapshot the kernel counters and RSS every INTERVAL (default 100ms)", 0 },
-	{ "ring-size", OPT_RING, "SIZE", 0,
-	  "Without --ring: the BPF ring buffer, a power of two (default 16777216). With --ring: "
-	  "the flight recorder's memory at most (default 256M; K, M, G suffixes)", 0 },
 	{ "bpf-ring-size", OPT_BPF_RING, "BYTES", 0,
 	  "BPF ring buffer size, a power of two (default 16777216); larger loses fewer events "
 	  "in bursts", 0 },
 	{ "quiet", 'q', NULL, 0, "No closing line on stderr", 0 },
-	{ NULL, 0, NULL, 0, "Flight recorder (instead of -o):", 13 },
-	{ "ring", OPT_FLIGHT, "DURATION", 0,
-	  "Keep the last DURATION in memory (1s to 1h) and write it into --dump-dir only when a "
-	  "trigger fires", 0 },
-	{ "dump-dir", OPT_DUMP_DIR, "DIR", 0, "Where dumps go (required with --ring)", 0 },
-	{ "dump-on", OPT_DUMP_ON, "TRIGGER", 0,
-	  "Also dump on TRIGGER: exit, tracked>SIZE, rss>SIZE, rss>PCT%, owners:STAGE>N "
-	  "(repeatable; oom and SIGUSR1 always)", 0 },
-	{ "dump-after", OPT_DUMP_AFTER, "DURATION", 0,
-	  "How long a dump goes on after its trigger (default 2s, 0 to 10m)", 0 },
-	{ "dump-interval", OPT_DUMP_GAP, "DURATION", 0,
-	  "The least time between two dumps' triggers (default 1m, 0 to 1d); triggers sooner "
-	  "are refused, said and counted", 0 },
-	{ "max-dumps", OPT_MAX_DUMPS, "N", 0,
-	  "Dumps one run writes at most (default 16); later triggers are refused", 0 },
-	{ "rotate", OPT_ROTATE, NULL, 0,
-	  "Past --max-dumps remove the run's oldest dump instead of refusing the new one", 0 },
 	{ 0 },
 };
 
@@ -115,12 +89,9 @@ static void record_args_end(struct record_args *ra)
 {
 	struct flight_opts *f = &ra->ring;
 
-	if (!f->ring_ns) {
-		if (f->dir || f->on)
-			infl_die(EXIT_USAGE, "e.g. inflight record --ring 5m --dump-dir /var/lib/"
-				 "inflight -b PATH", "--dump-dir and --dump-on need --ring");
-		if (ra->ring_size)
-			parse_bpf_ring(ra->ring_size, "--ring-size", &ra->ring_bytes);
+	if (!flight_opts_end(f, true)) {
+		if (f->ring_size) /* without --ring, --ring-size is the BPF ring's, as it was */
+			parse_bpf_ring(f->ring_size, "--ring-size", &ra->ring_bytes);
 		if (!ra->out)
 			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
 				 "no output file: give -o FILE");
@@ -129,14 +100,6 @@ static void record_args_end(struct record_args *ra)
 	if (ra->out)
 		infl_die(EXIT_USAGE, "a flight recorder writes its dumps into --dump-dir",
 			 "-o and --ring: give one");
-	if (!f->dir)
-		infl_die(EXIT_USAGE, "e.g. --ring 5m --dump-dir /var/lib/inflight",
-			 "--ring needs --dump-dir DIR");
-	f->ring_bytes = DEFAULT_RING_BYTES;
-	if (ra->ring_size && parse_size(ra->ring_size, 1u << 20, 1ull << 40, &f->ring_bytes))
-		infl_die(EXIT_USAGE, "e.g. --ring-size 512M (1M to 1T)", "--ring-size '%s': not "
-			 "a size in range", ra->ring_size);
-	f->on |= 1u << FLIGHT_OOM | 1u << FLIGHT_SIGNAL;
 	f->quiet = ra->quiet;
 	f->verbose = ra->attach.so.verbose;
 }
@@ -148,6 +111,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &ra->attach;
+		state->child_inputs[1] = &ra->ring;
 		return 0;
 	case 'o':
 		ra->out = arg;
@@ -161,39 +125,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'i':
 		ra->interval_ns = parse_interval_or_die(arg);
 		return 0;
-	case OPT_RING:
-		ra->ring_size = arg; /* read at the end, once --ring is known */
-		return 0;
 	case OPT_BPF_RING:
 		parse_bpf_ring(arg, "--bpf-ring-size", &ra->ring_bytes);
-		return 0;
-	case OPT_FLIGHT:
-		if (parse_duration_ns(arg, 1000000000ull, 3600000000000ull, &ra->ring.ring_ns))
-			infl_die(EXIT_USAGE, "e.g. --ring 5m (1s to 1h)", "--ring '%s': not a "
-				 "duration in range", arg);
-		return 0;
-	case OPT_DUMP_DIR:
-		ra->ring.dir = arg;
-		return 0;
-	case OPT_DUMP_ON:
-		flight_parse_trigger(&ra->ring, arg);
-		return 0;
-	case OPT_DUMP_AFTER:
-		if (parse_duration_ns(arg, 0, 600000000000ull, &ra->ring.after_ns))
-			infl_die(EXIT_USAGE, "e.g. --dump-after 5s (0 to 10m)", "--dump-after '%s': "
-				 "not a duration in range", arg);
-		return 0;
-	case OPT_DUMP_GAP:
-		if (parse_duration_ns(arg, 0, 86400000000000ull, &ra->ring.min_gap_ns))
-			infl_die(EXIT_USAGE, "e.g. --dump-interval 10m (0 to 1d)", "--dump-interval "
-				 "'%s': not a duration in range", arg);
-		return 0;
-	case OPT_MAX_DUMPS:
-		if (parse_u64(arg, 1, 100000, &ra->ring.max_dumps))
-			infl_die(EXIT_USAGE, "1 to 100000", "--max-dumps '%s'", arg);
-		return 0;
-	case OPT_ROTATE:
-		ra->ring.rotate = true;
 		return 0;
 	case ARGP_KEY_END:
 		record_args_end(ra);
@@ -226,6 +159,7 @@ static const char record_doc[] =
 
 static const struct argp_child record_children[] = {
 	{ &attach_argp, 0, NULL, 0 },
+	{ &flight_argp, 0, NULL, 0 },
 	{ 0 },
 };
 
@@ -510,11 +444,7 @@ static int record_ring(struct record_args *ra)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_args ra = {
-		.interval_ns = DEFAULT_INTERVAL_NS,
-		.ring = { .after_ns = DEFAULT_AFTER_NS, .min_gap_ns = DEFAULT_DUMP_GAP_NS,
-			  .max_dumps = DEFAULT_MAX_DUMPS },
-	};
+	struct record_args ra = { .interval_ns = DEFAULT_INTERVAL_NS };
 	struct recorder r = { 0 };
 	struct snapshot snap = { 0 };
 	struct session_opts *so = &ra.attach.so;

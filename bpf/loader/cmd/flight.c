@@ -656,7 +656,7 @@ __u64 flight__dumps(const struct flight *f)
 	return f->written;
 }
 
-void flight__stats(const struct flight *f, struct flight_stats *st)
+void flight__stats(const struct flight *f, struct prom_dumps *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->trigger = flight_trigger_names;

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include "inflight.h"
 #include "contract/names.h"
+#include "live/prom.h"
 #include "live/snapshot.h"
 #include "recording/rec_writer.h"
 
@@ -27,6 +28,7 @@ enum flight_trigger {
 	FLIGHT_SIGNAL,	/* SIGUSR1 to inflight */
 	FLIGHT__COUNT,
 };
+_Static_assert(FLIGHT__COUNT == PROM_DUMP_TRIGGERS, "one exporter sample per trigger");
 
 struct flight_opts {
 	__u64 ring_ns;	       /* --ring */
@@ -58,14 +60,7 @@ bool flight_opts_end(struct flight_opts *o, bool ring_size_allowed);
 struct flight;
 
 /* What the exporter says of the dumps (inflight_dumps_total{trigger}...). */
-struct flight_stats {
-	const char *const *trigger; /* FLIGHT__COUNT label values */
-	__u64 written[FLIGHT__COUNT];
-	__u64 refused, cut, failed;
-	__u64 last_unix_ns; /* the last dump's trigger (wall clock), 0: none yet */
-	__u64 ring_bytes;   /* the ring's memory now */
-};
-void flight__stats(const struct flight *f, struct flight_stats *st);
+void flight__stats(const struct flight *f, struct prom_dumps *st);
 
 
 /* Parses one --dump-on TRIGGER (or a comma-separated list) into `o`; one line and

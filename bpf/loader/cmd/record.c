@@ -21,6 +21,7 @@
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
 #include "cmd/flight.h"
+#include "cmd/record_ring.h"
 #include "cmd/run_loop.h"
 #include "live/figures.h"
 #include "util/errors.h"
@@ -261,14 +262,13 @@ static __u64 wall_ns(void)
 }
 
 /* What the header says; its strings live as long as the recorder and the session. */
-static struct rec_header_info header_info(struct recorder *r, const struct record_args *ra,
-					  __u64 mono, __u64 wall)
+static struct rec_header_info header_info(struct recorder *r, const struct session_opts *so,
+					  __u64 interval_ns, __u64 mono, __u64 wall)
 {
-	const struct session_opts *so = &ra->attach.so;
 	struct rec_header_info h = {
 		.names = session__names(r->s), .binary = session__binary(r->s), .mode = so->mode,
 		.target_pid = session__target_pid(r->s), .start_wall_ns = wall,
-		.start_mono_ns = mono, .interval_ns = ra->interval_ns,
+		.start_mono_ns = mono, .interval_ns = interval_ns,
 		.tool = argp_program_version,
 	};
 
@@ -290,7 +290,7 @@ static struct rec_header_info header_info(struct recorder *r, const struct recor
 static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
 			__u64 wall)
 {
-	struct rec_header_info h = header_info(r, ra, mono, wall);
+	struct rec_header_info h = header_info(r, &ra->attach.so, ra->interval_ns, mono, wall);
 
 	if (r->flight)
 		return 0; /* each dump has its own */
@@ -382,39 +382,121 @@ static int check_dump_dir(const char *dir)
 	return 0;
 }
 
+/* ---- the flight recorder (cmd/record_ring.h), for record --ring and serve --ring ---- */
+
+struct ring_rec {
+	struct recorder r;
+};
+
+int ring_rec__prepare(const struct flight_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 }; /* no SA_RESTART: waits wake up */
+	int err = check_dump_dir(o->dir);
+
+	if (err)
+		return err;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	return 0;
+}
+
+int ring_rec__new(struct session *s, const struct session_opts *so, const struct flight_opts *o,
+		  __u64 interval_ns, struct ring_rec **out)
+{
+	struct ring_rec *rr = calloc(1, sizeof(*rr));
+	struct rec_header_info h;
+	int err;
+
+	*out = NULL;
+	if (!rr)
+		return infl_err(EXIT_GENERIC, NULL, "flight recorder: %s", strerror(ENOMEM));
+	rr->r.s = s;
+	h = header_info(&rr->r, so, interval_ns, session__now_ns(), wall_ns());
+	err = flight__new(o, &h, &rr->r.flight);
+	if (err) {
+		free(rr);
+		return err;
+	}
+	rr->r.w = flight__writer(rr->r.flight);
+	*out = rr;
+	return 0;
+}
+
+int ring_rec__poll(struct ring_rec *rr, int timeout_ms)
+{
+	return record_wait(&rr->r, timeout_ms);
+}
+
+int ring_rec__tick(struct ring_rec *rr, __u64 now)
+{
+	return record_tick(&rr->r, now);
+}
+
+int ring_rec__finish(struct ring_rec *rr, int status)
+{
+	struct snapshot snap = { 0 };
+	int err;
+
+	session__stop(rr->r.s);
+	while (session__poll(rr->r.s, 0, on_event, &rr->r) > 0)
+		;
+	err = snapshot(&rr->r, &snap);
+	if (!err)
+		flight__finish(rr->r.flight, &snap, status);
+	snapshot__free(&snap);
+	return err ?: rr->r.err;
+}
+
+const struct flight *ring_rec__flight(const struct ring_rec *rr)
+{
+	return rr->r.flight;
+}
+
+void ring_rec__free(struct ring_rec *rr)
+{
+	if (!rr)
+		return;
+	flight__free(rr->r.flight);
+	free(rr);
+}
+
+static int ring_wait(void *ctx, int timeout_ms)
+{
+	return ring_rec__poll(ctx, timeout_ms);
+}
+
+static int ring_tick(void *ctx, __u64 now)
+{
+	return ring_rec__tick(ctx, now);
+}
+
 /* `record --ring`: the flight recorder (cmd/flight.h). Nothing is written until a trigger. */
 static int record_ring(struct record_args *ra)
 {
-	struct recorder r = { 0 };
-	struct snapshot snap = { 0 };
+	struct ring_rec *rr;
+	struct session *s;
 	struct session_opts *so = &ra->attach.so;
-	struct run_ops ops = { record_wait, record_tick, NULL, ra->interval_ns };
+	struct run_ops ops = { ring_wait, ring_tick, NULL, ra->interval_ns };
 	struct run_end end = { .status = -1 };
-	struct sigaction sa = { .sa_handler = on_sigusr1 }; /* no SA_RESTART: waits wake up */
-	struct rec_header_info h;
 	__u64 start;
-	int err;
+	int err = ring_rec__prepare(&ra->ring);
 
-	err = check_dump_dir(ra->ring.dir);
 	if (err)
 		return err;
-	err = run_install_signals();
-	sigemptyset(&sa.sa_mask);
-	if (err || sigaction(SIGUSR1, &sa, NULL))
-		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(err ? -err : errno));
-	err = session__open(so, &r.s);
+	if (run_install_signals())
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	err = session__open(so, &s);
 	if (err)
 		return err;
 	start = session__now_ns();
-	h = header_info(&r, ra, start, wall_ns());
-	err = flight__new(&ra->ring, &h, &r.flight);
+	err = ring_rec__new(s, so, &ra->ring, ra->interval_ns, &rr);
 	if (err) {
-		session__free(r.s);
+		session__free(s);
 		return err;
 	}
-	r.w = flight__writer(r.flight);
 	if (so->mode != SESSION_SPAWN && !ra->quiet) {
-		char *bin = san_dup(session__binary(r.s)), *dir = san_dup(ra->ring.dir);
+		char *bin = san_dup(session__binary(s)), *dir = san_dup(ra->ring.dir);
 
 		fprintf(stderr, "inflight: recording %s into a ring of the last %.0f s; dumps go "
 			"to %s; Ctrl-C ends\n", bin ? bin : "?", ra->ring.ring_ns / 1e9,
@@ -422,23 +504,16 @@ static int record_ring(struct record_args *ra)
 		free(bin);
 		free(dir);
 	}
-	run_loop(r.s, &ops, &r, &end);
+	run_loop(s, &ops, rr, &end);
 	err = end.err;
-	session__stop(r.s);
-	while (session__poll(r.s, 0, on_event, &r) > 0)
-		;
 	if (!err)
-		err = snapshot(&r, &snap);
-	if (!err)
-		flight__finish(r.flight, &snap, end.gone ? end.status : -1);
-	snapshot__free(&snap);
-	err = err ?: r.err;
+		err = ring_rec__finish(rr, end.gone ? end.status : -1);
 	if (err)
 		infl_err(EXIT_IO, NULL, "flight recorder: %s", strerror(-err));
 	else if (!ra->quiet)
-		flight__say(r.flight, session__now_ns() - start);
-	flight__free(r.flight);
-	session__free(r.s);
+		flight__say(ring_rec__flight(rr), session__now_ns() - start);
+	ring_rec__free(rr);
+	session__free(s);
 	return err ? EXIT_IO : run_exit_status(&end, so->mode);
 }
 

@@ -233,6 +233,35 @@ m = re.search(r"nothing dumped .* held, (\d+) let go; memory .* at most \((\d+) 
 print(bool(m) and int(m.group(1)) > 500000, bool(m) and int(m.group(2)) <= 1 << 20, len(__import__("os").listdir(sys.argv[2])))' \
 	"$line" "$TMP/d6")" "True True 0"
 
+# ---- serve --ring: the recorder inside the exporter, its dumps in /metrics ----
+mkdir "$TMP/d9"
+"$I" serve --listen 127.0.0.1:0 --ring 5s --dump-after 200ms --dump-dir "$TMP/d9" \
+	-b "$TMP/probegen" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+srv=$!
+check "serve --ring: serving" wait_line "$TMP/serve.err" "serving http://127.0.0.1:[0-9]+/metrics"
+addr=$(grep -Eo '127\.0\.0\.1:[0-9]+' "$TMP/serve.err" | head -n 1)
+metric() { curl -s "http://$addr/metrics" | grep -E "^$1 " | awk '{print $2}'; }
+check_eq "no dump yet: counted 0, no time" \
+	"$(metric 'inflight_dumps_total\{trigger="signal"\}') $(metric inflight_last_dump_timestamp_seconds)" "0 0.000"
+printf 'alloc 0x10 1 1000 0\nstage 3 1\nalloc 0x11 2 4000 3\npause 2000\n' >"$TMP/s.txt"
+"$TMP/probegen" script "$TMP/s.txt" >/dev/null &
+ps_=$!
+sleep 0.6
+before=$(date +%s)
+kill -USR1 "$srv"
+check "serve: SIGUSR1 makes a dump" wait_line "$TMP/serve.err" "flight recorder: wrote .*-$ps_-.*-signal\.infl"
+check_eq "serve: inflight_dumps_total{trigger=\"signal\"} 1, oom 0" \
+	"$(metric 'inflight_dumps_total\{trigger="signal"\}') $(metric 'inflight_dumps_total\{trigger="oom"\}')" "1 0"
+check_eq "serve: the last dump's time is the trigger's (within 2 s)" "$(python3 -c '
+import sys; print(abs(float(sys.argv[1]) - int(sys.argv[2])) < 2)' "$(metric inflight_last_dump_timestamp_seconds)" "$before")" "True"
+wait "$ps_"
+kill -INT "$srv"
+wait "$srv"
+check_eq "serve: ends cleanly" "$?" 0
+f=$(one_dump "$TMP/d9")
+check_eq "serve: the dump holds the process, its 5000 bytes in flight" "$("$I" report "$f" -f json 2>/dev/null |
+	python3 -c 'import json, sys; p = json.load(sys.stdin)["processes"][0]; print(p["at_end"]["bytes"], p["check"]["mismatches"])')" "5000 0"
+
 # ---- an OOM kill in a memory cgroup: exactly one dump, what was in flight at the kill ----
 LIMIT=$((40 << 20))
 if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then

@@ -273,19 +273,29 @@ elif [ -d /sys/fs/cgroup/memory ]; then
 	mkdir "$CG" && echo "$LIMIT" >"$CG/memory.limit_in_bytes"
 fi
 if [ -n "$CG" ] && [ -d "$CG" ]; then
-	mkdir "$TMP/d7"
+	mkdir "$TMP/d7" "$TMP/d10"
 	"$I" record --ring 30s --dump-after 1s --dump-dir "$TMP/d7" -b "$TMP/prover" \
 		2>"$TMP/oom.err" &
 	rec=$!
+	# a second recorder: RSS over half the cgroup's limit, before the kill (the prover fills
+	# the cgroup in about 100 ms: snapshots, and so the tests of levels, every 10 ms)
+	"$I" record -i 10ms --ring 30s --dump-after 0 --dump-dir "$TMP/d10" --dump-on 'rss>50%' \
+		-b "$TMP/prover" 2>"$TMP/pct.err" &
+	rec2=$!
 	wait_line "$TMP/oom.err" "recording"
+	wait_line "$TMP/pct.err" "recording"
 	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --pw 12 --jobs 4 --proofs 4 --log-n 17 \
 		--gpu-rounds 3 --permit-release after-synth --chan-cap 1' _ "$CG" "$TMP/prover" \
 		>/dev/null 2>&1
 	check_eq "the prover was killed by SIGKILL (137)" "$?" 137
 	check "a dump was written" wait_line "$TMP/oom.err" "flight recorder: wrote"
 	sleep 0.5
-	kill -INT "$rec"
-	wait "$rec"
+	kill -INT "$rec" "$rec2"
+	wait "$rec" "$rec2"
+	check_match "rss>50%: half the cgroup's 40 MiB limit, read from the cgroup" \
+		"$("$I" report "$(ls "$TMP"/d10/*-rss.infl | head -n 1)" -f json 2>&1 |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["recording"]["dump"]["detail"])')" \
+		"^pid [0-9]+ has RSS [0-9.]+ MiB, over 20.0 MiB \(its memory limit's share\)$"
 	check_eq "exactly one dump, of the OOM kill" \
 		"$(ls "$TMP/d7" | sed -E 's/.*-//')" "oom.infl"
 	f=$(one_dump "$TMP/d7")

@@ -75,7 +75,7 @@ enum { OPT_RING = 0x300, OPT_RING_SIZE, OPT_DIR, OPT_ON, OPT_AFTER, OPT_GAP, OPT
 static const struct argp_option flight_options[] = {
 	{ NULL, 0, NULL, 0, "Flight recorder:", 13 },
 	{ "ring", OPT_RING, "DURATION", 0,
-	  "Keep the last DURATION in memory (1s to 1h) and write it into --dump-dir only when a "
+	  "Keep the last DURATION (1s to 1h) in memory; write it into --dump-dir only when a "
 	  "trigger fires", 0 },
 	{ "ring-size", OPT_RING_SIZE, "SIZE", 0,
 	  "With --ring: the recorder's memory at most (default 256M; K, M, G suffixes). record "

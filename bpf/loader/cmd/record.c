@@ -165,7 +165,9 @@ static const struct argp_child record_children[] = {
 };
 
 static const struct argp record_argp = {
-	record_options, record_parse, "-o FILE (-p PID | -b PATH | -- CMD [ARGS...])", record_doc,
+	record_options, record_parse,
+	"-o FILE (-p PID | -b PATH | -- CMD [ARGS...])\n"
+	"--ring DURATION --dump-dir DIR (-p PID | -b PATH | -- CMD [ARGS...])", record_doc,
 	record_children, NULL, NULL,
 };
 

@@ -352,13 +352,12 @@ static void count_staged(void *ctx, __u64 owner, struct tl_owner *o)
 
 /* START, then the allocs of every live buffer (their owners made in no stage), then the
  * stage of every owner in one: replayed, that is the tail's state exactly. */
-static void write_tail(struct flight *f, struct rec_writer *w, struct tail *t, __u64 ts)
+static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
 {
 	struct carry c = { .w = w, .pid = t->pid, .ts = ts, .rp = t->rp };
 	__u64 nbufs = t->rp->bufs.n, nown = 0, seq = t->ord.last_acct;
 	const struct u64map *m = &t->rp->bufs;
 
-	(void)f;
 	tl_replay__owners(t->rp, count_staged, &nown);
 	if (seq < nbufs + nown)
 		seq = nbufs + nown; /* cannot be (each came with an event): stay consistent */
@@ -456,7 +455,7 @@ static void write_body(struct flight *f, struct rec_writer *w, const struct snap
 			rec_writer__proc(w, pids[i], window, "", "", 0, NULL);
 	}
 	for (size_t i = 0; i < f->ntails; i++)
-		write_tail(f, w, &f->tails[i], window);
+		write_tail(w, &f->tails[i], window);
 	for (size_t c = 0; c < f->nch; c++) {
 		for (size_t i = 0; i < f->ch[c].nev; i++)
 			rec_writer__event(w, &f->ch[c].ev[i]);
@@ -649,11 +648,6 @@ void flight__say(const struct flight *f, __u64 ran_ns)
 			(unsigned long long)f->truncated, (unsigned long long)f->failed,
 			(unsigned long long)f->merged);
 	fputc('\n', stderr);
-}
-
-__u64 flight__dumps(const struct flight *f)
-{
-	return f->written;
 }
 
 void flight__stats(const struct flight *f, struct prom_dumps *st)

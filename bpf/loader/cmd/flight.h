@@ -88,8 +88,6 @@ int flight__tick(struct flight *f, const struct snapshot *snap, __u64 now);
 void flight__finish(struct flight *f, const struct snapshot *snap, int status);
 /* The closing line (stderr). */
 void flight__say(const struct flight *f, __u64 ran_ns);
-/* Dumps written so far. */
-__u64 flight__dumps(const struct flight *f);
 void flight__free(struct flight *f);
 
 /* Set by SIGUSR1 (record.c installs the handler). */

@@ -191,7 +191,7 @@ static void level(struct flight *f, enum flight_trigger kind, bool cond, __u32 p
 
 static void check_levels(struct flight *f, const struct snapshot *snap, __u64 now)
 {
-	char what[160] = "", b1[FMT_LEN], b2[FMT_LEN];
+	char b1[FMT_LEN], b2[FMT_LEN];
 	bool tracked = false, rss = false, owners = false;
 	__u32 tpid = 0, rpid = 0, opid = 0;
 	char tw[160] = "", rw[160] = "", ow[160] = "";
@@ -231,7 +231,6 @@ static void check_levels(struct flight *f, const struct snapshot *snap, __u64 no
 				 (unsigned long long)f->o.owners_gt);
 		}
 	}
-	(void)what;
 	level(f, FLIGHT_TRACKED, tracked, tpid, now, tw);
 	level(f, FLIGHT_RSS, rss, rpid, now, rw);
 	level(f, FLIGHT_OWNERS, owners, opid, now, ow);

@@ -173,6 +173,16 @@ check_match "... that says what it saw" "$("$I" report "$(one_dump "$TMP/d8")" -
 	python3 -c 'import json, sys; d = json.load(sys.stdin)["recording"]["dump"]; print(d["trigger"], d["detail"])')" \
 	"^rss pid [0-9]+ has RSS [0-9.]+ [KM]iB, over 1.00 KiB$"
 
+# ---- owners:STAGE>N: a stage by name ----
+mkdir "$TMP/d11"
+printf 'stage 1 0\nstage 1 2\nstage 2 0\nstage 2 2\npause 400\nstage 1 4\nstage 2 4\n' >"$TMP/own.txt"
+"$I" record -q --ring 5s --dump-after 0 --dump-on 'owners:wait>1' --dump-dir "$TMP/d11" \
+	-- "$TMP/probegen" script "$TMP/own.txt" >/dev/null 2>&1
+f=$(one_dump "$TMP/d11")
+check_eq "owners:wait>1: one dump, that says what it saw" "$(ls "$TMP/d11" | wc -l) $("$I" report "$f" -f json 2>&1 |
+	python3 -c 'import json, sys; d = json.load(sys.stdin)["recording"]["dump"]; print(d["trigger"], d["detail"].split(" ", 2)[2])')" \
+	"1 owners has 2 owners in wait, over 1"
+
 # ---- exit: a traced process killed by a signal ----
 mkdir "$TMP/d5"
 printf 'alloc 0x30 2 4096 0\npause 10000\n' >"$TMP/c.txt"

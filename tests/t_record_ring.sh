@@ -163,6 +163,28 @@ print(d["recording"]["dump"]["trigger"], [(p["exited"], p["at_end"]["bytes"], p[
 check_eq "... the decoder agrees on the running one's peak" \
 	"$(python3 "$D" "$f" summary | cut -d' ' -f1,2)" "peak 3000"
 
+# ---- a process that ended before the window: let go whole, in no dump ----
+mkdir "$TMP/d12"
+"$I" record --ring 1s --dump-after 0 --dump-dir "$TMP/d12" -b "$TMP/probegen" 2>"$TMP/gone.err" &
+rec=$!
+wait_line "$TMP/gone.err" "recording"
+"$TMP/probegen" script "$TMP/a.txt" >/dev/null
+sleep 1.6
+"$TMP/probegen" script "$TMP/b.txt" >/dev/null &
+pb=$!
+sleep 0.5
+kill -USR1 "$rec"
+wait_line "$TMP/gone.err" "flight recorder: wrote"
+kill -INT "$rec"
+wait "$rec"
+wait "$pb"
+check_eq "the ended process is not in the dump: only the running one, from its start" \
+	"$("$I" report "$(one_dump "$TMP/d12")" -f json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([(p["pid"] == int(sys.argv[1]), p["carried"], p["at_end"]["bytes"]) for p in d["processes"]])' "$pb")" \
+	"[(True, None, 2500)]"
+
 # ---- rss>SIZE: any RSS is over 1 KiB ----
 mkdir "$TMP/d8"
 "$I" record -q --ring 5s --dump-after 0 --dump-on 'rss>1K' --dump-dir "$TMP/d8" \

@@ -11,9 +11,6 @@
  * (docs/recording.md, "Flight recorder").
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +18,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "cmd/flight.h"
-#include "live/idents.h"
+#include "cmd/flight_int.h"
 #include "recording/rec_format.h"
-#include "render/timeline_replay.h"
 #include "util/errors.h"
 #include "util/fmt.h"
 #include "util/parse.h"
-#include "util/procfs.h"
-#include "cmd/flight_int.h"
 
 void *flight_grow(void *arr, size_t *cap, size_t n, size_t elem)
 {
@@ -127,7 +120,7 @@ static int tail_apply(struct flight *f, const struct infl_event *ev)
 {
 	struct tail *t = tail_of(f, ev->pid);
 	struct infl_event e;
-	bool ended = false;
+	bool ended = false, oom;
 
 	if (!t || tl_order__push(&t->ord, ev))
 		return -ENOMEM;
@@ -135,9 +128,10 @@ static int tail_apply(struct flight *f, const struct infl_event *ev)
 		tl_replay__apply(t->rp, &e);
 		ended |= e.type == INFL_EV_EXIT;
 	}
+	oom = t->rp->oom;
 	if (ended && !t->ord.n)
-		tail_drop(f, t - f->tails);
-	return t->rp->oom ? -ENOMEM : 0;
+		tail_drop(f, t - f->tails); /* t is another tail's, or none, from here */
+	return oom ? -ENOMEM : 0;
 }
 
 static int evict_oldest(struct flight *f)

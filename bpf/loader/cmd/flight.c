@@ -207,6 +207,13 @@ int flight__new(const struct flight_opts *o, const struct rec_header_info *h,
 		flight__free(f);
 		return infl_err(EXIT_GENERIC, NULL, "flight recorder: %s", strerror(ENOMEM));
 	}
+	if (o->verbose) {
+		char b1[FMT_LEN], b2[FMT_LEN];
+
+		fprintf(stderr, "inflight: flight recorder: the last %s, %s of memory at most "
+			"(events 56 bytes each, snapshots encoded); dumps to %s\n",
+			fmt_duration(b1, o->ring_ns), fmt_bytes(b2, o->ring_bytes), o->dir);
+	}
 	*out = f;
 	return 0;
 }
@@ -512,10 +519,10 @@ static void write_dump(struct flight *f, const struct snapshot *snap, int status
 
 	f->pending = false;
 	if (f->o.verbose)
-		infl_warn("flight recorder: the ring holds %llu events in %zu chunks, %llu bytes "
-			  "(limit %llu), and the state of %zu processes at its start",
-			  (unsigned long long)f->kept_events, f->nch, (unsigned long long)f->bytes,
-			  (unsigned long long)f->o.ring_bytes, f->ntails);
+		fprintf(stderr, "inflight: flight recorder: the ring holds %llu events in %zu "
+			"chunks, %llu bytes (limit %llu), and the state of %zu processes at its "
+			"start\n", (unsigned long long)f->kept_events, f->nch,
+			(unsigned long long)f->bytes, (unsigned long long)f->o.ring_bytes, f->ntails);
 	rotate(f);
 	do
 		dump_name(f, name, sizeof(name), nth++);

@@ -679,17 +679,19 @@ int timeline__check(const struct tl_proc *p, char *what, size_t len)
 	MISMATCH(peak_in && p->peak_bytes == k->peak_bytes && p->peak_ts != k->peak_ns,
 		 "peak time: replay %llu, kernel %llu", (unsigned long long)p->peak_ts,
 		 (unsigned long long)k->peak_ns);
-	MISMATCH(!window && p->retired != k->owners_done, "owners done: replay %llu, kernel %llu",
-		 (unsigned long long)p->retired, (unsigned long long)k->owners_done);
-	MISMATCH(!window && p->started != k->owners_started, "owners started: replay %llu, kernel %llu",
-		 (unsigned long long)p->started, (unsigned long long)k->owners_started);
+	MISMATCH(!window && p->retired != k->owners_done,
+		 "owners done: replay %llu, kernel %llu", (unsigned long long)p->retired,
+		 (unsigned long long)k->owners_done);
+	MISMATCH(!window && p->started != k->owners_started,
+		 "owners started: replay %llu, kernel %llu", (unsigned long long)p->started,
+		 (unsigned long long)k->owners_started);
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		MISMATCH(p->final.owners[s] != k->owners[s], "owners in slot %d: replay %llu, "
 			 "kernel %llu", s, (unsigned long long)p->final.owners[s],
 			 (unsigned long long)k->owners[s]);
-		MISMATCH(peak_in && p->peak_owners[s] != k->peak_owners[s], "owners at peak in slot %d: "
-			 "replay %llu, kernel %llu", s, (unsigned long long)p->peak_owners[s],
-			 (unsigned long long)k->peak_owners[s]);
+		MISMATCH(peak_in && p->peak_owners[s] != k->peak_owners[s],
+			 "owners at peak in slot %d: replay %llu, kernel %llu", s,
+			 (unsigned long long)p->peak_owners[s], (unsigned long long)k->peak_owners[s]);
 		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
 			MISMATCH(memcmp(&p->final.cur[c][s], &k->cur[c][s], sizeof(k->cur[c][s])),
 				 "class %d slot %d: replay %llu bytes, kernel %llu", c, s,

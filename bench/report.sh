@@ -473,6 +473,41 @@ EOF
 	notes_of offline_memory
 }
 
+section_ring_overhead() {
+	local cfg
+	cat <<EOF
+
+## 6. The flight recorder: ring beside live and record
+
+\`record --ring 1m\` (bench/ring_overhead.sh) against live tracing (\`inflight -b\`, the
+summary only) and a full recording (\`record -o\`), alternated run by run. Per hit: one
+probegen thread flat out, timed by itself. Prover: the reference prover's "events" workload
+(\`--log-n 10 --proofs 200\`), its own proofs per minute and its CPU. Goal: ring within 10%
+of live.
+
+| traced by | ns per hit | proofs/min | prover CPU s |
+|---|---:|---:|---:|
+EOF
+	for cfg in untraced live ring record; do
+		printf '| %s | %s | %s | %s |\n' "$cfg" "$(cell ring_overhead "$cfg" hit ns_per_hit)" \
+			"$(cell ring_overhead "$cfg" prover proofs_per_min)" \
+			"$(cell ring_overhead "$cfg" prover prover_cpu_s)"
+	done
+	cat <<EOF
+
+The loader's memory through a storm (peak RSS of \`inflight\`, getrusage; the ring's own
+accounting, most bytes held, and the events it let go):
+
+| loader | peak RSS | ring's most | let go |
+|---|---:|---:|---:|
+EOF
+	for cfg in live record ring16 ring64; do
+		printf '| %s | %s KiB | %s | %s |\n' "$cfg" "$(cell ring_overhead "$cfg" memory maxrss_kib)" \
+			"$(cell ring_overhead "$cfg" memory ring_bytes_max)" "$(cell ring_overhead "$cfg" memory let_go)"
+	done
+	notes_of ring_overhead
+}
+
 rc_ceiling() {
 	awk -F, -v clean="$1" '$1 == "record_ceiling" && $2 !~ /ring/ {
 			k = $3 "," $2
@@ -500,7 +535,7 @@ source "$(dirname "$0")/attach_report.sh"
 
 header
 for s in probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
-	record_ceiling attach_teardown offline_memory; do
+	record_ceiling attach_teardown offline_memory ring_overhead; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then
 			"section_$s"

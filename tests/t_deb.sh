@@ -78,6 +78,7 @@ echo "cmds: \$(comp inflight '')"
 echo "formats: \$(comp inflight report --format '')"
 echo "serve: \$(comp inflight serve --)"
 echo "record: \$(comp inflight record --m)"
+echo "dumpon: \$(comp inflight record --dump-on '')"
 echo "pids: \$(comp inflight -p '')"
 cd "$TMP" && echo "files: \$(comp inflight -b "$TMP/comp.")"
 EOF
@@ -89,7 +90,9 @@ check_eq "completion: report formats" "$(sed -n 's/^formats: //p' "$TMP/comp.out
 check_match "completion: serve's options, from its --help" "$(sed -n 's/^serve: //p' "$TMP/comp.out")" \
 	'--keep-exited .*--listen '
 check_eq "completion: record's --max-* options" "$(sed -n 's/^record: //p' "$TMP/comp.out")" \
-	"--max-bufs --max-owners --max-procs "
+	"--max-bufs --max-dumps --max-owners --max-procs "
+check_eq "completion: the flight recorder's triggers" "$(sed -n 's/^dumpon: //p' "$TMP/comp.out")" \
+	"exit oom owners: rss> sigusr1 tracked> "
 check_match "completion: -p offers running pids (this one)" "$(sed -n 's/^pids: //p' "$TMP/comp.out")" " $$ "
 check_eq "completion: -b offers files" "$(sed -n 's/^files: //p' "$TMP/comp.out")" "$TMP/comp.out $TMP/comp.sh "
 

@@ -106,6 +106,46 @@ static void test_duration(void)
 	      "above the maximum: -ERANGE");
 }
 
+/* The sizes of --ring-size and --dump-on's thresholds: binary units, a bare number bytes. */
+static void test_size(void)
+{
+	static const struct {
+		const char *s;
+		int err;
+		__u64 v;
+	} cases[] = {
+		{ "4096", 0, 4096 },
+		{ "4096B", 0, 4096 },
+		{ "1K", 0, 1024 },
+		{ "1KiB", 0, 1024 },
+		{ "64M", 0, 64ull << 20 },
+		{ "64MiB", 0, 64ull << 20 },
+		{ "1.5G", 0, 3ull << 29 },
+		{ "2GiB", 0, 2ull << 30 },
+		{ "1T", 0, 1ull << 40 },
+		{ "0.5K", 0, 512 },
+		{ "", -EINVAL, 0 },
+		{ "M", -EINVAL, 0 },
+		{ "1 M", -EINVAL, 0 },
+		{ "1m", -EINVAL, 0 },
+		{ "1MB", -EINVAL, 0 },
+		{ "-1M", -EINVAL, 0 },
+		{ ".5M", -EINVAL, 0 },
+		{ "16777216T", -ERANGE, 0 }, /* 2^64 */
+		{ "99999999999999999999", -ERANGE, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		__u64 v = 0;
+		int err = parse_size(cases[i].s, 0, ~0ull, &v);
+
+		CHECK(err == cases[i].err && (err || v == cases[i].v), "parse_size(\"%s\") = %d, %llu",
+		      cases[i].s, err, (unsigned long long)v);
+	}
+	CHECK(parse_size("1023K", 1u << 20, ~0ull, &(__u64){ 0 }) == -ERANGE,
+	      "below the minimum: -ERANGE");
+}
+
 static void test_proc_root(void)
 {
 	CHECK(proc_is_root_path("/proc/123/root/usr/bin/prover"), "/proc/123/root/...");
@@ -175,6 +215,7 @@ int main(void)
 	test_pid();
 	test_duration();
 	test_proc_root();
+	test_size();
 	test_argp();
 	return check_done();
 }

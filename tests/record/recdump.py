@@ -8,6 +8,12 @@ owners tracked by the owner ids the events carry).
 usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms, like
                                        `report --format folded` (names from the header)
        recdump.py FILE summary         peak, its time (us after the start), owners done
+       recdump.py FILE at SEQ          tracked bytes and buffers after event SEQ
+       recdump.py FILE dump            a flight recorder's dump (1.3): its trigger, and per
+                                       process the state carried in at the window's start
+A dump (format 1.3) begins mid-run: its START records say after which event of a process it
+begins, and the carried events (flag 64 on an alloc or a stage) that follow are that state;
+replayed like any event, they make every figure of the window exact.
 """
 import struct
 import sys
@@ -90,12 +96,40 @@ def parse(path):
                 rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2))
         elif rtype == 7:
             rec["end"], _ = varint(p, 0)
+        elif rtype == 9:  # start: the state after event `seq` follows, carried
+            off = 0
+            vals = []
+            for _ in range(5):
+                v, off = varint(p, off)
+                vals.append(v)
+            rec.setdefault("starts", {})[vals[1]] = {"seq": vals[2], "bufs": vals[3], "owners": vals[4]}
+        elif rtype == 10:  # dump
+            trig, off = string(p, 0)
+            detail, off = string(p, off)
+            vals = []
+            for _ in range(7):
+                v, off = varint(p, off)
+                vals.append(v)
+            rec["dump"] = {"trigger": trig, "detail": detail, "trigger_ns": vals[0],
+                           "window_ns": vals[1], "number": vals[5]}
     return rec
 
 
-def replay(rec, pid):
-    """Memory x time per (slot, class) in byte-ns, the peak and owners done, of one pid."""
+def replay(rec, pid, upto=None):
+    """Memory x time per (slot, class) in byte-ns, the peak and owners done, of one pid;
+    with `upto`, the tracked bytes and buffers after that event instead."""
     evs = sorted(e for e in rec["events"] if e[0] == pid)
+    if upto is not None:
+        bufs = {}
+        for e in evs:
+            _pid, seq, _late, _ts, etype, cid, flags, _slot, a0, a1, _a2 = e
+            if seq > upto:
+                break
+            if etype == 0 and not flags & 6:
+                bufs[a0] = a1
+            elif etype == 1 and not flags & 3:
+                bufs.pop(a0)
+        return sum(bufs.values()), len(bufs)
     bufs, held, where = {}, {}, {}  # buf -> (cls, bytes, owner, staged); owner -> ...
     cells, area = {}, {}
     total = peak = peak_ts = done = 0
@@ -167,6 +201,21 @@ def main():
     rec = parse(sys.argv[1])
     pids = sorted({e[0] for e in rec["events"]})
     pid = rec.get("target") if rec.get("target") in pids else pids[0]
+    if sys.argv[2] == "at":
+        print("tracked %d bufs %d" % replay(rec, pid, int(sys.argv[3])))
+        return
+    if sys.argv[2] == "dump":
+        d = rec["dump"]
+        carried = {}
+        for e in rec["events"]:
+            if e[4] <= 2 and e[6] & 64 and e[4] != 1:
+                c = carried.setdefault(e[0], [0, 0])
+                c[e[4] // 2] += 1
+        print("trigger %s window_after_trigger_ms %d" % (d["trigger"], (d["trigger_ns"] - d["window_ns"]) // 1000000))
+        for p in sorted(rec.get("starts", {})):
+            st = rec["starts"][p]
+            print("pid %d after %d carried %d bufs %d owners" % (p, st["seq"], *carried.get(p, [0, 0])))
+        return
     area, peak, peak_ts, done = replay(rec, pid)
     if sys.argv[2] == "folded":
         for (slot, cls), v in sorted(area.items()):

@@ -16,6 +16,7 @@
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
 #include "recording/rec_writer.h"
+#include "render/timeline.h"
 #include "scenario.h"
 
 static unsigned char *file_bytes(int fd, size_t *len)
@@ -391,7 +392,7 @@ static void test_proc_words(void)
 	rec_writer__close(w);
 	d = file_bytes(fileno(tmp), &len);
 	fclose(tmp);
-	CHECK_EQ_U64(d[10] | d[11] << 8, 2, "written as format 1.2");
+	CHECK_EQ_U64(d[10] | d[11] << 8, REC_FORMAT_MINOR, "written as the current minor");
 	/* (no END record: read as a recording cut short) */
 	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
 	CHECK(ret == 0 && r->nprocs == 1 && r->procs[0].argc == 3 &&
@@ -425,8 +426,120 @@ static void test_proc_words(void)
 	free(d);
 }
 
+/* 1.3, a flight recorder's dump: DUMP and START read back, the carried state replayed as
+ * the window's start (no probe hits, no seq gap, the kernel's figures matched), and a START
+ * that claims more carried events than came before it refused. */
+static void dump_write(struct rec_writer *w, __u64 start_seq, __u64 bufs)
+{
+	struct infl_names n;
+	struct rec_header_info h = { .host = "h", .binary = "/bin/prover", .mode = 1,
+				     .tool = "t", .start_mono_ns = 1000 };
+	struct rec_dump_info d = { .trigger = "oom", .detail = "pid 7 chosen", .trigger_ns = 1500,
+				   .window_ns = 1000, .ring_ns = 60, .after_ns = 2, .evicted_events = 40,
+				   .number = 3, .refused = 1 };
+	struct infl_event ev[] = {
+		{ .ts_ns = 1000, .seq = 39, .pid = 7, .type = INFL_EV_ALLOC, .id = 2,
+		  .flags = REC_EVF_CARRIED, .from_slot = INFL_SLOT_NONE, .arg0 = 0x10, .arg1 = 300,
+		  .arg2 = 5 },
+		{ .ts_ns = 1000, .seq = 40, .pid = 7, .type = INFL_EV_STAGE, .id = 2,
+		  .flags = REC_EVF_CARRIED, .from_slot = INFL_SLOT_NONE, .arg0 = 5 },
+		{ .ts_ns = 1200, .seq = 41, .pid = 7, .type = INFL_EV_ALLOC, .id = 1,
+		  .from_slot = INFL_SLOT_NONE, .arg0 = 0x20, .arg1 = 700 },
+	};
+	static struct infl_proc st;
+	__u32 pid = 7;
+	struct rec_end_info e = { .mono_ns = 2000, .exit_status = -1, .nprocs = 1, .pids = &pid,
+				  .procs = &st };
+
+	script_prover_names(&n);
+	h.names = &n;
+	memset(&st, 0, sizeof(st));
+	st.seq = 41;
+	st.cur[2][2] = (struct infl_cell){ 1, 300 };
+	st.cur[1][INFL_SLOT_NONE] = (struct infl_cell){ 1, 700 };
+	st.owners[2] = 1;
+	st.total_bytes = 1000;
+	st.total_bufs = 2;
+	st.peak_bytes = 1000;
+	st.peak_bufs = 2;
+	st.peak_seq = 41;
+	st.peak_ns = 1200;
+	st.peak[2][2] = st.cur[2][2];
+	st.peak[1][INFL_SLOT_NONE] = st.cur[1][INFL_SLOT_NONE];
+	st.peak_owners[2] = 1;
+	st.owners_started = 9; /* the process's lifetime: not the window's */
+	rec_writer__header(w, &h);
+	rec_writer__dump(w, &d);
+	rec_writer__proc(w, 7, 1000, "prover", "prover", 0, NULL);
+	rec_writer__start(w, 1000, 7, start_seq, bufs, 1);
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		rec_writer__event(w, &ev[i]);
+	rec_writer__end(w, &e);
+}
+
+static void test_dump_records(void)
+{
+	FILE *tmp = tmpfile();
+	struct rec_writer *w;
+	struct recording *r = NULL;
+	struct timeline *tl = NULL;
+	char err[REC_ERR_LEN], what[160];
+	unsigned char *d;
+	size_t len;
+	int ret;
+
+	rec_writer__from_fd(fileno(tmp), &w);
+	dump_write(w, 40, 1);
+	rec_writer__close(w);
+	d = file_bytes(fileno(tmp), &len);
+	fclose(tmp);
+	ret = rec_read_mem(d, len, 0, &r, err);
+	if (CHECK(ret == 0, "a dump reads (%s)", err)) {
+		CHECK(r->has_dump && !strcmp(r->dump.trigger, "oom") &&
+		      !strcmp(r->dump.detail, "pid 7 chosen") && r->dump.trigger_ns == 1500 &&
+		      r->dump.window_ns == 1000 && r->dump.evicted_events == 40 &&
+		      r->dump.number == 3 && r->dump.refused == 1, "DUMP: every field back");
+		CHECK(r->nstarts == 1 && recording__start(r, 7) &&
+		      recording__start(r, 7)->seq == 40 && recording__start(r, 7)->bufs == 1 &&
+		      recording__start(r, 7)->owners == 1 && !recording__start(r, 8),
+		      "START: every field back");
+		ret = timeline__build(r, &tl, err);
+	}
+	if (CHECK(ret == 0 && tl, "its timeline builds (%s)", err)) {
+		const struct tl_proc *p = timeline__proc(tl, 7);
+
+		CHECK(p && p->window_seq == 40 && p->carried_bufs == 1 && p->carried_owners == 1,
+		      "the carried state is counted as such");
+		CHECK(p && p->events[INFL_EV_ALLOC] == 1 && p->events[INFL_EV_STAGE] == 0 &&
+		      !p->seq_gaps && !p->diverged && p->started == 0,
+		      "carried events are no probe hits, and leave no seq gap");
+		CHECK(p && p->final.cur[2][2].bytes == 300 && p->final.owners[2] == 1 &&
+		      p->peak_bytes == 1000 && p->peak_seq == 41,
+		      "the carried owner holds its buffer in its stage; the peak is the window's");
+		CHECK(p && !timeline__check(p, what, sizeof(what)),
+		      "the window matches the kernel's counters (%s)", what);
+	}
+	timeline__free(tl);
+	recording__free(r);
+	free(d);
+	/* more carried events than events before the start: corrupt */
+	tmp = tmpfile();
+	rec_writer__from_fd(fileno(tmp), &w);
+	dump_write(w, 1, 1);
+	rec_writer__close(w);
+	d = file_bytes(fileno(tmp), &len);
+	fclose(tmp);
+	r = NULL;
+	ret = rec_read_mem(d, len, 0, &r, err);
+	CHECK(ret == -EBADMSG && strstr(err, "2 carried events after event 1"),
+	      "a START that cannot be is refused (%s)", err);
+	recording__free(r);
+	free(d);
+}
+
 int main(void)
 {
+	test_dump_records();
 	test_proc_words();
 	test_field_table();
 	test_roundtrip();

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include "attach/attach_opts.h"
 #include "cmd/commands.h"
+#include "cmd/flight.h"
+#include "cmd/record_ring.h"
 #include "cmd/run_loop.h"
 #include "live/figures.h"
 #include "util/errors.h"
@@ -40,6 +42,7 @@ struct record_args {
 	__u64 ring_bytes;
 	bool force;
 	bool quiet;
+	struct flight_opts ring; /* --ring: the flight recorder (ring_ns 0: off) */
 };
 
 struct recorder {
@@ -54,9 +57,13 @@ struct recorder {
 	__u64 snapshots;
 	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
 	int err;	      /* first write error */
+	struct flight *flight; /* --ring: events and records go to it, not to a file */
+	struct utsname uts;
+	char target_cmdline[REC_MAX_STR];
+	char *argv1[2];
 };
 
-enum { OPT_FORCE = 0x100, OPT_RING };
+enum { OPT_FORCE = 0x100, OPT_BPF_RING };
 
 static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Recording:", 12 },
@@ -65,12 +72,38 @@ static const struct argp_option record_options[] = {
 	{ "force", OPT_FORCE, NULL, 0, "Replace FILE if it exists", 0 },
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Snapshot the kernel counters and RSS every INTERVAL (default 100ms)", 0 },
-	{ "ring-size", OPT_RING, "BYTES", 0,
+	{ "bpf-ring-size", OPT_BPF_RING, "BYTES", 0,
 	  "BPF ring buffer size, a power of two (default 16777216); larger loses fewer events "
 	  "in bursts", 0 },
 	{ "quiet", 'q', NULL, 0, "No closing line on stderr", 0 },
 	{ 0 },
 };
+
+static void parse_bpf_ring(const char *arg, const char *opt, __u64 *out)
+{
+	if (parse_u64(arg, 4096, 1u << 30, out) || (*out & (*out - 1)))
+		infl_die(EXIT_USAGE, "a power of two from 4096 to 1073741824", "%s '%s'", opt, arg);
+}
+
+/* The flight recorder's options only with --ring, and -o only without. */
+static void record_args_end(struct record_args *ra)
+{
+	struct flight_opts *f = &ra->ring;
+
+	if (!flight_opts_end(f, true)) {
+		if (f->ring_size) /* without --ring, --ring-size is the BPF ring's, as it was */
+			parse_bpf_ring(f->ring_size, "--ring-size", &ra->ring_bytes);
+		if (!ra->out)
+			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
+				 "no output file: give -o FILE");
+		return;
+	}
+	if (ra->out)
+		infl_die(EXIT_USAGE, "a flight recorder writes its dumps into --dump-dir",
+			 "-o and --ring: give one");
+	f->quiet = ra->quiet;
+	f->verbose = ra->attach.so.verbose;
+}
 
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
@@ -79,6 +112,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &ra->attach;
+		state->child_inputs[1] = &ra->ring;
 		return 0;
 	case 'o':
 		ra->out = arg;
@@ -92,16 +126,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'i':
 		ra->interval_ns = parse_interval_or_die(arg);
 		return 0;
-	case OPT_RING:
-		if (parse_u64(arg, 4096, 1u << 30, &ra->ring_bytes) ||
-		    (ra->ring_bytes & (ra->ring_bytes - 1)))
-			infl_die(EXIT_USAGE, "a power of two from 4096 to 1073741824",
-				 "--ring-size '%s'", arg);
+	case OPT_BPF_RING:
+		parse_bpf_ring(arg, "--bpf-ring-size", &ra->ring_bytes);
 		return 0;
 	case ARGP_KEY_END:
-		if (!ra->out)
-			infl_die(EXIT_USAGE, "e.g. inflight record -o run.rec -- CMD",
-				 "no output file: give -o FILE");
+		record_args_end(ra);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -116,9 +145,12 @@ static const char record_doc[] =
 	"  inflight record -o run.rec -- build/prover --pw 10\n"
 	"  inflight record -o run.rec -p 4242            Ctrl-C ends the recording\n"
 	"  inflight report run.rec -o run.svg\n"
+	"  inflight record --ring 5m --dump-dir /var/lib/inflight --dump-on 'rss>90%' \\\n"
+	"      -b /usr/local/bin/prover        a flight recorder: dumps on OOM, RSS, SIGUSR1\n"
 	"\n"
 	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end the recording; the final counters are\n"
-	"always written. SIGTERM is passed on to a command started with --.\n"
+	"always written. SIGTERM is passed on to a command started with --. With --ring,\n"
+	"SIGUSR1 writes a dump.\n"
 	"\n"
 	"EXIT STATUS: with -- CMD the command's status (128+N if signal N killed it, or\n"
 	"128+N if inflight got signal N first); otherwise 0. Before recording starts:\n"
@@ -128,11 +160,14 @@ static const char record_doc[] =
 
 static const struct argp_child record_children[] = {
 	{ &attach_argp, 0, NULL, 0 },
+	{ &flight_argp, 0, NULL, 0 },
 	{ 0 },
 };
 
 static const struct argp record_argp = {
-	record_options, record_parse, "-o FILE (-p PID | -b PATH | -- CMD [ARGS...])", record_doc,
+	record_options, record_parse,
+	"-o FILE (-p PID | -b PATH | -- CMD [ARGS...])\n"
+	"--ring DURATION --dump-dir DIR (-p PID | -b PATH | -- CMD [ARGS...])", record_doc,
 	record_children, NULL, NULL,
 };
 
@@ -149,7 +184,10 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	proc_read(pid, "comm", comm, sizeof(comm));
 	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
 	argc = proc_cmdline_words(pid, words, sizeof(words), argv, REC_MAX_ARGS);
-	rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
+	if (r->flight) /* a dump writes it when it holds the process */
+		flight__proc(r->flight, pid, now, comm, cmdline, argc, argv);
+	else
+		rec_writer__proc(r->w, pid, now, comm, cmdline, argc, argv);
 	r->pids[r->npids] = pid;
 	r->drops[r->npids] = 0;
 	r->oom[r->npids] = false;
@@ -163,7 +201,7 @@ static int on_event(void *ctx, const struct infl_event *ev)
 	int err;
 
 	pid_index(r, ev->pid, ev->ts_ns);
-	err = rec_writer__event(r->w, ev);
+	err = r->flight ? flight__event(r->flight, ev) : rec_writer__event(r->w, ev);
 	if (err && !r->err)
 		r->err = err;
 	return 0; /* a write error ends the recording from the main loop, not mid-batch */
@@ -225,30 +263,39 @@ static __u64 wall_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
-			__u64 wall)
+/* What the header says; its strings live as long as the recorder and the session. */
+static struct rec_header_info header_info(struct recorder *r, const struct session_opts *so,
+					  __u64 interval_ns, __u64 mono, __u64 wall)
 {
-	const struct session_opts *so = &ra->attach.so;
-	struct utsname u = { 0 };
-	char cmdline[REC_MAX_STR], *argv1[2] = { cmdline, NULL };
 	struct rec_header_info h = {
 		.names = session__names(r->s), .binary = session__binary(r->s), .mode = so->mode,
 		.target_pid = session__target_pid(r->s), .start_wall_ns = wall,
-		.start_mono_ns = mono, .interval_ns = ra->interval_ns,
+		.start_mono_ns = mono, .interval_ns = interval_ns,
 		.tool = argp_program_version,
 	};
 
-	uname(&u);
-	h.host = u.nodename;
+	uname(&r->uts);
+	h.host = r->uts.nodename;
 	if (so->mode == SESSION_SPAWN) {
 		for (h.argc = 0; so->argv[h.argc]; h.argc++)
 			;
 		h.argv = so->argv;
 	} else if (h.target_pid) {
-		proc_read(h.target_pid, "cmdline", cmdline, sizeof(cmdline));
+		proc_read(h.target_pid, "cmdline", r->target_cmdline, sizeof(r->target_cmdline));
+		r->argv1[0] = r->target_cmdline;
 		h.argc = 1;
-		h.argv = argv1;
+		h.argv = r->argv1;
 	}
+	return h;
+}
+
+static int write_header(struct recorder *r, const struct record_args *ra, __u64 mono,
+			__u64 wall)
+{
+	struct rec_header_info h = header_info(r, &ra->attach.so, ra->interval_ns, mono, wall);
+
+	if (r->flight)
+		return 0; /* each dump has its own */
 	return rec_writer__header(r->w, &h);
 }
 
@@ -269,7 +316,8 @@ static int record_tick(void *ctx, __u64 now)
 	struct snapshot snap = { 0 };
 	int err = snapshot(r, &snap);
 
-	(void)now;
+	if (!err && r->flight)
+		err = flight__tick(r->flight, &snap, now);
 	snapshot__free(&snap);
 	return err ?: r->err;
 }
@@ -315,6 +363,162 @@ static int finish(struct recorder *r, struct snapshot *snap, int status, bool go
 	return err;
 }
 
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	flight_sigusr1 = 1;
+}
+
+/* The dump directory must take files: said before anything is attached. */
+static int check_dump_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return infl_err(EXIT_IO, "create it first", "--dump-dir %s: %s", dir,
+				strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return infl_err(EXIT_IO, NULL, "--dump-dir %s: %s", dir, strerror(ENOTDIR));
+	if (access(dir, W_OK | X_OK))
+		return infl_err(EXIT_IO, NULL, "--dump-dir %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+/* ---- the flight recorder (cmd/record_ring.h), for record --ring and serve --ring ---- */
+
+struct ring_rec {
+	struct recorder r;
+};
+
+int ring_rec__prepare(const struct flight_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 }; /* no SA_RESTART: waits wake up */
+	int err = check_dump_dir(o->dir);
+
+	if (err)
+		return err;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	return 0;
+}
+
+int ring_rec__new(struct session *s, const struct session_opts *so, const struct flight_opts *o,
+		  __u64 interval_ns, struct ring_rec **out)
+{
+	struct ring_rec *rr = calloc(1, sizeof(*rr));
+	struct rec_header_info h;
+	int err;
+
+	*out = NULL;
+	if (!rr)
+		return infl_err(EXIT_GENERIC, NULL, "flight recorder: %s", strerror(ENOMEM));
+	rr->r.s = s;
+	h = header_info(&rr->r, so, interval_ns, session__now_ns(), wall_ns());
+	err = flight__new(o, &h, &rr->r.flight);
+	if (err) {
+		free(rr);
+		return err;
+	}
+	rr->r.w = flight__writer(rr->r.flight);
+	*out = rr;
+	return 0;
+}
+
+int ring_rec__poll(struct ring_rec *rr, int timeout_ms)
+{
+	return record_wait(&rr->r, timeout_ms);
+}
+
+int ring_rec__tick(struct ring_rec *rr, __u64 now)
+{
+	return record_tick(&rr->r, now);
+}
+
+int ring_rec__finish(struct ring_rec *rr, int status)
+{
+	struct snapshot snap = { 0 };
+	int err;
+
+	session__stop(rr->r.s);
+	while (session__poll(rr->r.s, 0, on_event, &rr->r) > 0)
+		;
+	err = snapshot(&rr->r, &snap);
+	if (!err)
+		flight__finish(rr->r.flight, &snap, status);
+	snapshot__free(&snap);
+	return err ?: rr->r.err;
+}
+
+const struct flight *ring_rec__flight(const struct ring_rec *rr)
+{
+	return rr->r.flight;
+}
+
+void ring_rec__free(struct ring_rec *rr)
+{
+	if (!rr)
+		return;
+	flight__free(rr->r.flight);
+	free(rr);
+}
+
+static int ring_wait(void *ctx, int timeout_ms)
+{
+	return ring_rec__poll(ctx, timeout_ms);
+}
+
+static int ring_tick(void *ctx, __u64 now)
+{
+	return ring_rec__tick(ctx, now);
+}
+
+/* `record --ring`: the flight recorder (cmd/flight.h). Nothing is written until a trigger. */
+static int record_ring(struct record_args *ra)
+{
+	struct ring_rec *rr;
+	struct session *s;
+	struct session_opts *so = &ra->attach.so;
+	struct run_ops ops = { ring_wait, ring_tick, NULL, ra->interval_ns };
+	struct run_end end = { .status = -1 };
+	__u64 start;
+	int err = ring_rec__prepare(&ra->ring);
+
+	if (err)
+		return err;
+	if (run_install_signals())
+		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
+	err = session__open(so, &s);
+	if (err)
+		return err;
+	start = session__now_ns();
+	err = ring_rec__new(s, so, &ra->ring, ra->interval_ns, &rr);
+	if (err) {
+		session__free(s);
+		return err;
+	}
+	if (so->mode != SESSION_SPAWN && !ra->quiet) {
+		char *bin = san_dup(session__binary(s)), *dir = san_dup(ra->ring.dir);
+
+		fprintf(stderr, "inflight: recording %s into a ring of the last %.0f s; dumps go "
+			"to %s; Ctrl-C ends\n", bin ? bin : "?", ra->ring.ring_ns / 1e9,
+			dir ? dir : "?");
+		free(bin);
+		free(dir);
+	}
+	run_loop(s, &ops, rr, &end);
+	err = end.err;
+	if (!err)
+		err = ring_rec__finish(rr, end.gone ? end.status : -1);
+	if (err)
+		infl_err(EXIT_IO, NULL, "flight recorder: %s", strerror(-err));
+	else if (!ra->quiet)
+		flight__say(ring_rec__flight(rr), session__now_ns() - start);
+	ring_rec__free(rr);
+	session__free(s);
+	return err ? EXIT_IO : run_exit_status(&end, so->mode);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args ra = { .interval_ns = DEFAULT_INTERVAL_NS };
@@ -332,6 +536,8 @@ int cmd_record(int argc, char **argv)
 	so->record_events = true;
 	if (ra.ring_bytes)
 		so->ringbuf_bytes = ra.ring_bytes;
+	if (ra.ring.ring_ns)
+		return record_ring(&ra);
 	err = run_install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));

@@ -29,6 +29,8 @@
 #include "attach/attach_opts.h"
 #include "attach/features.h"
 #include "cmd/commands.h"
+#include "cmd/flight.h"
+#include "cmd/record_ring.h"
 #include "cmd/run_loop.h"
 #include "cmd/serve_guard.h"
 #include "cmd/serve_procs.h"
@@ -58,6 +60,8 @@
 #define MHD_POOL_BYTES (16 * 1024) /* per connection: a request's headers, the answer's */
 #define LISTEN_BACKLOG 1024
 #define DEFER_ACCEPT_S 5
+#define RING_INTERVAL_NS 100000000ull /* serve --ring: the recorder's snapshot period */
+#define RING_POLL_MS 10 /* ... and the longest a scrape waits for the ring buffer's drain */
 
 /* the few libmicrohttpd functions we call, typed from its own header */
 static struct {
@@ -77,6 +81,7 @@ struct serve_args {
 	struct prom_listen listen;
 	const char *listen_text;
 	__u64 keep_exited_ns;
+	struct flight_opts ring; /* --ring: a flight recorder beside the exporter */
 };
 
 enum { OPT_KEEP_EXITED = 0x200 };
@@ -100,6 +105,11 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &sa->attach;
+		state->child_inputs[1] = &sa->ring;
+		return 0;
+	case ARGP_KEY_END:
+		if (flight_opts_end(&sa->ring, false))
+			sa->ring.verbose = sa->attach.so.verbose;
 		return 0;
 	case 'l':
 		if (prom__parse_listen(arg, &sa->listen))
@@ -126,6 +136,8 @@ static const char serve_doc[] =
 	"  inflight serve -b /usr/local/bin/prover         every prover on this host\n"
 	"  inflight serve --listen 127.0.0.1:9464 -p 4242\n"
 	"  curl -s 127.0.0.1:9464/metrics | grep inflight_owners\n"
+	"  inflight serve --ring 5m --dump-dir /var/lib/inflight -b /usr/local/bin/prover\n"
+	"                        the exporter and a flight recorder: dumps on OOM, SIGUSR1\n"
 	"\n"
 	MHD_NOTE " The address is\n"
 	"bound before the probes are attached; then every capability is dropped.\n"
@@ -133,6 +145,7 @@ static const char serve_doc[] =
 
 static const struct argp_child serve_children[] = {
 	{ &attach_argp, 0, NULL, 0 },
+	{ &flight_argp, 0, NULL, 0 },
 	{ 0 },
 };
 
@@ -253,6 +266,7 @@ struct server {
 	__u64 keep_exited_ns;
 	__u64 next_forget;
 	__u64 host_memory; /* MemTotal */
+	struct ring_rec *rr; /* --ring, else NULL */
 };
 
 static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
@@ -273,6 +287,7 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 		.exporter = &x,
 		.host_memory_bytes = sv->host_memory,
 	};
+	struct prom_dumps dumps;
 	struct snapshot snap;
 	char *body = NULL;
 	size_t len = 0;
@@ -287,6 +302,10 @@ static enum MHD_Result metrics(struct server *sv, struct MHD_Connection *c)
 	if (!serve_idents__sync(&sv->idents, &snap, session__binary(sv->s))) {
 		o.ident = sv->idents.id;
 		o.nident = sv->idents.n;
+	}
+	if (sv->rr) {
+		flight__stats(ring_rec__flight(sv->rr), &dumps);
+		o.dumps = &dumps;
 	}
 	f = open_memstream(&body, &len);
 	err = f ? prom__render(f, &snap, session__names(sv->s), &o) : -ENOMEM;
@@ -421,9 +440,22 @@ static int serve_wait(void *ctx, int timeout_ms)
 {
 	struct server *sv = ctx;
 
+	if (sv->rr) {
+		/* the ring buffer is the wait, the requests are served between its drains */
+		mhd.run_wait(sv->d, 0);
+		guard__enforce(&sv->guard, session__now_ns());
+		return ring_rec__poll(sv->rr, timeout_ms < RING_POLL_MS ? timeout_ms : RING_POLL_MS);
+	}
 	mhd.run_wait(sv->d, timeout_ms);
 	guard__enforce(&sv->guard, session__now_ns());
 	return 0;
+}
+
+static int serve_tick(void *ctx, __u64 now)
+{
+	struct server *sv = ctx;
+
+	return sv->rr ? ring_rec__tick(sv->rr, now) : 0;
 }
 
 static void serve_housekeep(void *ctx, __u64 now)
@@ -516,15 +548,21 @@ int cmd_serve(int argc, char **argv)
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
 	struct server sv = { 0 };
-	struct run_ops ops = { serve_wait, NULL, serve_housekeep, 0 };
+	struct run_ops ops = { serve_wait, serve_tick, serve_housekeep, 0 };
 	struct run_end end;
 	char shown[64];
 	int fd = -1, err, rc = 0;
+	__u64 start = session__now_ns();
 
 	prom__parse_listen(PROM_DEFAULT_LISTEN, &sa.listen);
 	suggest_check_options(&serve_argp, argc, argv);
 	argp_parse(&serve_argp, argc, argv, ARGP_IN_ORDER, NULL, &sa);
 	err = load_mhd();
+	if (!err && sa.ring.ring_ns) {
+		err = ring_rec__prepare(&sa.ring);
+		sa.attach.so.record_events = true;
+		ops.interval_ns = RING_INTERVAL_NS;
+	}
 	if (!err && run_install_signals())
 		err = infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN); /* a scraper hanging up is not our end */
@@ -538,6 +576,14 @@ int cmd_serve(int argc, char **argv)
 	}
 	sv.keep_exited_ns = sa.keep_exited_ns;
 	sv.host_memory = proc_mem_total();
+	if (sa.ring.ring_ns) {
+		err = ring_rec__new(sv.s, so, &sa.ring, RING_INTERVAL_NS, &sv.rr);
+		if (err) {
+			close(fd);
+			session__free(sv.s);
+			return err;
+		}
+	}
 	sv.d = start_http(&sv, fd);
 	if (!sv.d) {
 		close(fd);
@@ -553,11 +599,20 @@ int cmd_serve(int argc, char **argv)
 
 	run_loop(sv.s, &ops, &sv, &end);
 	mhd.stop_daemon(sv.d); /* closes the listening socket too */
-	rc = final_summary(&sv, &sa, &end);
+	if (sv.rr) {
+		err = ring_rec__finish(sv.rr, end.gone ? end.status : -1);
+		if (err)
+			rc = infl_err(EXIT_IO, NULL, "flight recorder: %s", strerror(-err));
+		else
+			flight__say(ring_rec__flight(sv.rr), session__now_ns() - start);
+	}
+	err = final_summary(&sv, &sa, &end);
+	rc = rc ?: err;
 	rc = rc ?: infl_flush_output(stdout, "stdout");
 	guard__free(&sv.guard);
 	serve_idents__free(&sv.idents);
 	serve_retired__free(&sv.retired);
+	ring_rec__free(sv.rr);
 	session__free(sv.s);
 	return rc ?: run_exit_status(&end, so->mode);
 }

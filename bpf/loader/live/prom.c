@@ -511,6 +511,30 @@ static void exporter(struct prom_w *w, const struct prom_exporter *x)
 	}
 }
 
+/* The flight recorder's dumps: a dump written is what an alert names. */
+static void dumps(struct prom_w *w, const struct prom_dumps *d)
+{
+	family(w, "inflight_dumps", COUNTER, "Flight recorder dumps written, by trigger");
+	for (unsigned i = 0; i < PROM_DUMP_TRIGGERS; i++) {
+		fputs("inflight_dumps_total{trigger=", w->f);
+		label_value(w->f, d->trigger[i]);
+		fprintf(w->f, "} %llu\n", (unsigned long long)d->written[i]);
+	}
+	family(w, "inflight_dumps_refused", COUNTER,
+	       "Triggers that made no dump: too soon after the last, or past --max-dumps");
+	fprintf(w->f, "inflight_dumps_refused_total %llu\n", (unsigned long long)d->refused);
+	family(w, "inflight_dumps_cut", COUNTER,
+	       "Dumps cut short (a full disk): inflight report --partial reads them");
+	fprintf(w->f, "inflight_dumps_cut_total %llu\n", (unsigned long long)d->cut);
+	family(w, "inflight_dumps_failed", COUNTER, "Dumps that could not be created or renamed");
+	fprintf(w->f, "inflight_dumps_failed_total %llu\n", (unsigned long long)d->failed);
+	family(w, "inflight_last_dump_timestamp_seconds", GAUGE,
+	       "When the last dump's trigger fired (Unix time; 0: none yet)");
+	fprintf(w->f, "inflight_last_dump_timestamp_seconds %.3f\n", d->last_unix_ns / 1e9);
+	family(w, "inflight_ring_bytes", GAUGE, "The flight recorder's memory now");
+	fprintf(w->f, "inflight_ring_bytes %llu\n", (unsigned long long)d->ring_bytes);
+}
+
 int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *n,
 		 const struct prom_opts *o)
 {
@@ -532,6 +556,8 @@ int prom__render(FILE *f, const struct snapshot *snap, const struct infl_names *
 		build_info(&w);
 	if (o && o->exporter)
 		exporter(&w, o->exporter);
+	if (o && o->dumps)
+		dumps(&w, o->dumps);
 	if (o && o->host_memory_bytes) {
 		family(&w, "inflight_host_memory_bytes", GAUGE,
 		       "The host's memory (MemTotal), for alerts on peaks near it");

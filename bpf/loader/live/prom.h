@@ -36,6 +36,16 @@ struct prom_exporter {
 	const __u64 *closed;
 };
 
+/* The flight recorder beside the exporter (serve --ring): its dumps, for alerts. */
+#define PROM_DUMP_TRIGGERS 6
+struct prom_dumps {
+	const char *const *trigger; /* PROM_DUMP_TRIGGERS label values */
+	__u64 written[PROM_DUMP_TRIGGERS];
+	__u64 refused, cut, failed;
+	__u64 last_unix_ns; /* the last dump's trigger (wall clock), 0: none yet */
+	__u64 ring_bytes;   /* the ring's memory now */
+};
+
 struct prom_opts {
 	bool openmetrics; /* OpenMetrics 1.0: counter families without _total, "# EOF" */
 	const struct prom_identity *ident; /* sorted by pid; NULL: no identities */
@@ -44,6 +54,7 @@ struct prom_opts {
 	const char *build_contract, *build_libbpf;
 	const struct prom_exporter *exporter; /* NULL: no exporter families */
 	__u64 host_memory_bytes; /* inflight_host_memory_bytes; 0: not written */
+	const struct prom_dumps *dumps; /* NULL: no flight recorder */
 };
 
 /*

@@ -21,7 +21,9 @@
 #define REC_MAGIC_LEN 8
 #define REC_PREAMBLE_LEN 16
 #define REC_FORMAT_MAJOR 1
-#define REC_FORMAT_MINOR 2 /* 1.1: OOM records; 1.2: PROC's command line words */
+/* 1.1: OOM records; 1.2: PROC's command line words; 1.3: START and DUMP records, carried
+ * events (a flight recorder's dump begins mid-run) */
+#define REC_FORMAT_MINOR 3
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */
@@ -38,7 +40,17 @@ enum rec_type {
 	REC_LOST = 6,	  /* events known lost */
 	REC_END = 7,	  /* exactly once, last: final counters of every process */
 	REC_OOM = 8,	  /* 1.1: the kernel's OOM killer chose a traced process */
+	REC_START = 9,	  /* 1.3: a process's state at the recording's start follows */
+	REC_DUMP = 10,	  /* 1.3: the recording is a flight recorder's dump: why and when */
 };
+
+/*
+ * 1.3: on an alloc or stage event, "carried": not a probe hit of the recording's window but
+ * part of the state its process was in when the window began (REC_START says how many
+ * follow). A reader applies it like any event and counts it as no probe hit. The bit means
+ * DOUBLE on a free, which is never carried.
+ */
+#define REC_EVF_CARRIED (1u << 6)
 
 enum rec_rss_source {
 	REC_RSS_STATM = 0,  /* /proc/PID/statm, read by the recorder at each snapshot */

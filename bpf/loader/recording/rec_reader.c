@@ -159,7 +159,7 @@ struct scan {
 	const struct rec_visitor *v;
 	void *ctx;
 	struct infl_proc *scratch;
-	size_t cap_procs, cap_ranges, cap_lost, cap_ooms;
+	size_t cap_procs, cap_ranges, cap_lost, cap_ooms, cap_starts;
 	/* pid -> index in r->ranges (open addressing), and the last one found */
 	__u32 *slot_pid, *slot_idx;
 	size_t slots;
@@ -366,6 +366,50 @@ static void parse_oom(struct cur *c, struct scan *s)
 		r->nooms++;
 }
 
+static void parse_start(struct cur *c, struct scan *s)
+{
+	struct recording *r = s->r;
+	struct rec_start *st = grow((void **)&r->starts, r->nstarts, &s->cap_starts, sizeof(*st));
+
+	if (!st) {
+		dec_corrupt(c, "out of memory");
+		return;
+	}
+	st->mono_ns = dec_varint(c);
+	st->pid = dec_max(c, 0xffffffffu, "pid");
+	st->seq = dec_varint(c);
+	st->bufs = dec_varint(c);
+	st->owners = dec_varint(c);
+	if (!c->bad && st->bufs + st->owners > st->seq)
+		dec_corrupt(c, "start of pid %u: %llu carried events after event %llu", st->pid,
+			    (unsigned long long)(st->bufs + st->owners),
+			    (unsigned long long)st->seq);
+	if (!c->bad && recording__start(r, st->pid))
+		dec_corrupt(c, "a second start record for pid %u", st->pid);
+	if (!c->bad)
+		r->nstarts++;
+}
+
+static void parse_dump(struct cur *c, struct recording *r)
+{
+	struct rec_dump *d = &r->dump;
+
+	if (r->has_dump) {
+		dec_corrupt(c, "a second dump record");
+		return;
+	}
+	d->trigger = dec_str(c, "trigger");
+	d->detail = dec_str(c, "trigger detail");
+	d->trigger_ns = dec_varint(c);
+	d->window_ns = dec_varint(c);
+	d->ring_ns = dec_varint(c);
+	d->after_ns = dec_varint(c);
+	d->evicted_events = dec_varint(c);
+	d->number = dec_varint(c);
+	d->refused = dec_varint(c);
+	r->has_dump = !c->bad;
+}
+
 static void parse_end(struct cur *c, struct recording *r)
 {
 	__u64 n;
@@ -410,6 +454,13 @@ static void body_reset(struct recording *r)
 	free(r->ooms);
 	r->ooms = NULL;
 	r->nooms = 0;
+	free(r->starts);
+	r->starts = NULL;
+	r->nstarts = 0;
+	free(r->dump.trigger);
+	free(r->dump.detail);
+	memset(&r->dump, 0, sizeof(r->dump));
+	r->has_dump = false;
 	r->procs = NULL;
 	r->ranges = NULL;
 	r->lost = NULL;
@@ -463,6 +514,12 @@ static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char 
 		break;
 	case REC_OOM:
 		parse_oom(&c, s);
+		break;
+	case REC_START:
+		parse_start(&c, s);
+		break;
+	case REC_DUMP:
+		parse_dump(&c, r);
 		break;
 	default:
 		break; /* a record type of a newer minor version */
@@ -751,6 +808,14 @@ const struct rec_oom *recording__oom(const struct recording *r, __u32 pid)
 	for (size_t i = 0; i < r->nooms; i++)
 		if (r->ooms[i].pid == pid)
 			return &r->ooms[i];
+	return NULL;
+}
+
+const struct rec_start *recording__start(const struct recording *r, __u32 pid)
+{
+	for (size_t i = 0; i < r->nstarts; i++)
+		if (r->starts[i].pid == pid)
+			return &r->starts[i];
 	return NULL;
 }
 

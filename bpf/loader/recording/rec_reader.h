@@ -60,6 +60,19 @@ struct rec_oom {
 	struct infl_oom_kill k;
 };
 
+/* A START record (1.3): the recording begins after event `seq` of `pid`, with its state
+ * then carried as the `bufs` + `owners` events that follow. */
+struct rec_start {
+	__u32 pid;
+	__u64 mono_ns, seq, bufs, owners;
+};
+
+/* A DUMP record (1.3): a flight recorder wrote this recording on a trigger. */
+struct rec_dump {
+	char *trigger, *detail; /* as recorded: escape them for output */
+	__u64 trigger_ns, window_ns, ring_ns, after_ns, evicted_events, number, refused;
+};
+
 /* Where a process's events and RSS records lie: from the first record that names it to the
  * end of the last one. Streams read only that part of the file. */
 struct rec_range {
@@ -95,6 +108,10 @@ struct recording {
 	size_t nlost;
 	struct rec_oom *ooms;
 	size_t nooms;
+	struct rec_start *starts; /* 1.3 */
+	size_t nstarts;
+	bool has_dump;		  /* 1.3: a flight recorder's dump */
+	struct rec_dump dump;
 	__u64 nevents, nsnaps, nrss;
 	__u64 max_ts; /* latest time of an event or snapshot */
 	/* end record; has_end false only when read with REC_READ_PARTIAL and it was missing */
@@ -160,6 +177,8 @@ void recording__free(struct recording *r);
 const struct infl_proc *recording__final(const struct recording *r, __u32 pid);
 /* The OOM record of `pid`, or NULL. */
 const struct rec_oom *recording__oom(const struct recording *r, __u32 pid);
+/* The START record of `pid` (1.3), or NULL: the recording saw it from its start. */
+const struct rec_start *recording__start(const struct recording *r, __u32 pid);
 /* The PROC record of `pid`, or NULL. */
 const struct rec_proc_info *recording__proc(const struct recording *r, __u32 pid);
 const struct rec_range *recording__range(const struct recording *r, __u32 pid);

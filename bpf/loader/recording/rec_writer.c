@@ -23,6 +23,7 @@ struct wbuf {
 struct rec_writer {
 	int fd;
 	bool own_fd;
+	bool mem; /* no file: records stay in `out` until rec_writer__take() */
 	int err; /* first error, sticky */
 	struct wbuf out;     /* framed records not yet written */
 	struct wbuf payload; /* the record being built */
@@ -159,7 +160,7 @@ static int emit(struct rec_writer *w, enum rec_type type)
 		return fail(w, -ENOMEM);
 	wb_le(&w->out, rec_crc32(0, w->out.p + start, w->out.len - start), 4);
 	w->payload.len = 0;
-	if (w->out.len >= OUT_FLUSH_AT)
+	if (!w->mem && w->out.len >= OUT_FLUSH_AT)
 		return out_drain(w);
 	return w->err;
 }
@@ -419,9 +420,86 @@ int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e)
 int rec_writer__flush(struct rec_writer *w)
 {
 	chunk_close(w);
-	if (w->err)
+	if (w->err || w->mem)
 		return w->err;
 	return out_drain(w);
+}
+
+int rec_writer__sync(struct rec_writer *w)
+{
+	rec_writer__flush(w);
+	if (w->err || w->fd < 0)
+		return w->err;
+	if (fsync(w->fd) && errno != EINVAL && errno != EROFS)
+		return fail(w, -errno);
+	return 0;
+}
+
+int rec_writer__mem(struct rec_writer **out)
+{
+	struct rec_writer *w = calloc(1, sizeof(*w));
+
+	*out = w;
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->mem = true;
+	return 0;
+}
+
+int rec_writer__take(struct rec_writer *w, void **data, size_t *len)
+{
+	chunk_close(w);
+	*data = NULL;
+	*len = 0;
+	if (w->err)
+		return w->err;
+	if (w->out.oom)
+		return fail(w, -ENOMEM);
+	*data = w->out.p;
+	*len = w->out.len;
+	w->out = (struct wbuf){ 0 };
+	return 0;
+}
+
+int rec_writer__raw(struct rec_writer *w, const void *data, size_t len)
+{
+	chunk_close(w);
+	if (w->err)
+		return w->err;
+	wb_put(&w->out, data, len);
+	if (w->out.oom)
+		return fail(w, -ENOMEM);
+	if (!w->mem && w->out.len >= OUT_FLUSH_AT)
+		return out_drain(w);
+	return 0;
+}
+
+int rec_writer__start(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u64 seq, __u64 bufs,
+		      __u64 owners)
+{
+	chunk_close(w);
+	wb_varint(&w->payload, mono_ns);
+	wb_varint(&w->payload, pid);
+	wb_varint(&w->payload, seq);
+	wb_varint(&w->payload, bufs);
+	wb_varint(&w->payload, owners);
+	return emit(w, REC_START);
+}
+
+int rec_writer__dump(struct rec_writer *w, const struct rec_dump_info *d)
+{
+	chunk_close(w);
+	wb_str(&w->payload, d->trigger);
+	wb_str(&w->payload, d->detail);
+	wb_varint(&w->payload, d->trigger_ns);
+	wb_varint(&w->payload, d->window_ns);
+	wb_varint(&w->payload, d->ring_ns);
+	wb_varint(&w->payload, d->after_ns);
+	wb_varint(&w->payload, d->evicted_events);
+	wb_varint(&w->payload, d->number);
+	wb_varint(&w->payload, d->refused);
+	return emit(w, REC_DUMP);
 }
 
 int rec_writer__close(struct rec_writer *w)

@@ -41,6 +41,19 @@ struct rec_end_info {
 	const struct infl_proc *procs; /* final kernel state of each */
 };
 
+/* 1.3: what makes a recording a flight recorder's dump (REC_DUMP). */
+struct rec_dump_info {
+	const char *trigger; /* "oom", "tracked", "rss", "owners", "exit", "signal" */
+	const char *detail;  /* what it saw, e.g. "pid 42 chosen by the OOM killer" */
+	__u64 trigger_ns;    /* CLOCK_MONOTONIC when the recorder saw it */
+	__u64 window_ns;     /* the ring's oldest instant kept: the window's start */
+	__u64 ring_ns;	     /* --ring */
+	__u64 after_ns;	     /* --dump-after */
+	__u64 evicted_events; /* events the ring let go before the window, since it began */
+	__u64 number;	     /* 1 for the recorder's first dump */
+	__u64 refused;	     /* triggers refused so far (rate limits) */
+};
+
 #define REC_W_FORCE (1u << 0) /* replace an existing file (never following a symlink) */
 
 /* Creates `path` (O_EXCL|O_NOFOLLOW, mode 0640 before the umask). Returns 0 or -errno
@@ -63,8 +76,25 @@ int rec_writer__lost(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u32 kind,
 struct infl_oom_kill;
 int rec_writer__oom(struct rec_writer *w, __u32 pid, const struct infl_oom_kill *k);
 int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e);
+/* 1.3: the state of `pid` after its event `seq` follows, as `bufs` carried allocs then
+ * `owners` carried stage events (REC_EVF_CARRIED). */
+int rec_writer__start(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u64 seq, __u64 bufs,
+		      __u64 owners);
+int rec_writer__dump(struct rec_writer *w, const struct rec_dump_info *d);
+
+/* A writer into memory (no preamble, no file): the flight recorder's ring encodes its
+ * records with it and takes them out with rec_writer__take(). */
+int rec_writer__mem(struct rec_writer **out);
+/* Closes the open event chunk and hands over every framed record so far (malloc'd; NULL
+ * when none), leaving the writer empty. 0 or the writer's error. */
+int rec_writer__take(struct rec_writer *w, void **data, size_t *len);
+/* Appends framed records taken from a memory writer. */
+int rec_writer__raw(struct rec_writer *w, const void *data, size_t len);
+
 /* Pushes buffered records to the file (a crash then loses at most what came after). */
 int rec_writer__flush(struct rec_writer *w);
+/* Flushes and fsync()s: a dump renamed into place afterwards survives a crash whole. */
+int rec_writer__sync(struct rec_writer *w);
 /* Flushes, closes and frees; returns the first error of the writer's life (or 0). */
 int rec_writer__close(struct rec_writer *w);
 

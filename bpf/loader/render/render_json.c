@@ -71,6 +71,23 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 	json_kv_opt_str(j, "cut", r->cut ? r->cut_why : NULL);
 	json_kv_str(j, "tool", r->tool);
 	name_tables(j, nm);
+	if (r->has_dump) {
+		json_key(j, "dump");
+		json_obj(j);
+		json_kv_u64(j, "number", r->dump.number);
+		json_kv_str(j, "trigger", r->dump.trigger);
+		json_kv_str(j, "detail", r->dump.detail);
+		json_kv_f64(j, "trigger_s", render_t(tl, r->dump.trigger_ns), 6);
+		json_kv_f64(j, "window_s", render_t(tl, r->dump.window_ns), 6);
+		json_kv_u64(j, "ring_ns", r->dump.ring_ns);
+		json_kv_u64(j, "after_ns", r->dump.after_ns);
+		json_kv_u64(j, "evicted_events", r->dump.evicted_events);
+		json_kv_u64(j, "refused", r->dump.refused);
+		json_obj_end(j);
+	} else {
+		json_key(j, "dump");
+		json_null(j);
+	}
 	json_obj_end(j);
 }
 
@@ -180,6 +197,16 @@ static void losses(struct json *j, const struct tl_proc *p)
 	json_kv_u64(j, "diverged", p->diverged);
 	json_obj_end(j);
 	json_kv_bool(j, "replay_exact", tl_proc__exact(p));
+	json_key(j, "carried");
+	if (p->window_seq) {
+		json_obj(j);
+		json_kv_u64(j, "after_seq", p->window_seq);
+		json_kv_u64(j, "bufs", p->carried_bufs);
+		json_kv_u64(j, "owners", p->carried_owners);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
 	json_key(j, "check");
 	if (!p->kernel_final) {
 		json_null(j);

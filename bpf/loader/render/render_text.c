@@ -52,6 +52,26 @@ static void wrapped(FILE *f, const char *label, int indent, const char *raw)
 	free(text);
 }
 
+/* A flight recorder's dump: what triggered it, when, and the window it holds. */
+static void print_dump(FILE *f, const struct timeline *tl)
+{
+	const struct rec_dump *d = &tl->rec->dump;
+	char trig[64], detail[256], line[512], b1[FMT_LEN], b2[FMT_LEN];
+
+	snprintf(line, sizeof(line), "dump %llu of a flight recorder: trigger %s (%s) at %+.3f s; "
+		 "the window from %+.3f s to %+.3f s (ring %s, then %s after the trigger)",
+		 (unsigned long long)d->number, san_str(trig, sizeof(trig), d->trigger),
+		 san_str(detail, sizeof(detail), d->detail), render_t(tl, d->trigger_ns),
+		 render_t(tl, d->window_ns), render_t(tl, tl->t_end), fmt_duration(b1, d->ring_ns),
+		 fmt_duration(b2, d->after_ns));
+	wrapped(f, "trigger", 11, line);
+	snprintf(line, sizeof(line), "%llu event%s before the window let go by the ring since it "
+		 "began; %llu trigger%s refused so far (rate limits)",
+		 (unsigned long long)d->evicted_events, fmt_plural(d->evicted_events),
+		 (unsigned long long)d->refused, fmt_plural(d->refused));
+	wrapped(f, "ring", 11, line);
+}
+
 static void print_header(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct recording *r = tl->rec;
@@ -80,6 +100,8 @@ static void print_header(FILE *f, const struct timeline *tl, const struct render
 		fprintf(f, "clock      t = 0 s is the first probe event (pid %u), %.3f s after\n"
 			"           the recording started; every time below is on this clock\n",
 			tl->t0_pid, tl->t0 > r->start_mono_ns ? (tl->t0 - r->start_mono_ns) / 1e9 : 0);
+	if (r->has_dump)
+		print_dump(f, tl);
 }
 
 #define COL_W 6	    /* a count column: a space and 5 digits */
@@ -272,6 +294,11 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 			"before the recording\n", (uint64_t)p->unmatched_free,
 			fmt_plural(p->unmatched_free), fmt_bytes(b1, p->unmatched_free_bytes),
 			(uint64_t)p->unmatched_stage, fmt_plural(p->unmatched_stage));
+	if (p->window_seq)
+		fprintf(f, "  carried  %" PRIu64 " buffer%s and %" PRIu64 " owner%s in flight when the "
+			"window began (after event %" PRIu64 ")\n", (uint64_t)p->carried_bufs,
+			fmt_plural(p->carried_bufs), (uint64_t)p->carried_owners,
+			fmt_plural(p->carried_owners), (uint64_t)p->window_seq);
 	summary_text_unmatched_others(f, &p->fig);
 	if (p->rejected || p->untracked || p->dups)
 		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "

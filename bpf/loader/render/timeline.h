@@ -93,6 +93,10 @@ struct tl_proc {
 	__u16 entry_mask, terminal_mask;      /* from the recording's names */
 	/* the process's record as the replay counts it: the summary's figures (docs/json.md) */
 	struct infl_proc fig;
+	/* a flight recorder's dump (format 1.3): the window began after event window_seq, in
+	 * the state of carried_bufs buffers and carried_owners owners; 0 when it saw the start */
+	__u64 window_seq, carried_bufs, carried_owners;
+	bool carrying; /* while the replay applies a carried event */
 };
 
 struct timeline {

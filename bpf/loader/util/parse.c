@@ -78,6 +78,46 @@ int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
 	return 0;
 }
 
+int parse_size(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	static const struct {
+		const char *name;
+		unsigned shift;
+	} units[] = { { "", 0 },     { "B", 0 },     { "K", 10 },  { "KiB", 10 }, { "M", 20 },
+		      { "MiB", 20 }, { "G", 30 },    { "GiB", 30 }, { "T", 40 },  { "TiB", 40 } };
+	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
+	const char *p = s;
+	size_t i;
+
+	if (!s || !(*p >= '0' && *p <= '9'))
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > ~0ull)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return -EINVAL;
+		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 9)
+				return -EINVAL;
+			frac = frac * 10 + (*p - '0');
+			scale *= 10;
+		}
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	v = (whole << units[i].shift) + ((frac << units[i].shift) / scale);
+	if (v > ~0ull || v < min || v > max)
+		return -ERANGE;
+	*out = (__u64)v;
+	return 0;
+}
+
 __u64 parse_interval_or_die(const char *arg)
 {
 	__u64 ns;

@@ -16,6 +16,10 @@ int parse_pid(const char *s, pid_t *out);
 /* "250ms", "2s", "1.5s", "2m", "1h", "500us"; a bare number is seconds. Up to 9 decimals. */
 int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns);
 
+/* "64M", "64MiB", "1.5G", "512K", "4096", "4096B": binary units (K = 1024); a bare number
+ * is bytes. Up to 9 decimals. */
+int parse_size(const char *s, __u64 min, __u64 max, __u64 *out);
+
 /* The sampling interval of -i (trace, record): 10 ms to 1 h. Bad input ends the run with
  * one line and EXIT_USAGE. */
 #define SAMPLE_INTERVAL_MIN_NS 10000000ull

@@ -481,7 +481,7 @@ static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
 	p->peak_bufs = p->total_bufs;
 	p->peak_ns = now;
 	p->peak_seq = p->seq;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			p->peak[c][s] = p->cur[c][s];
 	for (int s = 0; s < INFL_SLOTS; s++)
@@ -491,9 +491,9 @@ static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
 
 static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
 {
-	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
+	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
 		return;
-	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	cls = CLAMPED(cls, INFL_CLASSES);
 	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count++;
 	p->cur[cls][slot].bytes += bytes;
@@ -503,9 +503,9 @@ static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot,
 
 static __always_inline void cell_sub(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
 {
-	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
+	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
 		return;
-	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	cls = CLAMPED(cls, INFL_CLASSES);
 	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count--;
 	p->cur[cls][slot].bytes -= bytes;
@@ -520,7 +520,7 @@ static __always_inline bool is_terminal(__u32 slot)
 
 static __always_inline bool holds_nothing(const struct infl_owner *o)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		if (o->held[c].count)
 			return false;
 	return true;
@@ -564,6 +564,20 @@ enum free_kind { FK_FOUND, FK_UNKNOWN };
 enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
 #define OPF_BAD_CLASS (1u << 7) /* op.flags of a free: the class it says is out of range */
 
+/* The contract probe a hit counts in events[], -1 for libcuda's calls (not the program's) */
+static __always_inline int op_probe(const struct infl_op *op)
+{
+	return op->flags & INFL_BUF_CUDA ? -1 : op->probe;
+}
+
+/* The name space of a buffer's key (inflight.h, INFL_SPACE_*), from its INFL_BUF_* flags */
+static __always_inline __u32 buf_space(__u32 flags)
+{
+	if (flags & INFL_BUF_HANDLE)
+		return INFL_SPACE_CUDA_HANDLE;
+	return flags & INFL_BUF_CUDA ? INFL_SPACE_CUDA_PTR : INFL_SPACE_CONTRACT;
+}
+
 /*
  * The sections: one probe hit accounted, under the lock. Each takes what the hit's map
  * operations found (`op`) and the records they point at, looked up before the lock by the
@@ -576,7 +590,7 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 					  struct infl_buf *old, struct infl_event *ev)
 {
 	__u32 cls = op->id, slot, c;
-	__u64 now = account_event(p, INFL_PROBE_ALLOC, false);
+	__u64 now = account_event(p, op_probe(op), false);
 	bool peaked;
 	__u8 flags;
 
@@ -599,8 +613,8 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 		/* contract violation: alloc of a live buffer. The new record replaces the old. */
 		p->dup_alloc++;
 		c = op->prev.cls;
-		if (old_o && c < INFL_MAX_CLASSES) {
-			c = BOUNDED(c, INFL_MAX_CLASSES);
+		if (old_o && c < INFL_CLASSES) {
+			c = CLAMPED(c, INFL_CLASSES);
 			old_o->held[c].count--;
 			old_o->held[c].bytes -= op->prev.bytes;
 		}
@@ -612,7 +626,7 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 	if (o)
 		owner_admit(p, o, now);
 	slot = o ? o->slot : INFL_SLOT_NONE;
-	c = BOUNDED(cls, INFL_MAX_CLASSES);
+	c = CLAMPED(cls, INFL_CLASSES);
 	if (o) {
 		o->held[c].count++;
 		o->held[c].bytes += op->bytes;
@@ -638,7 +652,7 @@ static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64
 		p->double_free++; /* traced from its start: it never was live, or is no more */
 		return INFL_EVF_UNMATCHED | INFL_EVF_DOUBLE;
 	}
-	cls = BOUNDED(cls, INFL_MAX_CLASSES); /* late attach: allocated before we were there */
+	cls = CLAMPED(cls, INFL_CLASSES); /* late attach: allocated before we were there */
 	p->unmatched_free[cls].count++;
 	p->unmatched_free[cls].bytes += bytes;
 	return INFL_EVF_UNMATCHED;
@@ -650,7 +664,7 @@ static __always_inline bool section_free(struct infl_proc *p, const struct infl_
 					 struct infl_owner *o, struct infl_event *ev)
 {
 	const struct infl_buf *rec = &op->prev;
-	__u64 now = account_event(p, INFL_PROBE_FREE, false);
+	__u64 now = account_event(p, op_probe(op), false);
 	bool retired = false, bad_class = op->flags & OPF_BAD_CLASS;
 	__u32 slot, c;
 	__u8 flags;
@@ -672,7 +686,7 @@ static __always_inline bool section_free(struct infl_proc *p, const struct infl_
 		p->bad_class++;
 	slot = o ? o->slot : INFL_SLOT_NONE;
 	c = rec->cls;
-	c = BOUNDED(c, INFL_MAX_CLASSES);
+	c = CLAMPED(c, INFL_CLASSES);
 	if (o && o->live) {
 		o->held[c].count--;
 		o->held[c].bytes -= rec->bytes;
@@ -706,7 +720,7 @@ static __always_inline void owner_move(struct infl_proc *p, struct infl_owner *o
 				       __u32 stage)
 {
 	from = from < INFL_MAX_STAGES ? BOUNDED(from, INFL_MAX_STAGES) : INFL_SLOT_NONE;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		struct infl_cell h = o->held[c];
 
 		if (!h.count)
@@ -841,7 +855,8 @@ __noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
 
 	if (op->probe == INFL_PROBE_ALLOC) {
 		if (op->kind == AK_DUP) {
-			struct infl_buf_key bk = { .pid = pid, .gen = ok.gen, .buf = op->arg };
+			struct infl_buf_key bk = { .pid = pid, .space = buf_space(op->flags),
+						   .gen = ok.gen, .buf = op->arg };
 
 			old = bpf_map_lookup_elem(&bufs, &bk);
 			if (!(op->prev.flags & INFL_BUF_UNSTAGED))
@@ -1078,6 +1093,87 @@ gave_up:
 	return GAVE_UP;
 }
 
+/* --- the owner each thread last named (libcuda's calls are charged to it) ------------------ */
+
+/* libcuda is traced at all (not --no-cuda): without it the verifier prunes every use of the
+ * maps below from the contract's programs */
+const volatile bool cuda_enabled = false;
+/* set by the loader once it attached libcuda somewhere: until then a contract hit does not
+ * pay for the map update either */
+volatile __u32 cuda_attached = 0;
+
+struct thread_owner {
+	__u64 owner; /* 0: the thread named "no owner" (an alloc of owner 0) */
+	__u64 gen;   /* the image it was named in (a tid outlives an exec) */
+};
+
+/* per thread (tid): written by the contract's alloc and stage hits, read by libcuda's
+ * returns, deleted when the thread exits or its process execs */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct thread_owner);
+} thread_owners SEC(".maps");
+
+static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
+{
+	struct thread_owner t = { .owner = owner, .gen = p->gen };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_owner *cur;
+
+	if (!cuda_enabled || !READ_ONCE(cuda_attached))
+		return;
+	cur = bpf_map_lookup_elem(&thread_owners, &tid);
+	if (cur) {
+		if (cur->owner != owner || cur->gen != t.gen)
+			*cur = t; /* only its thread writes it */
+		return;
+	}
+	bpf_map_update_elem(&thread_owners, &tid, &t, BPF_ANY);
+}
+
+/* The owner the current thread last named in this image, 0 when none. */
+static __always_inline __u64 thread_owner_of(const struct infl_proc *p)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_owner *t = bpf_map_lookup_elem(&thread_owners, &tid);
+
+	return t && t->gen == p->gen ? t->owner : 0;
+}
+
+/* libcuda's calls in progress, per thread: what the entry saw, for the return */
+enum cuda_call_kind {
+	CC_ALLOC, /* the pointer (or handle) at `out`, `bytes` long */
+	CC_PITCH, /* cuMemAllocPitch: the pitch at `pitch`, times `bytes` rows */
+	CC_FREE,  /* accounted at the entry: the return only counts a failure */
+};
+
+struct cuda_call {
+	__u64 out;
+	__u64 bytes;
+	__u64 pitch;
+	__u32 cls;   /* INFL_CLS_CUDA_* */
+	__u16 flags; /* INFL_BUF_CUDA [| INFL_BUF_HANDLE] */
+	__u16 kind;  /* enum cuda_call_kind */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct cuda_call);
+} cuda_calls SEC(".maps");
+
+/* A traced thread's entries end with it (and with its image, at exec). */
+static __always_inline void thread_forget(__u32 tgid, __u32 tid)
+{
+	if (!cuda_enabled || !READ_ONCE(cuda_attached) || !pid_maybe_traced(tgid))
+		return;
+	bpf_map_delete_elem(&thread_owners, &tid);
+	bpf_map_delete_elem(&cuda_calls, &tid);
+}
+
 /* --- the probes ---------------------------------------------------------------------------- */
 
 /* An argument the fast path cannot read (a spec it does not know, a memory operand that
@@ -1104,25 +1200,27 @@ static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __
  * The handlers: map operations first, outside the lock (a buffer's insert or delete decides
  * who owns it when threads race), then the section, or the queue.
  */
-static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
+/*
+ * An alloc, from the contract's probe (a[]: buf, class, bytes, owner) or from libcuda's
+ * return (`flags`: INFL_BUF_CUDA, and the class one of the tracer's own). One path for both,
+ * so that a device buffer is counted, moved and peaked exactly as a program's buffer is.
+ */
+static __always_inline int alloc_apply(struct infl_proc *p, __u32 pid, const __u64 *a,
+				       __u32 flags, const enum lock_kind lk)
 {
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_buf_key bk = {};
 	struct infl_buf *old = NULL;
-	struct infl_proc *p;
 	enum lock_outcome r;
 	struct infl_op op;
-	__u64 a[4];
-	__u32 pid;
 
-	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 4))
-		return 0;
 	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
 	op.owner = a[3];
 	op.kind = AK_NEW;
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
-	if (a[1] >= INFL_MAX_CLASSES) {
+	op.flags = flags;
+	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
+				    .buf = op.arg };
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
 		op.kind = AK_BAD_CLASS;
 		goto locked;
 	}
@@ -1132,7 +1230,7 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 		o = owner_get(&ok);
 	}
 	if (!o)
-		op.flags = INFL_BUF_UNSTAGED;
+		op.flags |= INFL_BUF_UNSTAGED;
 	/* the common case first: a new buffer is one insert, no lookup (the record is built
 	 * where a dup's predecessor goes, which a new buffer does not have) */
 	op.prev = (struct infl_buf){ .bytes = op.bytes, .owner = op.owner, .cls = op.id,
@@ -1164,26 +1262,38 @@ locked:
 	return 0;
 }
 
-static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
 {
-	struct infl_buf_key bk = {};
-	struct infl_owner *o = NULL;
 	struct infl_proc *p;
-	struct infl_buf *b;
-	bool retired = false;
-	enum lock_outcome r;
-	struct infl_op op;
 	__u64 a[4];
 	__u32 pid;
 
 	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 3))
+	if (!p || !probe_args(ctx, p, a, 4))
 		return 0;
+	thread_names_owner(p, a[3]);
+	return alloc_apply(p, pid, a, 0, lk);
+}
+
+/* A free, from the contract's probe (a[]: buf, class, bytes) or from libcuda's entry
+ * (`flags` as for alloc_apply; the class is where a free of an unknown buffer is counted). */
+static __always_inline int free_apply(struct infl_proc *p, __u32 pid, const __u64 *a,
+				      __u32 flags, const enum lock_kind lk)
+{
+	struct infl_buf_key bk = {};
+	struct infl_owner *o = NULL;
+	struct infl_buf *b;
+	bool retired = false;
+	enum lock_outcome r;
+	struct infl_op op;
+
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
 	op.kind = FK_UNKNOWN;
-	if (a[1] >= INFL_MAX_CLASSES)
-		op.flags = OPF_BAD_CLASS;
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
+	op.flags = flags;
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES))
+		op.flags |= OPF_BAD_CLASS;
+	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
+				    .buf = op.arg };
 	b = bpf_map_lookup_elem(&bufs, &bk);
 	if (b) {
 		op.prev = *b;
@@ -1206,6 +1316,18 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 	return 0;
 }
 
+static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	struct infl_proc *p;
+	__u64 a[4];
+	__u32 pid;
+
+	p = proc_current(&pid, lk);
+	if (!p || !probe_args(ctx, p, a, 3))
+		return 0;
+	return free_apply(p, pid, a, 0, lk);
+}
+
 static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kind lk)
 {
 	struct infl_owner *o = NULL;
@@ -1219,6 +1341,8 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	p = proc_current(&pid, lk);
 	if (!p || !probe_args(ctx, p, a, 2))
 		return 0;
+	if (a[0]) /* owner 0 has no stage: the event is refused, and names no one */
+		thread_names_owner(p, a[0]);
 	op = op_new(INFL_PROBE_STAGE, a[0], a[1], 0);
 	op.kind = SK_MOVE;
 	if (a[1] >= INFL_MAX_STAGES) {
@@ -1280,6 +1404,179 @@ int on_stage_nocas(struct pt_regs *ctx)
 {
 	return handle_stage(ctx, LK_MAP);
 }
+
+/* --- libcuda's memory calls ------------------------------------------------------------------ */
+
+/*
+ * The driver API's allocations and frees, attached by function name in the libcuda a traced
+ * process maps (attach/cuda.c): one entry program per function (its arguments differ) and
+ * one return program for all. An allocation is accounted at its return, when the CUresult
+ * says it succeeded and the pointer or handle is in the out-argument the entry saved; a free
+ * at its entry, before the driver can hand the address out again (accounted at the return, a
+ * free could be applied after another thread's alloc of the same address). A free the driver
+ * then refuses is counted as failed, its buffer gone from the totals all the same.
+ */
+
+/* A call of a process we trace, or (-b) of a process of a binary we attached. */
+static __always_inline bool cuda_wanted(__u32 pid)
+{
+	if (!pid_maybe_traced(pid))
+		return false;
+	if (traced_set || bpf_map_lookup_elem(&procs, &pid))
+		return true;
+	return image_attached_before((struct task_struct *)bpf_get_current_task(), ~0ull);
+}
+
+static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32 cls,
+				      __u32 kind, __u32 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct cuda_call c = { .out = out, .bytes = bytes, .pitch = pitch, .cls = cls,
+			       .flags = flags, .kind = kind };
+
+	if (READ_ONCE(stopped) || !cuda_wanted(id >> 32))
+		return 0;
+	/* a call nested in another (the driver calling its own entry points) replaces it: its
+	 * return consumes the record, and the outer return finds none, so one allocation is
+	 * counted once */
+	bpf_map_update_elem(&cuda_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid;
+	struct cuda_call *cp = bpf_map_lookup_elem(&cuda_calls, &tid), c;
+	int rc = (int)PT_REGS_RC(ctx); /* CUresult, an enum: 0 is CUDA_SUCCESS */
+	__u64 a[4] = {}, ptr = 0, pitch = 0;
+	struct infl_proc *p;
+
+	if (!cp)
+		return 0;
+	c = *cp;
+	bpf_map_delete_elem(&cuda_calls, &tid);
+	p = proc_current(&pid, lk);
+	if (!p)
+		return 0;
+	if (rc) {
+		__sync_fetch_and_add(&p->cuda_failed, 1);
+		return 0;
+	}
+	if (c.kind == CC_FREE)
+		return 0;
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)c.out) ||
+	    (c.kind == CC_PITCH &&
+	     bpf_probe_read_user(&pitch, sizeof(pitch), (const void *)c.pitch))) {
+		__sync_fetch_and_add(&p->arg_errors, 1);
+		return 0;
+	}
+	if (c.kind == CC_PITCH)
+		c.bytes *= pitch;
+	a[0] = ptr;
+	a[1] = c.cls;
+	a[2] = c.bytes;
+	a[3] = thread_owner_of(p);
+	return alloc_apply(p, pid, a, c.flags, lk);
+}
+
+static __always_inline int handle_cuda_free(__u64 ptr, __u32 cls, __u32 flags,
+					    const enum lock_kind lk)
+{
+	__u64 a[4] = { ptr, cls, 0, 0 };
+	struct infl_proc *p;
+	__u32 pid;
+
+	cuda_entry(0, 0, 0, cls, CC_FREE, flags); /* its return counts a failure */
+	if (!ptr || !cuda_wanted(bpf_get_current_pid_tgid() >> 32))
+		return 0; /* freeing nothing frees nothing */
+	p = proc_current(&pid, lk);
+	if (!p)
+		return 0;
+	return free_apply(p, pid, a, flags, lk);
+}
+
+#define CUDA_DEV INFL_CLS_CUDA_DEVICE
+#define CUDA_PTR INFL_BUF_CUDA
+#define CUDA_HANDLE (INFL_BUF_CUDA | INFL_BUF_HANDLE)
+
+/* CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+ * unsigned int element_size): pitch x height bytes */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_pitch, void *dptr, void *pitch, __u64 width, __u64 height)
+{
+	return cuda_entry((__u64)dptr, height, (__u64)pitch, CUDA_DEV, CC_PITCH, CUDA_PTR);
+}
+
+/* cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_managed, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, INFL_CLS_CUDA_MANAGED, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream), and
+ * cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_async, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags), and
+ * cuMemAllocHost_v2(void **pp, size_t bytesize) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_host_alloc, void *pp, __u64 bytes)
+{
+	return cuda_entry((__u64)pp, bytes, 0, INFL_CLS_CUDA_HOST, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+ * const CUmemAllocationProp *prop, unsigned long long flags): the buffer is the handle */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_create, void *handle, __u64 bytes)
+{
+	return cuda_entry((__u64)handle, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_HANDLE);
+}
+
+SEC("uretprobe")
+int on_cu_ret(struct pt_regs *ctx)
+{
+	return handle_cuda_ret(ctx, LK_CAS);
+}
+
+SEC("uretprobe")
+int on_cu_ret_nocas(struct pt_regs *ctx)
+{
+	return handle_cuda_ret(ctx, LK_MAP);
+}
+
+/* the frees, accounted at their entry: one program per lock form */
+#define CUDA_FREE_PROG(name, cls, flags)                                                       \
+	SEC("uprobe")                                                                          \
+	int BPF_KPROBE(name, __u64 ptr)                                                        \
+	{                                                                                      \
+		return handle_cuda_free(ptr, cls, flags, LK_CAS);                              \
+	}                                                                                      \
+	SEC("uprobe")                                                                          \
+	int BPF_KPROBE(name##_nocas, __u64 ptr)                                                \
+	{                                                                                      \
+		return handle_cuda_free(ptr, cls, flags, LK_MAP);                              \
+	}
+/* cuMemFree_v2(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream): device or managed; a
+ * free of a pointer never seen is counted as device memory */
+CUDA_FREE_PROG(on_cu_mem_free, CUDA_DEV, CUDA_PTR)
+/* cuMemFreeHost(void *) */
+CUDA_FREE_PROG(on_cu_mem_free_host, INFL_CLS_CUDA_HOST, CUDA_PTR)
+/* cuMemRelease(CUmemGenericAllocationHandle) */
+CUDA_FREE_PROG(on_cu_mem_release, CUDA_DEV, CUDA_HANDLE)
 
 /* --- RSS ----------------------------------------------------------------------------------- */
 
@@ -1517,6 +1814,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 
 	/* the whole process is gone only when its last thread exits (live is decremented
 	 * before the tracepoint fires, on every kernel since 2.6) */
+	thread_forget(pid, BPF_CORE_READ(task, pid)); /* every thread's exit */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &pid);
@@ -1547,6 +1845,7 @@ int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct li
 	if (!p || READ_ONCE(p->exited))
 		return 0;
 	ppid = p->ppid;
+	thread_forget(pid, BPF_CORE_READ(task, pid)); /* what it named was the old image's */
 	image_end(p, pid, INFL_CTL_EXEC, now);
 	if (bpf_map_lookup_elem(&images, &k))
 		flags |= INFL_PROC_FROM_START;

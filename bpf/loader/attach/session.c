@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include <sys/sysmacros.h>
 #include "attach/caps.h"
+#include "attach/cuda.h"
 #include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/libs.h"
@@ -129,6 +130,13 @@ static int choose_image(struct session *s, const char *shown)
 			snprintf(s->path, sizeof(s->path), "%s", lib);
 			s->lib_main = true;
 			return read_binary(s->path, lib, &s->bin);
+		}
+		if (s->target > 0 && libs__maps_cuda(s, s->target)) {
+			s->deferred = s->cuda_only = true;
+			infl_warn("%s carries none of the contract's probes: tracing libcuda's "
+				  "memory calls alone, owners (none)%s", shown,
+				  s->bin.imports_dlopen ? ", and what it loads that does" : "");
+			return 0;
 		}
 		if (s->bin.imports_dlopen || s->bin.imports_exec) {
 			s->deferred = true;
@@ -290,6 +298,7 @@ static int configure(struct session *s, const struct session_opts *o)
 	int err = 0;
 
 	choose_programs(s, o);
+	cuda_attach__prepare(s->cuda, skel, s->feat.atomics && s->feat.bpf_loop);
 	skel->data->entry_stage_mask = s->names.entry_mask;
 	skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
@@ -558,6 +567,14 @@ static int watch_target(struct session *s)
 	return 0;
 }
 
+void session__attach_cuda(struct session *s, const char *path, const char *shown, pid_t pid)
+{
+	pthread_mutex_lock(&s->attach_lock);
+	if (cuda_attach__image(s->cuda, path, shown, s->follow ? -1 : pid) > 0 && libbpf_verbose)
+		infl_warn("%s: libcuda's memory calls attached", shown);
+	pthread_mutex_unlock(&s->attach_lock);
+}
+
 /* From the loop (an exec seen on the control ring) and the service thread (a library, a
  * redeploy) alike: one at a time. */
 int session__attach_image(struct session *s, const char *path, pid_t pid)
@@ -633,6 +650,9 @@ static int attach_probes(struct session *s)
 	}
 	if (!err && s->mode != SESSION_BINARY)
 		err = seed_target(s);
+	if (!err && s->mode == SESSION_BINARY && cuda_attach__default_lib(s->cuda))
+		session__attach_cuda(s, cuda_attach__default_lib(s->cuda),
+				     cuda_attach__default_lib(s->cuda), -1);
 	if (err || s->deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
 	return session__attach_image(s, s->path, pid);
@@ -801,6 +821,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	else
 		err = caps__check_attach(false, features__uprobe_multi_named);
 	err = err ?: check_kernel(s);
+	err = err ?: cuda_attach__new(o->no_cuda, o->cuda_lib, &s->cuda);
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
@@ -988,7 +1009,8 @@ void session__free(struct session *s)
 		return;
 	service__stop(s); /* nothing attaches from now on */
 	/* the child holds every link now: the teardown below only drops our references */
-	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch)) {
+	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch ||
+				cuda_attach__libs(s->cuda))) {
 		go = detach__hand_off();
 		if (go < 0)
 			infl_warn("cannot start the detaching child: %s; the exit waits for the "
@@ -998,6 +1020,7 @@ void session__free(struct session *s)
 	ring_buffer__free(s->ctl);
 	bpf_link__destroy(s->rss_link);
 	watch__free(s->watch);
+	cuda_attach__free(s->cuda);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);

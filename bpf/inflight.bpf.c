@@ -1420,9 +1420,11 @@ int on_stage_nocas(struct pt_regs *ctx)
 /* A call of a process we trace, or (-b) of a process of a binary we attached. */
 static __always_inline bool cuda_wanted(__u32 pid)
 {
-	if (!pid_maybe_traced(pid))
-		return false;
-	if (traced_set || bpf_map_lookup_elem(&procs, &pid))
+	if (traced_set)
+		return pid_maybe_traced(pid);
+	/* -b: libcuda is attached for every process on the host, and a process of the binary
+	 * may call it before its first contract event made its record */
+	if (bpf_map_lookup_elem(&procs, &pid))
 		return true;
 	return image_attached_before((struct task_struct *)bpf_get_current_task(), ~0ull);
 }

@@ -12,10 +12,13 @@
  *   cuMemAlloc 2 GiB (failed); all wait for each other (the peak: everything above held,
  *   every owner in gpu); then cuMemFreeHost, cuMemFree of the managed memory, buf_free of
  *   the input; the device memory stays, with its owner in gpu.
+ * With CUDA_WORKERS_GATE set it then says "gated" and waits for SIGUSR1 (a scrape of a live
+ * process).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,5 +165,16 @@ int main(int argc, char **argv)
 	for (int t = 0; t < THREADS; t++)
 		pthread_join(th[t], NULL);
 	printf("cuda_workers: %d workers done\n", THREADS);
+	if (getenv("CUDA_WORKERS_GATE")) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("gated\n");
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
 	return 0;
 }

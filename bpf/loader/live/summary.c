@@ -221,6 +221,19 @@ static char *const *proc_argv(const struct proc_snapshot *ps, const struct summa
 	return id ? id->argv : NULL;
 }
 
+/* A process seen through libcuda only: a binary without the contract, or one that has not
+ * fired a probe yet */
+static bool cuda_alone(const struct infl_proc *p)
+{
+	__u64 cuda = 0, contract = 0;
+
+	for (int c = INFL_MAX_CLASSES; c < INFL_CLASSES; c++)
+		cuda += p->allocated[c].count;
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		contract += p->events[i];
+	return cuda && !contract;
+}
+
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 			const struct summary_info *info, __u64 origin)
 {
@@ -279,6 +292,8 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, "%s %s %llu", i ? "," : "", usdt_contract[i].name,
 			(unsigned long long)p->events[i]);
 	fputc('\n', f);
+	if (cuda_alone(p))
+		fprintf(f, "  libcuda's memory calls alone (no contract event): every owner (none)\n");
 	fprintf(f, "  owners: %llu started, %llu done\n", (unsigned long long)p->owners_started,
 		(unsigned long long)p->owners_done);
 	if (p->ppid)

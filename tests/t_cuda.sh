@@ -76,6 +76,27 @@ check_match "... the start says it" "$(cat "$TMP/plain.err")" \
 check_match "... and the summary" "$(cat "$TMP/plain.txt")" \
 	"libcuda's memory calls alone \(no contract event\): every owner \(none\)"
 
+# -p: a running program's memory from before the attach, freed after it (late attach)
+CUDA_PLAIN_GATE=1 "$C/cuda_plain" >"$TMP/late.out" 2>&1 &
+pg=$!
+bg_track "$pg"
+if wait_until 20 file_has "$TMP/late.out" '^gated'; then
+	"$INFLIGHT" --json -o "$TMP/late.json" -p "$pg" >/dev/null 2>"$TMP/late.err" &
+	ipid=$!
+	bg_track "$ipid"
+	if wait_until 30 file_has "$TMP/late.err" '^inflight: tracing'; then
+		kill -USR1 "$pg"
+		wait "$ipid"
+		check_eq "-p: frees of memory allocated before the attach are the late-attach kind" \
+			"$? $(jq -c 'select(.type == "summary") | .processes[0] | [.unmatched.free, .anomalies.double_free, .at_end.bytes, .at_end.bufs, .exact]' "$TMP/late.json")" \
+			'0 [{"cuda_device":{"bufs":2,"bytes":0}},0,500,1,true]'
+	else
+		not_ok "-p: inflight attached" "$(cat "$TMP/late.err")"
+	fi
+else
+	not_ok "-p: the program waits at its gate" "$(cat "$TMP/late.out")"
+fi
+
 # --no-cuda: the contract alone, nothing of libcuda attached or counted
 # (the input buffers' peak: the last one's alloc, some owners maybe still in load)
 peak_classes() {

@@ -11,7 +11,7 @@
 # -b (--cuda-lib), without the contract, and with --no-cuda. Needs root.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/production/lib_prod.sh"
-INFLIGHT=$BUILD/inflight
+INFLIGHT=${INFLIGHT:-$BUILD/inflight} # the sanitized build: INFLIGHT=build/san/inflight
 C=$BUILD/tests/cuda
 needs_root
 command -v jq >/dev/null || skip_all "needs jq"

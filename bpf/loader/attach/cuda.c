@@ -99,6 +99,12 @@ void cuda_attach__prepare(struct cuda_attach *ca, struct inflight_bpf *skel, boo
 	skel->rodata->cuda_enabled = !ca->off;
 }
 
+void cuda_attach__disable(struct cuda_attach *ca)
+{
+	if (ca)
+		ca->off = true;
+}
+
 bool cuda_attach__enabled(const struct cuda_attach *ca)
 {
 	return ca && !ca->off;

@@ -35,6 +35,8 @@ int cuda_attach__image(struct cuda_attach *ca, const char *path, const char *sho
 const char *cuda_attach__default_lib(const struct cuda_attach *ca);
 
 bool cuda_attach__enabled(const struct cuda_attach *ca);
+/* Before a load tried again without libcuda's programs (the kernel refused them). */
+void cuda_attach__disable(struct cuda_attach *ca);
 int cuda_attach__libs(const struct cuda_attach *ca); /* files attached so far */
 
 void cuda_attach__free(struct cuda_attach *ca); /* NULL is fine */

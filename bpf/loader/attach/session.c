@@ -760,6 +760,41 @@ static int memlock_error(const struct session *s, int err)
 			"(before Linux 5.11), and it is too low", s->feat.release);
 }
 
+/*
+ * Opens, configures and loads the skeleton. When the load fails with libcuda's programs, it
+ * is tried once more without them, and a warning says so: a verifier that refuses them
+ * (a kernel they were not yet run on) must not cost the contract's tracing.
+ */
+static int load_skel(struct session *s, const struct session_opts *o)
+{
+	int err;
+
+	for (int attempt = 0;; attempt++) {
+		s->skel = inflight_bpf__open();
+		if (!s->skel)
+			return load_error(-errno, "open BPF object");
+		err = configure(s, o);
+		if (err)
+			return load_error(err, "configure BPF maps");
+		err = prepare_usdt(s);
+		if (err)
+			return err;
+		err = inflight_bpf__load(s->skel);
+		if (!err)
+			return 0;
+		if (attempt || !cuda_attach__enabled(s->cuda) || memlock_error(s, err))
+			break;
+		infl_warn("libcuda's memory calls are not traced: this kernel refuses their "
+			  "programs (%s; -v shows the verifier's log)", strerror(-err));
+		cuda_attach__disable(s->cuda);
+		usdt_attach__free(s->usdt);
+		s->usdt = NULL;
+		inflight_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return memlock_error(s, err) ?: load_error(err, "load BPF programs");
+}
+
 /* The kernel offers what inflight needs, or one line names what is missing. */
 static int check_kernel(struct session *s)
 {
@@ -838,24 +873,9 @@ int session__open(const struct session_opts *o, struct session **out)
 	if (err)
 		goto fail;
 
-	s->skel = inflight_bpf__open();
-	if (!s->skel) {
-		err = load_error(-errno, "open BPF object");
-		goto fail;
-	}
-	err = configure(s, o);
-	if (err) {
-		err = load_error(err, "configure BPF maps");
-		goto fail;
-	}
-	err = prepare_usdt(s);
+	err = load_skel(s, o);
 	if (err)
 		goto fail;
-	err = inflight_bpf__load(s->skel);
-	if (err) {
-		err = memlock_error(s, err) ?: load_error(err, "load BPF programs");
-		goto fail;
-	}
 	err = open_rings(s, o);
 	err = err ?: check_layout(s);
 	err = err ?: attach_probes(s);

@@ -162,6 +162,27 @@ else
 fi
 wait_detached
 
+# -b on a binary without the contract: its processes' device memory alone
+"$INFLIGHT" --json -o "$TMP/binplain.json" -b "$C/cuda_plain" --cuda-lib "$C/libcuda.so.1" \
+	>/dev/null 2>"$TMP/binplain.err" &
+ipid=$!
+bg_track "$ipid"
+if wait_until 30 file_has "$TMP/binplain.err" '^inflight: tracing'; then
+	"$C/cuda_plain" >/dev/null 2>&1
+	prc=$?
+	"$C/cuda_workers_dlopen" "$C/libcuda.so.1" >/dev/null 2>&1 # another binary: not counted
+	kill -INT "$ipid"
+	wait "$ipid"
+	check_eq "-b on a binary without the contract: its later process, device memory alone" \
+		"$? $prc $(jq -c 'select(.type == "summary") | [(.processes | length), .processes[0].peak.bytes, .processes[0].at_end.bytes, .processes[0].anomalies.cuda_failed]' "$TMP/binplain.json")" \
+		"0 0 [1,6000,4000,1]"
+	check_match "... the start says so" "$(cat "$TMP/binplain.err")" \
+		"cuda_plain carries none of the contract's probes: tracing libcuda's memory calls \(.*libcuda.so.1\) alone in its processes"
+else
+	not_ok "-b on a binary without the contract: inflight started" "$(cat "$TMP/binplain.err")"
+fi
+wait_detached
+
 # Prometheus: the exposition of a live process holding its device memory
 CUDA_WORKERS_GATE=1 "$INFLIGHT" serve --listen 127.0.0.1:0 -- "$C/cuda_workers" \
 	>"$TMP/sv.out" 2>"$TMP/sv.err" &

@@ -380,6 +380,20 @@ static void take_names(struct session *s, const char *path, const struct usdt_bi
 	(void)path;
 }
 
+/* -b without the contract: the binary's processes are told apart by its file (the kernel
+ * side's images map) as if its probes had been attached */
+static int note_image(struct session *s, const char *path)
+{
+	struct stat st;
+	__u64 now = session__now_ns();
+
+	if (stat(path, &st))
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
+				    kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
+	return 0;
+}
+
 static int attach_image(struct session *s, const char *path, pid_t pid)
 {
 	struct usdt_binary other, *b = &s->bin;
@@ -653,6 +667,8 @@ static int attach_probes(struct session *s)
 	if (!err && s->mode == SESSION_BINARY && cuda_attach__default_lib(s->cuda))
 		session__attach_cuda(s, cuda_attach__default_lib(s->cuda),
 				     cuda_attach__default_lib(s->cuda), -1);
+	if (!err && s->mode == SESSION_BINARY && s->cuda_only)
+		err = note_image(s, s->path); /* its processes are the ones to count */
 	if (err || s->deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
 	return session__attach_image(s, s->path, pid);
@@ -685,6 +701,24 @@ static void shown_from_link(struct session *s)
 }
 
 /* Resolves the target and its binary; SPAWN starts the command (stopped). */
+/* -b: a binary without the contract, where a libcuda is there to attach (the system's or
+ * --cuda-lib), is traced for its processes' device memory alone */
+static bool binary_cuda_only(struct session *s)
+{
+	const char *lib = cuda_attach__default_lib(s->cuda);
+
+	if (!lib || usdt_binary__read(s->path, &s->bin))
+		return false;
+	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
+		s->deferred = s->cuda_only = true;
+		infl_warn("%s carries none of the contract's probes: tracing libcuda's memory calls "
+			  "(%s) alone in its processes, owners (none)", s->shown, lib);
+		return true;
+	}
+	usdt_binary__free(&s->bin);
+	return false;
+}
+
 static int resolve_target(struct session *s, const struct session_opts *o)
 {
 	int err;
@@ -719,6 +753,8 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
+		if (binary_cuda_only(s))
+			return 0;
 		return read_binary(s->path, o->binary, &s->bin);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])

@@ -1102,76 +1102,62 @@ const volatile bool cuda_enabled = false;
  * pay for the map update either */
 volatile __u32 cuda_attached = 0;
 
-struct thread_owner {
-	__u64 owner; /* 0: the thread named "no owner" (an alloc of owner 0) */
-	__u64 gen;   /* the image it was named in (a tid outlives an exec) */
-};
-
-/* per thread (tid): written by the contract's alloc and stage hits, read by libcuda's
- * returns, deleted when the thread exits or its process execs */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct thread_owner);
-} thread_owners SEC(".maps");
-
-static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
-{
-	struct thread_owner t = { .owner = owner, .gen = p->gen };
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_owner *cur;
-
-	if (!cuda_enabled || !READ_ONCE(cuda_attached))
-		return;
-	cur = bpf_map_lookup_elem(&thread_owners, &tid);
-	if (cur) {
-		if (cur->owner != owner || cur->gen != t.gen)
-			*cur = t; /* only its thread writes it */
-		return;
-	}
-	bpf_map_update_elem(&thread_owners, &tid, &t, BPF_ANY);
-}
-
-/* The owner the current thread last named in this image, 0 when none. */
-static __always_inline __u64 thread_owner_of(const struct infl_proc *p)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_owner *t = bpf_map_lookup_elem(&thread_owners, &tid);
-
-	return t && t->gen == p->gen ? t->owner : 0;
-}
-
-/* libcuda's calls in progress, per thread: what the entry saw, for the return */
+/* libcuda's calls in progress: what the entry saw, for the return */
 enum cuda_call_kind {
 	CC_ALLOC, /* the pointer (or handle) at `out`, `bytes` long */
 	CC_PITCH, /* cuMemAllocPitch: the pitch at `pitch`, times `bytes` rows */
 	CC_FREE,  /* accounted at the entry: the return only counts a failure */
 };
 
-struct cuda_call {
+/* A traced thread's state, one map element by tid: written only by the thread itself (its
+ * probe hits, and its exit, which deletes it; an exec deletes the exec'ing thread's) */
+struct cuda_thread {
+	__u64 owner; /* the owner it last named; 0: "no owner" (an alloc of owner 0) */
+	__u64 gen;   /* the image it was named in (a tid outlives an exec); 0: never named */
+	/* the call in progress, from its entry, while `pending` */
 	__u64 out;
 	__u64 bytes;
 	__u64 pitch;
 	__u32 cls;   /* INFL_CLS_CUDA_* */
 	__u16 flags; /* INFL_BUF_CUDA [| INFL_BUF_HANDLE] */
-	__u16 kind;  /* enum cuda_call_kind */
+	__u8 kind;   /* enum cuda_call_kind */
+	__u8 pending;
 };
 
+/* Threads of traced processes that named an owner or called libcuda, at once: past it a
+ * thread's calls are not seen (the loader sizes it to 1 with --no-cuda) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 32768);
 	__type(key, __u32);
-	__type(value, struct cuda_call);
-} cuda_calls SEC(".maps");
+	__type(value, struct cuda_thread);
+} cuda_threads SEC(".maps");
 
-/* A traced thread's entries end with it (and with its image, at exec). */
+static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
+{
+	struct cuda_thread t = { .owner = owner, .gen = p->gen };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct cuda_thread *cur;
+
+	if (!cuda_enabled || !READ_ONCE(cuda_attached))
+		return;
+	cur = bpf_map_lookup_elem(&cuda_threads, &tid);
+	if (!cur) {
+		bpf_map_update_elem(&cuda_threads, &tid, &t, BPF_NOEXIST);
+		return;
+	}
+	if (cur->owner != owner || cur->gen != t.gen) {
+		cur->owner = owner;
+		cur->gen = t.gen;
+	}
+}
+
+/* A traced thread's state ends with it (and with its image, at exec). */
 static __always_inline void thread_forget(__u32 tgid, __u32 tid)
 {
 	if (!cuda_enabled || !READ_ONCE(cuda_attached) || !pid_maybe_traced(tgid))
 		return;
-	bpf_map_delete_elem(&thread_owners, &tid);
-	bpf_map_delete_elem(&cuda_calls, &tid);
+	bpf_map_delete_elem(&cuda_threads, &tid);
 }
 
 /* --- the probes ---------------------------------------------------------------------------- */
@@ -1434,30 +1420,41 @@ static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
-	struct cuda_call c = { .out = out, .bytes = bytes, .pitch = pitch, .cls = cls,
-			       .flags = flags, .kind = kind };
+	struct cuda_thread *t, c = { .out = out, .bytes = bytes, .pitch = pitch, .cls = cls,
+				     .flags = flags, .kind = kind, .pending = 1 };
 
 	if (READ_ONCE(stopped) || !cuda_wanted(id >> 32))
 		return 0;
 	/* a call nested in another (the driver calling its own entry points) replaces it: its
-	 * return consumes the record, and the outer return finds none, so one allocation is
+	 * return consumes it, and the outer return finds none pending, so one allocation is
 	 * counted once */
-	bpf_map_update_elem(&cuda_calls, &tid, &c, BPF_ANY);
+	t = bpf_map_lookup_elem(&cuda_threads, &tid);
+	if (!t) {
+		bpf_map_update_elem(&cuda_threads, &tid, &c, BPF_NOEXIST);
+		return 0;
+	}
+	t->out = out;
+	t->bytes = bytes;
+	t->pitch = pitch;
+	t->cls = cls;
+	t->flags = flags;
+	t->kind = kind;
+	t->pending = 1;
 	return 0;
 }
 
 static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_kind lk)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid;
-	struct cuda_call *cp = bpf_map_lookup_elem(&cuda_calls, &tid), c;
+	struct cuda_thread *t = bpf_map_lookup_elem(&cuda_threads, &tid), c;
 	int rc = (int)PT_REGS_RC(ctx); /* CUresult, an enum: 0 is CUDA_SUCCESS */
 	__u64 a[4] = {}, ptr = 0, pitch = 0;
 	struct infl_proc *p;
 
-	if (!cp)
+	if (!t || !t->pending)
 		return 0;
-	c = *cp;
-	bpf_map_delete_elem(&cuda_calls, &tid);
+	c = *t;
+	t->pending = 0;
 	p = proc_current(&pid, lk);
 	if (!p)
 		return 0;
@@ -1478,7 +1475,7 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_
 	a[0] = ptr;
 	a[1] = c.cls;
 	a[2] = c.bytes;
-	a[3] = thread_owner_of(p);
+	a[3] = c.gen == p->gen ? c.owner : 0; /* the owner the thread last named, here */
 	return alloc_apply(p, pid, a, c.flags, lk);
 }
 

@@ -97,6 +97,8 @@ void cuda_attach__prepare(struct cuda_attach *ca, struct inflight_bpf *skel, boo
 		bpf_program__set_autoload(ret[cas], true);
 	}
 	skel->rodata->cuda_enabled = !ca->off;
+	if (ca->off) /* preallocated: no memory for threads nobody will look at */
+		bpf_map__set_max_entries(skel->maps.cuda_threads, 1);
 }
 
 void cuda_attach__disable(struct cuda_attach *ca)

@@ -15,7 +15,7 @@ BENCH_SITES_PROGS := $(foreach n,$(BENCH_SITES),$(BENCH_DIR)/sites_$(n))
 BENCH_PROGS := $(BENCH_DIR)/probe_loop $(BENCH_DIR)/probe_loop_noprobes \
 	$(BENCH_DIR)/probe_loop_atomic $(BENCH_DIR)/probe_loop_lttng \
 	$(BENCH_DIR)/usdt_empty $(BENCH_DIR)/stamp_exec $(BENCH_DIR)/measure \
-	$(BENCH_DIR)/usdt_attach $(BENCH_SITES_PROGS)
+	$(BENCH_DIR)/usdt_attach $(BENCH_SITES_PROGS) $(BENCH_DIR)/cuda_loop
 
 .PHONY: bench-progs
 bench-progs: $(BENCH_PROGS)
@@ -98,3 +98,11 @@ $(BENCH_DIR)/stamp_exec $(BENCH_DIR)/measure: $(BENCH_DIR)/%: bench/%.c
 # variant needs liblttng-ust-dev (a bench dependency), so only where its header is installed
 BENCH_HAVE_LTTNG := $(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoint.h)
 tests: $(filter-out $(if $(BENCH_HAVE_LTTNG),,$(BENCH_DIR)/probe_loop_lttng),$(BENCH_PROGS))
+
+# libcuda's memory calls (section cuda_cost): the stand-in driver of tests/cuda/ beside it
+$(BENCH_DIR)/cuda_loop: bench/cuda_loop.c tests/cuda/cuda_api.h $(TESTS_DIR)/cuda/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $(TESTS_DIR)/cuda/libcuda.so.1 $(@D)/libcuda.so.1
+	$(Q)$(CC) $(CFLAGS) -Itests/cuda $< -L$(TESTS_DIR)/cuda -Wl,-rpath,'$$ORIGIN' -lcuda \
+		$(LDFLAGS) -o $@

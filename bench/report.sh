@@ -530,12 +530,32 @@ rc_ceiling() {
 		}' "$raw"
 }
 
+section_cuda_cost() {
+	cat <<EOF
+
+## Breakdown: libcuda's memory calls
+
+inflight attaches to the CUDA driver's memory functions, entry and return (docs/programs.md,
+"GPU memory through libcuda"). \`cuda_loop\` calls cuMemAlloc_v2 and cuMemFree_v2 of the
+stand-in libcuda.so.1 of tests/cuda/ (malloc and free underneath) in a loop, one thread;
+wall nanoseconds per call (an alloc or a free), the added cost taken within a round:
+
+| inflight | ns per call | added per call |
+|---|---:|---:|
+| not attached | $(cell cuda_cost none 1 ns_per_call) | |
+| \`inflight -- cuda_loop\` | $(cell cuda_cost inflight 1 ns_per_call) | $(cell cuda_cost inflight 1 added_ns_per_call) |
+
+A real driver's cuMemAlloc takes microseconds to milliseconds of its own; what the probes add
+is per call, not per byte.
+EOF
+}
+
 # the attach and teardown section's tables (bench/attach_teardown.sh)
 source "$(dirname "$0")/attach_report.sh"
 
 header
 for s in probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
-	record_ceiling attach_teardown offline_memory ring_overhead; do
+	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then
 			"section_$s"

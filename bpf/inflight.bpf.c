@@ -437,7 +437,7 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lo
  * the costliest helper on this path, and most allocs and frees need no time at all.
  * Returns the time, or 0 when it was not read.
  */
-static __always_inline __u64 account_event(struct infl_proc *p, int probe, bool timed)
+static __always_inline __u64 account_event(struct infl_proc *p, __u32 probe, bool timed)
 {
 	__u64 now = 0;
 
@@ -448,8 +448,9 @@ static __always_inline __u64 account_event(struct infl_proc *p, int probe, bool 
 			p->first_ns = now;
 		p->last_ns = now;
 	}
-	if (probe >= 0 && probe < INFL_PROBE__COUNT)
-		p->events[probe]++;
+	/* clamped where it indexes: 5.10's verifier loses the bound of a value it spilled */
+	if (probe < INFL_PROBE__COUNT)
+		p->events[CLAMPED(probe, INFL_PROBE__COUNT)]++;
 	return now;
 }
 
@@ -521,7 +522,7 @@ static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
 	p->peak_bufs = p->total_bufs;
 	p->peak_ns = now;
 	p->peak_seq = p->seq;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			p->peak[c][s] = p->cur[c][s];
 	for (int s = 0; s < INFL_SLOTS; s++)
@@ -531,9 +532,9 @@ static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
 
 static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
 {
-	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
+	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
 		return;
-	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	cls = CLAMPED(cls, INFL_CLASSES);
 	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count++;
 	p->cur[cls][slot].bytes += bytes;
@@ -543,9 +544,9 @@ static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot,
 
 static __always_inline void cell_sub(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
 {
-	if (cls >= INFL_MAX_CLASSES || slot >= INFL_SLOTS)
+	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
 		return;
-	cls = BOUNDED(cls, INFL_MAX_CLASSES);
+	cls = CLAMPED(cls, INFL_CLASSES);
 	slot = CLAMPED(slot, INFL_SLOTS);
 	p->cur[cls][slot].count--;
 	p->cur[cls][slot].bytes -= bytes;
@@ -560,7 +561,7 @@ static __always_inline bool is_terminal(__u32 slot)
 
 static __always_inline bool holds_nothing(const struct infl_owner *o)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		if (o->held[c].count)
 			return false;
 	return true;
@@ -604,6 +605,21 @@ enum free_kind { FK_FOUND, FK_UNKNOWN };
 enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
 #define OPF_BAD_CLASS (1u << 7) /* op.flags of a free: the class it says is out of range */
 
+/* The contract probe a hit counts in events[]; INFL_PROBE__COUNT, counted nowhere, for
+ * libcuda's calls (not the program's probes) */
+static __always_inline __u32 op_probe(const struct infl_op *op)
+{
+	return op->flags & INFL_BUF_CUDA ? INFL_PROBE__COUNT : op->probe;
+}
+
+/* The name space of a buffer's key (inflight.h, INFL_SPACE_*), from its INFL_BUF_* flags */
+static __always_inline __u32 buf_space(__u32 flags)
+{
+	if (flags & INFL_BUF_HANDLE)
+		return INFL_SPACE_CUDA_HANDLE;
+	return flags & INFL_BUF_CUDA ? INFL_SPACE_CUDA_PTR : INFL_SPACE_CONTRACT;
+}
+
 /*
  * The sections: one probe hit accounted, under the lock. Each takes what the hit's map
  * operations found (`op`) and the records they point at, looked up before the lock by the
@@ -616,7 +632,7 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 					  struct infl_buf *old, struct infl_event *ev)
 {
 	__u32 cls = op->id, slot, c;
-	__u64 now = account_event(p, INFL_PROBE_ALLOC, false);
+	__u64 now = account_event(p, op_probe(op), false);
 	bool peaked;
 	__u8 flags;
 
@@ -639,8 +655,8 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 		/* contract violation: alloc of a live buffer. The new record replaces the old. */
 		p->dup_alloc++;
 		c = op->prev.cls;
-		if (old_o && c < INFL_MAX_CLASSES) {
-			c = BOUNDED(c, INFL_MAX_CLASSES);
+		if (old_o && c < INFL_CLASSES) {
+			c = CLAMPED(c, INFL_CLASSES);
 			old_o->held[c].count--;
 			old_o->held[c].bytes -= op->prev.bytes;
 		}
@@ -652,7 +668,7 @@ static __always_inline void section_alloc(struct infl_proc *p, const struct infl
 	if (o)
 		owner_admit(p, o, now);
 	slot = o ? o->slot : INFL_SLOT_NONE;
-	c = BOUNDED(cls, INFL_MAX_CLASSES);
+	c = CLAMPED(cls, INFL_CLASSES);
 	if (o) {
 		o->held[c].count++;
 		o->held[c].bytes += op->bytes;
@@ -678,7 +694,7 @@ static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64
 		p->double_free++; /* traced from its start: it never was live, or is no more */
 		return INFL_EVF_UNMATCHED | INFL_EVF_DOUBLE;
 	}
-	cls = BOUNDED(cls, INFL_MAX_CLASSES); /* late attach: allocated before we were there */
+	cls = CLAMPED(cls, INFL_CLASSES); /* late attach: allocated before we were there */
 	p->unmatched_free[cls].count++;
 	p->unmatched_free[cls].bytes += bytes;
 	return INFL_EVF_UNMATCHED;
@@ -690,7 +706,7 @@ static __always_inline bool section_free(struct infl_proc *p, const struct infl_
 					 struct infl_owner *o, struct infl_event *ev)
 {
 	const struct infl_buf *rec = &op->prev;
-	__u64 now = account_event(p, INFL_PROBE_FREE, false);
+	__u64 now = account_event(p, op_probe(op), false);
 	bool retired = false, bad_class = op->flags & OPF_BAD_CLASS;
 	__u32 slot, c;
 	__u8 flags;
@@ -712,7 +728,7 @@ static __always_inline bool section_free(struct infl_proc *p, const struct infl_
 		p->bad_class++;
 	slot = o ? o->slot : INFL_SLOT_NONE;
 	c = rec->cls;
-	c = BOUNDED(c, INFL_MAX_CLASSES);
+	c = CLAMPED(c, INFL_CLASSES);
 	if (o && o->live) {
 		o->held[c].count--;
 		o->held[c].bytes -= rec->bytes;
@@ -746,7 +762,7 @@ static __always_inline void owner_move(struct infl_proc *p, struct infl_owner *o
 				       __u32 stage)
 {
 	from = from < INFL_MAX_STAGES ? BOUNDED(from, INFL_MAX_STAGES) : INFL_SLOT_NONE;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		struct infl_cell h = o->held[c];
 
 		if (!h.count)
@@ -878,7 +894,8 @@ static __always_inline void apply_relooked(struct infl_proc *p, const struct inf
 
 	if (op->probe == INFL_PROBE_ALLOC) {
 		if (op->kind == AK_DUP) {
-			struct infl_buf_key bk = { .pid = pid, .gen = ok.gen, .buf = op->arg };
+			struct infl_buf_key bk = { .pid = pid, .space = buf_space(op->flags),
+						   .gen = ok.gen, .buf = op->arg };
 
 			old = bpf_map_lookup_elem(&bufs, &bk);
 			if (!(op->prev.flags & INFL_BUF_UNSTAGED))
@@ -1171,7 +1188,8 @@ static __always_inline void hit_gave_up(struct infl_proc *p, const struct infl_o
 	if (op->probe != INFL_PROBE_ALLOC)
 		return;
 	if (op->kind == AK_NEW) {
-		struct infl_buf_key bk = { .pid = pid, .gen = p->gen, .buf = op->arg };
+		struct infl_buf_key bk = { .pid = pid, .space = buf_space(op->flags),
+					   .gen = p->gen, .buf = op->arg };
 
 		bpf_map_delete_elem(&bufs, &bk);
 	}
@@ -1223,6 +1241,73 @@ int lock_wait_more(struct pt_regs *ctx)
 	return 0;
 }
 
+/* --- the owner each thread last named (libcuda's calls are charged to it) ------------------ */
+
+/* libcuda is traced at all (not --no-cuda): without it the verifier prunes every use of the
+ * maps below from the contract's programs */
+const volatile bool cuda_enabled = false;
+/* set by the loader once it attached libcuda somewhere: until then a contract hit does not
+ * pay for the map update either */
+volatile __u32 cuda_attached = 0;
+
+/* libcuda's calls in progress: what the entry saw, for the return */
+enum cuda_call_kind {
+	CC_ALLOC, /* the pointer (or handle) at `out`, `bytes` long */
+	CC_PITCH, /* cuMemAllocPitch: the pitch at `pitch`, times `bytes` rows */
+	CC_FREE,  /* accounted at the entry: the return only counts a failure */
+};
+
+/* A traced thread's state, one map element by tid: written only by the thread itself (its
+ * probe hits, and its exit, which deletes it; an exec deletes the exec'ing thread's) */
+struct cuda_thread {
+	__u64 owner; /* the owner it last named; 0: "no owner" (an alloc of owner 0) */
+	__u64 gen;   /* the image it was named in (a tid outlives an exec); 0: never named */
+	/* the call in progress, from its entry, while `pending` */
+	__u64 out;
+	__u64 bytes;
+	__u64 pitch;
+	__u32 cls;   /* INFL_CLS_CUDA_* */
+	__u16 flags; /* INFL_BUF_CUDA [| INFL_BUF_HANDLE] */
+	__u8 kind;   /* enum cuda_call_kind */
+	__u8 pending;
+};
+
+/* Threads of traced processes that named an owner or called libcuda, at once: past it a
+ * thread's calls are not seen (the loader sizes it to 1 with --no-cuda) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct cuda_thread);
+} cuda_threads SEC(".maps");
+
+static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
+{
+	struct cuda_thread t = { .owner = owner, .gen = p->gen };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct cuda_thread *cur;
+
+	if (!cuda_enabled || !READ_ONCE(cuda_attached))
+		return;
+	cur = bpf_map_lookup_elem(&cuda_threads, &tid);
+	if (!cur) {
+		bpf_map_update_elem(&cuda_threads, &tid, &t, BPF_NOEXIST);
+		return;
+	}
+	if (cur->owner != owner || cur->gen != t.gen) {
+		cur->owner = owner;
+		cur->gen = t.gen;
+	}
+}
+
+/* A traced thread's state ends with it (and with its image, at exec). */
+static __always_inline void thread_forget(__u32 tgid, __u32 tid)
+{
+	if (!cuda_enabled || !READ_ONCE(cuda_attached) || !pid_maybe_traced(tgid))
+		return;
+	bpf_map_delete_elem(&cuda_threads, &tid);
+}
+
 /* --- the probes ---------------------------------------------------------------------------- */
 
 /* An argument the fast path cannot read (a spec it does not know, a memory operand that
@@ -1249,25 +1334,27 @@ static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __
  * The handlers: map operations first, outside the lock (a buffer's insert or delete decides
  * who owns it when threads race), then the section, or the queue.
  */
-static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
+/*
+ * An alloc, from the contract's probe (a[]: buf, class, bytes, owner) or from libcuda's
+ * return (`flags`: INFL_BUF_CUDA, and the class one of the tracer's own). One path for both,
+ * so that a device buffer is counted, moved and peaked exactly as a program's buffer is.
+ */
+static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid,
+				       const __u64 *a, __u32 flags, const enum lock_kind lk)
 {
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_buf_key bk = {};
 	struct infl_buf *old = NULL;
-	struct infl_proc *p;
 	enum lock_outcome r;
 	struct infl_op op;
-	__u64 a[4];
-	__u32 pid;
 
-	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 4))
-		return 0;
 	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
 	op.owner = a[3];
 	op.kind = AK_NEW;
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
-	if (a[1] >= INFL_MAX_CLASSES) {
+	op.flags = flags;
+	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
+				    .buf = op.arg };
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
 		op.kind = AK_BAD_CLASS;
 		goto locked;
 	}
@@ -1277,7 +1364,7 @@ static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kin
 		o = owner_get(&ok);
 	}
 	if (!o)
-		op.flags = INFL_BUF_UNSTAGED;
+		op.flags |= INFL_BUF_UNSTAGED;
 	/* the common case first: a new buffer is one insert, no lookup (the record is built
 	 * where a dup's predecessor goes, which a new buffer does not have) */
 	op.prev = (struct infl_buf){ .bytes = op.bytes, .owner = op.owner, .cls = op.id,
@@ -1313,26 +1400,38 @@ locked:
 	return 0;
 }
 
-static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
 {
-	struct infl_buf_key bk = {};
-	struct infl_owner *o = NULL;
 	struct infl_proc *p;
-	struct infl_buf *b;
-	bool retired = false;
-	enum lock_outcome r;
-	struct infl_op op;
 	__u64 a[4];
 	__u32 pid;
 
 	p = proc_current(&pid, lk);
-	if (!p || !probe_args(ctx, p, a, 3))
+	if (!p || !probe_args(ctx, p, a, 4))
 		return 0;
+	thread_names_owner(p, a[3]);
+	return alloc_apply(ctx, p, pid, a, 0, lk);
+}
+
+/* A free, from the contract's probe (a[]: buf, class, bytes) or from libcuda's entry
+ * (`flags` as for alloc_apply; the class is where a free of an unknown buffer is counted). */
+static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
+				      const __u64 *a, __u32 flags, const enum lock_kind lk)
+{
+	struct infl_buf_key bk = {};
+	struct infl_owner *o = NULL;
+	struct infl_buf *b;
+	bool retired = false;
+	enum lock_outcome r;
+	struct infl_op op;
+
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
 	op.kind = FK_UNKNOWN;
-	if (a[1] >= INFL_MAX_CLASSES)
-		op.flags = OPF_BAD_CLASS;
-	bk = (struct infl_buf_key){ .pid = pid, .gen = p->gen, .buf = op.arg };
+	op.flags = flags;
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES))
+		op.flags |= OPF_BAD_CLASS;
+	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
+				    .buf = op.arg };
 	b = bpf_map_lookup_elem(&bufs, &bk);
 	if (b) {
 		op.prev = *b;
@@ -1357,6 +1456,18 @@ static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind
 	return 0;
 }
 
+static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	struct infl_proc *p;
+	__u64 a[4];
+	__u32 pid;
+
+	p = proc_current(&pid, lk);
+	if (!p || !probe_args(ctx, p, a, 3))
+		return 0;
+	return free_apply(ctx, p, pid, a, 0, lk);
+}
+
 static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kind lk)
 {
 	struct infl_owner *o = NULL;
@@ -1370,6 +1481,8 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	p = proc_current(&pid, lk);
 	if (!p || !probe_args(ctx, p, a, 2))
 		return 0;
+	if (a[0]) /* owner 0 has no stage: the event is refused, and names no one */
+		thread_names_owner(p, a[0]);
 	op = op_new(INFL_PROBE_STAGE, a[0], a[1], 0);
 	op.kind = SK_MOVE;
 	if (a[1] >= INFL_MAX_STAGES) {
@@ -1433,6 +1546,192 @@ int on_stage_nocas(struct pt_regs *ctx)
 {
 	return handle_stage(ctx, LK_MAP);
 }
+
+/* --- libcuda's memory calls ------------------------------------------------------------------ */
+
+/*
+ * The driver API's allocations and frees, attached by function name in the libcuda a traced
+ * process maps (attach/cuda.c): one entry program per function (its arguments differ) and
+ * one return program for all. An allocation is accounted at its return, when the CUresult
+ * says it succeeded and the pointer or handle is in the out-argument the entry saved; a free
+ * at its entry, before the driver can hand the address out again (accounted at the return, a
+ * free could be applied after another thread's alloc of the same address). A free the driver
+ * then refuses is counted as failed, its buffer gone from the totals all the same.
+ */
+
+/* A call of a process we trace, or (-b) of a process of a binary we attached. */
+static __always_inline bool cuda_wanted(__u32 pid)
+{
+	if (traced_set)
+		return pid_maybe_traced(pid);
+	/* -b: libcuda is attached for every process on the host, and a process of the binary
+	 * may call it before its first contract event made its record */
+	if (bpf_map_lookup_elem(&procs, &pid))
+		return true;
+	return image_attached_before((struct task_struct *)bpf_get_current_task(), ~0ull);
+}
+
+static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32 cls,
+				      __u32 kind, __u32 flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct cuda_thread *t, c = { .out = out, .bytes = bytes, .pitch = pitch, .cls = cls,
+				     .flags = flags, .kind = kind, .pending = 1 };
+
+	if (READ_ONCE(stopped) || !cuda_wanted(id >> 32))
+		return 0;
+	/* a call nested in another (the driver calling its own entry points) replaces it: its
+	 * return consumes it, and the outer return finds none pending, so one allocation is
+	 * counted once */
+	t = bpf_map_lookup_elem(&cuda_threads, &tid);
+	if (!t) {
+		bpf_map_update_elem(&cuda_threads, &tid, &c, BPF_NOEXIST);
+		return 0;
+	}
+	t->out = out;
+	t->bytes = bytes;
+	t->pitch = pitch;
+	t->cls = cls;
+	t->flags = flags;
+	t->kind = kind;
+	t->pending = 1;
+	return 0;
+}
+
+static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_kind lk)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid;
+	struct cuda_thread *t = bpf_map_lookup_elem(&cuda_threads, &tid), c;
+	int rc = (int)PT_REGS_RC(ctx); /* CUresult, an enum: 0 is CUDA_SUCCESS */
+	__u64 a[4] = {}, ptr = 0, pitch = 0;
+	struct infl_proc *p;
+
+	if (!t || !t->pending)
+		return 0;
+	c = *t;
+	t->pending = 0;
+	p = proc_current(&pid, lk);
+	if (!p)
+		return 0;
+	if (rc) {
+		__sync_fetch_and_add(&p->cuda_failed, 1);
+		return 0;
+	}
+	if (c.kind == CC_FREE)
+		return 0;
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)c.out) ||
+	    (c.kind == CC_PITCH &&
+	     bpf_probe_read_user(&pitch, sizeof(pitch), (const void *)c.pitch))) {
+		__sync_fetch_and_add(&p->arg_errors, 1);
+		return 0;
+	}
+	if (c.kind == CC_PITCH)
+		c.bytes *= pitch;
+	a[0] = ptr;
+	a[1] = c.cls;
+	a[2] = c.bytes;
+	a[3] = c.gen == p->gen ? c.owner : 0; /* the owner the thread last named, here */
+	return alloc_apply(ctx, p, pid, a, c.flags, lk);
+}
+
+static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u32 flags,
+					    const enum lock_kind lk)
+{
+	__u64 a[4] = { ptr, cls, 0, 0 };
+	struct infl_proc *p;
+	__u32 pid;
+
+	cuda_entry(0, 0, 0, cls, CC_FREE, flags); /* its return counts a failure */
+	if (!ptr || !cuda_wanted(bpf_get_current_pid_tgid() >> 32))
+		return 0; /* freeing nothing frees nothing */
+	p = proc_current(&pid, lk);
+	if (!p)
+		return 0;
+	return free_apply(ctx, p, pid, a, flags, lk);
+}
+
+#define CUDA_DEV INFL_CLS_CUDA_DEVICE
+#define CUDA_PTR INFL_BUF_CUDA
+#define CUDA_HANDLE (INFL_BUF_CUDA | INFL_BUF_HANDLE)
+
+/* CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+ * unsigned int element_size): pitch x height bytes */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_pitch, void *dptr, void *pitch, __u64 width, __u64 height)
+{
+	return cuda_entry((__u64)dptr, height, (__u64)pitch, CUDA_DEV, CC_PITCH, CUDA_PTR);
+}
+
+/* cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_managed, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, INFL_CLS_CUDA_MANAGED, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream), and
+ * cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_alloc_async, void *dptr, __u64 bytes)
+{
+	return cuda_entry((__u64)dptr, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags), and
+ * cuMemAllocHost_v2(void **pp, size_t bytesize) */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_host_alloc, void *pp, __u64 bytes)
+{
+	return cuda_entry((__u64)pp, bytes, 0, INFL_CLS_CUDA_HOST, CC_ALLOC, CUDA_PTR);
+}
+
+/* cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+ * const CUmemAllocationProp *prop, unsigned long long flags): the buffer is the handle */
+SEC("uprobe")
+int BPF_KPROBE(on_cu_mem_create, void *handle, __u64 bytes)
+{
+	return cuda_entry((__u64)handle, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_HANDLE);
+}
+
+SEC("uretprobe")
+int on_cu_ret(struct pt_regs *ctx)
+{
+	return handle_cuda_ret(ctx, LK_CAS);
+}
+
+SEC("uretprobe")
+int on_cu_ret_nocas(struct pt_regs *ctx)
+{
+	return handle_cuda_ret(ctx, LK_MAP);
+}
+
+/* the frees, accounted at their entry: one program per lock form */
+#define CUDA_FREE_PROG(name, cls, flags)                                                       \
+	SEC("uprobe")                                                                          \
+	int BPF_KPROBE(name, __u64 ptr)                                                        \
+	{                                                                                      \
+		return handle_cuda_free(ctx, ptr, cls, flags, LK_CAS);                         \
+	}                                                                                      \
+	SEC("uprobe")                                                                          \
+	int BPF_KPROBE(name##_nocas, __u64 ptr)                                                \
+	{                                                                                      \
+		return handle_cuda_free(ctx, ptr, cls, flags, LK_MAP);                         \
+	}
+/* cuMemFree_v2(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream): device or managed; a
+ * free of a pointer never seen is counted as device memory */
+CUDA_FREE_PROG(on_cu_mem_free, CUDA_DEV, CUDA_PTR)
+/* cuMemFreeHost(void *) */
+CUDA_FREE_PROG(on_cu_mem_free_host, INFL_CLS_CUDA_HOST, CUDA_PTR)
+/* cuMemRelease(CUmemGenericAllocationHandle) */
+CUDA_FREE_PROG(on_cu_mem_release, CUDA_DEV, CUDA_HANDLE)
 
 /* --- RSS ----------------------------------------------------------------------------------- */
 
@@ -1670,6 +1969,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 
 	/* the whole process is gone only when its last thread exits (live is decremented
 	 * before the tracepoint fires, on every kernel since 2.6) */
+	thread_forget(pid, BPF_CORE_READ(task, pid)); /* every thread's exit */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &pid);
@@ -1700,6 +2000,7 @@ int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct li
 	if (!p || READ_ONCE(p->exited))
 		return 0;
 	ppid = p->ppid;
+	thread_forget(pid, BPF_CORE_READ(task, pid)); /* what it named was the old image's */
 	image_end(p, pid, INFL_CTL_EXEC, now);
 	if (bpf_map_lookup_elem(&images, &k))
 		flags |= INFL_PROC_FROM_START;

@@ -10,6 +10,17 @@
 #define INFL__XSTR(x) INFL__STR(x)
 
 #define INFL_MAX_CLASSES 16 /* contract: class ids < 16 */
+/*
+ * Classes the tracer itself accounts (libcuda's memory calls), in slots of their own past the
+ * contract's: a program's class ids stay < 16 (and a probe saying 16 is still a bad class),
+ * while every per-class array below is INFL_CLASSES wide. Their names are the loader's
+ * (contract/names.c), never a program's note.
+ */
+#define INFL_CLS_CUDA_DEVICE 16	 /* cuMemAlloc*, cuMemCreate: device memory */
+#define INFL_CLS_CUDA_HOST 17	 /* cuMemHostAlloc, cuMemAllocHost: pinned host memory */
+#define INFL_CLS_CUDA_MANAGED 18 /* cuMemAllocManaged: unified memory */
+#define INFL_CUDA_CLASSES 3
+#define INFL_CLASSES (INFL_MAX_CLASSES + INFL_CUDA_CLASSES)
 #define INFL_MAX_STAGES 16  /* contract: stage ids < 16 */
 /* one extra stage slot for buffers with no owner (owner 0) or whose owner has no stage yet */
 #define INFL_SLOT_NONE INFL_MAX_STAGES
@@ -52,7 +63,8 @@ enum infl_probe {
 	X(ring_drops, DROPPED, 0, "ring buffer drops")                                         \
 	X(lock_timeouts, DROPPED, 1, "lock timeouts")                                          \
 	X(arg_errors, DROPPED, 1, "probe arguments unreadable")                                \
-	X(missed_events, DROPPED, 1, "events before the process got a slot")
+	X(missed_events, DROPPED, 1, "events before the process got a slot")                 \
+	X(cuda_failed, REJECTED, 0, "failed CUDA memory calls")
 
 /*
  * Default sizes of the kernel maps: the BPF side declares its maps with them, the loader's
@@ -109,8 +121,8 @@ struct infl_proc {
 	__u64 peak_bufs;
 	__u64 peak_ns;
 	__u64 peak_seq;	  /* the event that set the peak */
-	struct infl_cell cur[INFL_MAX_CLASSES][INFL_SLOTS];
-	struct infl_cell peak[INFL_MAX_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
+	struct infl_cell cur[INFL_CLASSES][INFL_SLOTS];
+	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
 	__u64 owners[INFL_SLOTS];			     /* live owners per stage */
 	__u64 peak_owners[INFL_SLOTS];			     /* ... at peak_ns */
 	__u64 owners_started;  /* owners first seen at an entry stage */
@@ -120,7 +132,7 @@ struct infl_proc {
 	__u64 dwell_count[INFL_MAX_STAGES];
 	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
 	/* late attach: events about buffers/owners created before the tracer attached */
-	struct infl_cell unmatched_free[INFL_MAX_CLASSES]; /* frees of unknown buffers */
+	struct infl_cell unmatched_free[INFL_CLASSES]; /* frees of unknown buffers */
 	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
 	/* contract violations and drops, never silent: one counter per INFL_ANOMALIES row */
 #define INFL__ANOMALY_FIELD(field, kind, inexact, text) __u64 field;
@@ -140,8 +152,8 @@ struct infl_proc {
 	__u32 ppid;	  /* the traced parent it was forked from, 0 when none */
 	__u32 flags;	  /* INFL_PROC_* */
 	/* lifetime totals per class: every alloc and free accounted since tracing began */
-	struct infl_cell allocated[INFL_MAX_CLASSES];
-	struct infl_cell freed[INFL_MAX_CLASSES];
+	struct infl_cell allocated[INFL_CLASSES];
+	struct infl_cell freed[INFL_CLASSES];
 	__u64 untracked_allocs; /* allocs not in the buffer map (map full, lock timeout) */
 	__u64 write_begin;	   /* keep last: see above */
 };
@@ -171,12 +183,20 @@ struct infl_ident {
  * while an exited process's entries are still being removed never meets them. */
 struct infl_buf_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 space; /* INFL_SPACE_*: whose ids `buf` is */
 	__u64 gen;
 	__u64 buf;
 };
 
+/* A program's buffer ids, libcuda's pointers and its VMM handles are three name spaces: a
+ * device pointer equal to some buffer id of the program is another buffer. */
+#define INFL_SPACE_CONTRACT 0
+#define INFL_SPACE_CUDA_PTR 1
+#define INFL_SPACE_CUDA_HANDLE 2
+
 #define INFL_BUF_UNSTAGED (1u << 0) /* accounted in INFL_SLOT_NONE: owner 0 or owner untracked */
+#define INFL_BUF_CUDA (1u << 1)	    /* libcuda's: its key is in a CUDA space */
+#define INFL_BUF_HANDLE (1u << 2)   /* with CUDA: a VMM handle (cuMemCreate), not a pointer */
 
 struct infl_buf {
 	__u64 bytes;
@@ -196,7 +216,7 @@ struct infl_owner {
 	__u64 entered_ns; /* when it entered `slot` */
 	__u32 slot;	  /* stage id, or INFL_SLOT_NONE before its first stage event */
 	__u32 live;	  /* counted in owners[] (whoever locks first after its creation) */
-	struct infl_cell held[INFL_MAX_CLASSES]; /* its buffers by class */
+	struct infl_cell held[INFL_CLASSES]; /* its buffers by class */
 };
 
 enum infl_event_type {

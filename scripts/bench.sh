@@ -5,15 +5,15 @@
 # (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
 #        lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
-#        attach_teardown offline_memory ring_overhead (default: all). BENCH_INFLIGHT_BASELINE=PATH: an
-#        inflight built before a change, side by side; BENCH_BASELINE_WHAT: what it is, in
+#        attach_teardown offline_memory ring_overhead cuda_cost (default: all).
+#        BENCH_INFLIGHT_BASELINE=PATH: an inflight built before a change, side by side; BENCH_BASELINE_WHAT: what it is, in
 #        words, for the results file.
 #        BENCH_REPS (5) rounds, BENCH_SECONDS (1) per probe-cost run; more in the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 ALL_SECTIONS=(probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost
-	record_ceiling attach_teardown offline_memory ring_overhead)
+	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost)
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=("${ALL_SECTIONS[@]}")
 

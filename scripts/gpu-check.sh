@@ -3,7 +3,8 @@
 # The reference prover's CUDA path on a GPU host, in one prepared run (a few minutes):
 # builds, proves the same input with --gpu=cuda and with --gpu=cpu and requires the same
 # proof digest and every H check passed on both, records a CUDA run with inflight and
-# requires device memory (class gpu_abc) in the gpu stage and nowhere else. Ends with one
+# requires device memory (class gpu_abc) in the gpu stage and nowhere else, and libcuda's
+# view of the same run (class cuda_device) to cover it. Ends with one
 # line: "gpu-check: PASS: ..." or "gpu-check: FAIL: WHY", or "gpu-check: NO GPU: WHY" on a
 # host without an NVIDIA device or driver.
 set -uo pipefail
@@ -20,7 +21,8 @@ Usage: scripts/gpu-check.sh [--no-build] [--assume-gpu]
 Checks the prover's CUDA path on this host: the same input proved with --gpu=cuda and
 --gpu=cpu must give the same proof digest with every H check passed, and a CUDA run
 traced by inflight (record, then the folded report) must show class gpu_abc (device
-memory) in stage gpu only. Needs root (BPF) for the traced run. Output in $OUT/.
+memory) in stage gpu only, and libcuda's allocations (class cuda_device) to cover
+every gpu_abc buffer. Needs root (BPF) for the traced run. Output in $OUT/.
 
   --no-build     use $BUILD/prover and $BUILD/inflight as they are (default: make them)
   --assume-gpu   skip the driver check (no /dev/nvidiactl, no nvidia-smi): the prover's
@@ -107,5 +109,33 @@ elsewhere=$(awk -F'[; ]' '$2 == "gpu_abc" && $1 != "gpu"' "$OUT/cuda.folded")
 [ -n "$in_gpu" ] && [ "$in_gpu" -gt 0 ] ||
 	fail "no gpu_abc (device memory) in stage gpu in the recording ($OUT/cuda.folded)"
 [ -z "$elsewhere" ] || fail "gpu_abc outside stage gpu: $(echo "$elsewhere" | tr '\n' ' ')"
+
+# 3. the same run seen through libcuda (attach/cuda.c): every gpu_abc buffer is a driver
+# allocation made just before its probe and freed just after, by the thread that moved its
+# owner to gpu, so cuda_device covers gpu_abc in stage gpu; the driver allocations beyond
+# gpu_abc's are the prover's twiddle table (and whatever cudart allocates for itself)
+dev_gpu=$(awk '$1 == "gpu;cuda_device" { print $2 }' "$OUT/cuda.folded")
+"$I" report "$OUT/cuda.infl" --format json -o "$OUT/cuda.report.json" 2>"$OUT/report.err" ||
+	fail "inflight report --format json failed: $(tail -n 1 "$OUT/report.err")"
+cuda_view=$(python3 - "$OUT/cuda.report.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+life, an = p["lifetime"], p["anomalies"]
+d, g = life.get("cuda_device", {}), life.get("gpu_abc", {})
+print(d.get("allocs", 0), g.get("allocs", 0), d.get("bytes_allocated", 0),
+      g.get("bytes_allocated", 0), an.get("cuda_failed", 0), str(p.get("exact")).lower())
+PY
+) || fail "cannot read $OUT/cuda.report.json"
+read -r d_allocs g_allocs d_bytes g_bytes failed exact <<<"$cuda_view"
+echo "gpu-check: libcuda view: cuda_device $d_allocs allocs $d_bytes B, gpu_abc $g_allocs allocs" \
+	"$g_bytes B, $failed failed calls, exact $exact; stage gpu: cuda_device ${dev_gpu:-0}," \
+	"gpu_abc $in_gpu byte-ms"
+[ "$exact" = true ] || fail "the traced CUDA run is not exact ($OUT/cuda.report.json)"
+[ "$failed" = 0 ] || fail "$failed CUDA memory calls failed in the traced run"
+[ "$d_allocs" -ge "$g_allocs" ] && [ "$d_bytes" -ge "$g_bytes" ] ||
+	fail "libcuda saw fewer device allocations than the gpu_abc probes ($d_allocs/$d_bytes B < $g_allocs/$g_bytes B)"
+[ -n "$dev_gpu" ] && [ "$dev_gpu" -ge "$in_gpu" ] ||
+	fail "cuda_device in stage gpu (${dev_gpu:-none} byte-ms) does not cover gpu_abc ($in_gpu byte-ms)"
 pass "on $device: cuda = cpu (digest $dc, 20/20 H checks each); gpu_abc seen in stage gpu" \
-	"only ($in_gpu byte-ms)"
+	"only ($in_gpu byte-ms); libcuda's cuda_device covers it ($dev_gpu byte-ms," \
+	"$((d_allocs - g_allocs)) driver allocations beyond gpu_abc's)"

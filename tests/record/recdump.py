@@ -11,6 +11,7 @@ usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms
        recdump.py FILE at SEQ          tracked bytes and buffers after event SEQ
        recdump.py FILE dump            a flight recorder's dump (1.3): its trigger, and per
                                        process the state carried in at the window's start
+       recdump.py FILE atend           what is in flight at the end: "stage;class bufs bytes"
 A dump (format 1.3) begins mid-run: its START records say after which event of a process it
 begins, and the carried events (flag 64 on an alloc or a stage) that follow are that state;
 replayed like any event, they make every figure of the window exact.
@@ -20,6 +21,8 @@ import sys
 import zlib
 
 SLOT_NONE = 16
+# 1.3: the tracer's own classes (libcuda's), past the contract's 16, named by the format
+CUDA_CLASSES = {16: "cuda_device", 17: "cuda_host", 18: "cuda_managed"}
 
 
 def varint(buf, off):
@@ -131,7 +134,7 @@ def replay(rec, pid, upto=None):
                 bufs.pop(a0)
         return sum(bufs.values()), len(bufs)
     bufs, held, where = {}, {}, {}  # buf -> (cls, bytes, owner, staged); owner -> ...
-    cells, area = {}, {}
+    cells, area, counts = {}, {}, {}
     total = peak = peak_ts = done = 0
     last = None
     t_end = rec.get("end", 0)
@@ -147,14 +150,17 @@ def replay(rec, pid, upto=None):
         last = ts if last is None or ts > last else last
         if flags & 2 or etype > 2:  # rejected, or RSS / exit
             continue
+        # libcuda's pointers are not the program's buffer ids: a key space of their own
+        key = (cid >= 16, a0)
         if etype == 0:  # alloc: the kernel says which slot
             if flags & 4:  # untracked: a kernel table was full, nothing counted
                 continue
             staged = a2 != 0 and not flags & 32  # 32: owner table full, counted unstaged
-            if a0 in bufs:  # double alloc: the old record goes
-                ocls, obytes, oowner, ostaged = bufs[a0]
+            if key in bufs:  # double alloc: the old record goes
+                ocls, obytes, oowner, ostaged = bufs[key]
                 oslot = where.get(oowner, SLOT_NONE) if ostaged else SLOT_NONE
                 cells[(oslot, ocls)] -= obytes
+                counts[(oslot, ocls)] -= 1
                 total -= obytes
                 if ostaged:
                     held[oowner][ocls] -= obytes
@@ -162,16 +168,18 @@ def replay(rec, pid, upto=None):
                 where.setdefault(a2, SLOT_NONE)
                 held.setdefault(a2, {})
                 held[a2][cid] = held[a2].get(cid, 0) + a1
-            bufs[a0] = (cid, a1, a2, staged)
+            bufs[key] = (cid, a1, a2, staged)
             cells[(slot, cid)] = cells.get((slot, cid), 0) + a1
+            counts[(slot, cid)] = counts.get((slot, cid), 0) + 1
             total += a1
             if total > peak:
                 peak, peak_ts = total, ts
         elif etype == 1:  # free
             if flags & 1:
                 continue
-            cls, size, owner, staged = bufs.pop(a0)
+            cls, size, owner, staged = bufs.pop(key)
             cells[(slot, cls)] -= size
+            counts[(slot, cls)] -= 1
             total -= size
             if staged:
                 held[owner][cls] -= size
@@ -185,8 +193,11 @@ def replay(rec, pid, upto=None):
             where.setdefault(a0, SLOT_NONE)
             held.setdefault(a0, {})
             for cls, b in held[a0].items():
+                n = sum(1 for v in bufs.values() if v[3] and v[2] == a0 and v[0] == cls)
                 cells[(slot, cls)] -= b
                 cells[(cid, cls)] = cells.get((cid, cls), 0) + b
+                counts[(slot, cls)] = counts.get((slot, cls), 0) - n
+                counts[(cid, cls)] = counts.get((cid, cls), 0) + n
             where[a0] = cid
             if rec["terminal"] >> cid & 1 and not any(held[a0].values()):
                 del where[a0], held[a0]
@@ -194,7 +205,13 @@ def replay(rec, pid, upto=None):
     if last is not None and t_end > last:
         for key, b in cells.items():
             area[key] = area.get(key, 0) + b * (t_end - last)
+    rec["at_end"] = {k: (counts.get(k, 0), v) for k, v in cells.items() if v or counts.get(k)}
     return area, peak, peak_ts, done
+
+
+def name_of(rec, slot, cls):
+    stage = rec["stages"].get(slot, "(none)" if slot == SLOT_NONE else f"stage{slot}")
+    return f"{stage};{rec['classes'].get(cls, CUDA_CLASSES.get(cls, f'cls{cls}'))}"
 
 
 def main():
@@ -220,8 +237,10 @@ def main():
     if sys.argv[2] == "folded":
         for (slot, cls), v in sorted(area.items()):
             if v // 1000000:
-                stage = rec["stages"].get(slot, "(none)" if slot == SLOT_NONE else f"stage{slot}")
-                print(f"{stage};{rec['classes'].get(cls, f'cls{cls}')} {v // 1000000}")
+                print(f"{name_of(rec, slot, cls)} {v // 1000000}")
+    elif sys.argv[2] == "atend":
+        for (slot, cls), (n, b) in sorted(rec["at_end"].items()):
+            print(f"{name_of(rec, slot, cls)} {n} {b}")
     else:
         # the reports' clock: time 0 is the run's first probe event (any process)
         first = min(e[3] for e in rec["events"] if e[4] <= 2)

@@ -392,7 +392,7 @@ static void test_proc_words(void)
 	rec_writer__close(w);
 	d = file_bytes(fileno(tmp), &len);
 	fclose(tmp);
-	CHECK_EQ_U64(d[10] | d[11] << 8, REC_FORMAT_MINOR, "written as the current minor");
+	CHECK_EQ_U64(d[10] | d[11] << 8, 3, "written as format 1.3");
 	/* (no END record: read as a recording cut short) */
 	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
 	CHECK(ret == 0 && r->nprocs == 1 && r->procs[0].argc == 3 &&

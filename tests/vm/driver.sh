@@ -303,21 +303,44 @@ sec_priv() {
 	fi
 }
 
+# libcuda's memory calls on this kernel: the stand-in driver, linked and dlopen'd, every
+# number as tests/t_cuda.sh asserts them (tests/cuda/expect.sh)
+sec_cuda() {
+	local f got rc
+	for f in "$(dirname "$0")/cuda_expect.sh" "$(dirname "$0")/../cuda/expect.sh"; do
+		[ -f "$f" ] && source "$f" && break
+	done
+	if ! declare -F proj >/dev/null; then
+		not_ok "cuda: the expected numbers (tests/cuda/expect.sh) are here"
+		return
+	fi
+	"$I" --json -o "$W/cuda.json" -- "$BIN/tests/cuda/cuda_workers" >"$W/cuda.out" 2>&1
+	rc=$?
+	got=$(proj "$W/cuda.json")
+	check_eq "cuda: linked libcuda: every call counted per owner and stage, exactly" \
+		"$rc $got" "0 $want_workers"
+	"$I" --json -o "$W/cudadl.json" -- "$BIN/tests/cuda/cuda_workers_dlopen" \
+		"$BIN/tests/cuda/libcuda.so.1" >"$W/cudadl.out" 2>&1
+	rc=$?
+	got=$(proj "$W/cudadl.json")
+	check_eq "cuda: libcuda loaded with dlopen(): the same numbers" "$rc $got" "0 $want_workers"
+}
+
 t_all=$(now)
 t_prep=$t_all
 # in a guest, its uptime when the driver starts is the boot's cost
 [ -n "${INFL_GUEST:-}" ] && emit "time boot $(cut -d' ' -f1 /proc/uptime)"
 prepare
 emit "time prepare $(since "$t_prep")"
-sections=${*:-env load tracer prover priv}
+sections=${*:-env load tracer prover priv cuda}
 for s in $sections; do
 	case $s in
-	env | load | tracer | prover | priv)
+	env | load | tracer | prover | priv | cuda)
 		t=$(now)
 		"sec_$s"
 		emit "time $s $(since "$t")"
 		;;
-	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv" ;;
+	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda" ;;
 	esac
 done
 emit "time driver $(since "$t_all")"

@@ -57,6 +57,12 @@ put "$build/prover" /opt/inflight/prover
 put "$build/tests/test_tracer" /opt/inflight/tests/test_tracer
 put "$build/tests/probegen" /opt/inflight/tests/probegen
 put "$build/tests/test_lifecycle" /opt/inflight/tests/test_lifecycle
+# libcuda's calls: the stand-in driver (found where the build put it, as ldd names it) and
+# its programs, with what they must give
+put "$build/tests/cuda/cuda_workers" /opt/inflight/tests/cuda/cuda_workers
+put "$build/tests/cuda/cuda_workers_dlopen" /opt/inflight/tests/cuda/cuda_workers_dlopen
+put "$build/tests/cuda/libcuda.so.1" /opt/inflight/tests/cuda/libcuda.so.1
+install -D -m 644 "$root/tests/cuda/expect.sh" "$stage/vm/cuda_expect.sh"
 install -m 755 "$root/tests/vm/init" "$stage/init"
 install -D -m 755 "$root/tests/vm/driver.sh" "$stage/vm/driver.sh"
 mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,etc}

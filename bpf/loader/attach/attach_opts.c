@@ -20,6 +20,8 @@ enum {
 	OPT_NO_RSS,
 	OPT_ENTRY_STAGES,
 	OPT_TERMINAL_STAGES,
+	OPT_CUDA_LIB,
+	OPT_NO_CUDA,
 };
 
 static const struct argp_option options[] = {
@@ -45,6 +47,12 @@ static const struct argp_option options[] = {
 	  "The stages that end an owner, instead of the names note's: without one, owners never "
 	  "end and fill --max-owners",
 	  0 },
+	{ NULL, 0, NULL, 0, "GPU memory (libcuda's allocations, docs/programs.md):", 16 },
+	{ "cuda-lib", OPT_CUDA_LIB, "PATH", 0,
+	  "The CUDA driver library, when it is not named libcuda.so* (and for -b, where no "
+	  "process maps it yet: default the system's libcuda.so.1)",
+	  0 },
+	{ "no-cuda", OPT_NO_CUDA, NULL, 0, "Do not attach to libcuda's memory calls", 0 },
 	{ NULL, 0, NULL, 0, "Costs:", 18 },
 	{ "no-rss", OPT_NO_RSS, NULL, 0,
 	  "Do not follow RSS (kmem:rss_stat fires on every page fault of every process on the "
@@ -233,6 +241,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_TERMINAL_STAGES:
 		a->so.terminal_stages = arg;
 		return 0;
+	case OPT_CUDA_LIB:
+		if (!*arg)
+			infl_die(EXIT_USAGE, NULL, "--cuda-lib: empty path");
+		a->so.cuda_lib = arg;
+		return 0;
+	case OPT_NO_CUDA:
+		a->so.no_cuda = true;
+		return 0;
 	case ARGP_KEY_ARG:
 		/* only words after `--` are a command; the rest of argv is its own */
 		if (!state->quoted || state->next - 1 < state->quoted)
@@ -250,6 +266,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (a->so.no_follow && a->so.mode == SESSION_BINARY)
 			infl_die(EXIT_USAGE, "--no-follow is for -p and --",
 				 "--no-follow with -b: -b traces every process of the binary");
+		if (a->so.no_cuda && a->so.cuda_lib)
+			infl_die(EXIT_USAGE, "give one of them", "--cuda-lib with --no-cuda");
 		resolve_user(a);
 		warn_map_memory(&a->so);
 		return 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "attach/cuda.h"
 #include "attach/libs.h"
 #include "attach/sema.h"
 #include "attach/session_int.h"
@@ -89,6 +90,23 @@ int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 	return err;
 }
 
+bool libs__maps_cuda(struct session *s, pid_t pid)
+{
+	char maps[64];
+	struct mapped m;
+	bool found = false;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return false;
+	while (!found && next_mapped(f, &m))
+		found = cuda_attach__is_lib(s->cuda, m.path, m.maj, m.min, m.ino);
+	fclose(f);
+	return found;
+}
+
 /* A newly attached file's semaphores, read back in `pid`: a 0 is said, not fatal. */
 static void verify(pid_t pid, const char *path, const char *shown)
 {
@@ -164,6 +182,10 @@ int libs__scan(struct session *s, pid_t pid)
 				infl_warn("pid %d: cannot watch its dlopen()s (%s: %s): libraries "
 					  "it loads later are not traced", pid, m.path,
 					  strerror(-err));
+			continue;
+		}
+		if (cuda_attach__is_lib(s->cuda, m.path, m.maj, m.min, m.ino)) {
+			session__attach_cuda(s, path, m.path, pid);
 			continue;
 		}
 		if (!usdt_binary__traceable(path))

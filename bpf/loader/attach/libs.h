@@ -8,6 +8,7 @@
 #ifndef INFLIGHT_ATTACH_LIBS_H
 #define INFLIGHT_ATTACH_LIBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,5 +26,8 @@ int libs__scan(struct session *s, pid_t pid);
 /* The first file `pid` maps executable, other than `skip`, that carries the contract, as a
  * path that reaches it from here (/proc/PID/root/...). 0, or -ENOENT when none does. */
 int libs__first(pid_t pid, const char *skip, char *path, size_t len);
+
+/* Whether `pid` maps the CUDA driver library (attach/cuda.h), contract or not. */
+bool libs__maps_cuda(struct session *s, pid_t pid);
 
 #endif /* INFLIGHT_ATTACH_LIBS_H */

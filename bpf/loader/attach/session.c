@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include <sys/sysmacros.h>
 #include "attach/caps.h"
+#include "attach/cuda.h"
 #include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/libs.h"
@@ -129,6 +130,13 @@ static int choose_image(struct session *s, const char *shown)
 			snprintf(s->path, sizeof(s->path), "%s", lib);
 			s->lib_main = true;
 			return read_binary(s->path, lib, &s->bin);
+		}
+		if (s->target > 0 && libs__maps_cuda(s, s->target)) {
+			s->deferred = s->cuda_only = true;
+			infl_warn("%s carries none of the contract's probes: tracing libcuda's "
+				  "memory calls alone, owners (none)%s", shown,
+				  s->bin.imports_dlopen ? ", and what it loads that does" : "");
+			return 0;
 		}
 		if (s->bin.imports_dlopen || s->bin.imports_exec) {
 			s->deferred = true;
@@ -291,6 +299,7 @@ static int configure(struct session *s, const struct session_opts *o)
 	int err = 0;
 
 	choose_programs(s, o);
+	cuda_attach__prepare(s->cuda, skel, s->feat.atomics && s->feat.bpf_loop);
 	skel->data->entry_stage_mask = s->names.entry_mask;
 	skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
@@ -383,6 +392,20 @@ static void take_names(struct session *s, const char *path, const struct usdt_bi
 	s->skel->data->entry_stage_mask = s->names.entry_mask;
 	s->skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	(void)path;
+}
+
+/* -b without the contract: the binary's processes are told apart by its file (the kernel
+ * side's images map) as if its probes had been attached */
+static int note_image(struct session *s, const char *path)
+{
+	struct stat st;
+	__u64 now = session__now_ns();
+
+	if (stat(path, &st))
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
+				    kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
+	return 0;
 }
 
 static int attach_image(struct session *s, const char *path, pid_t pid)
@@ -572,6 +595,14 @@ static int watch_target(struct session *s)
 	return 0;
 }
 
+void session__attach_cuda(struct session *s, const char *path, const char *shown, pid_t pid)
+{
+	pthread_mutex_lock(&s->attach_lock);
+	if (cuda_attach__image(s->cuda, path, shown, s->follow ? -1 : pid) > 0 && libbpf_verbose)
+		infl_warn("%s: libcuda's memory calls attached", shown);
+	pthread_mutex_unlock(&s->attach_lock);
+}
+
 /* From the loop (an exec seen on the control ring) and the service thread (a library, a
  * redeploy) alike: one at a time. */
 int session__attach_image(struct session *s, const char *path, pid_t pid)
@@ -647,6 +678,11 @@ static int attach_probes(struct session *s)
 	}
 	if (!err && s->mode != SESSION_BINARY)
 		err = seed_target(s);
+	if (!err && s->mode == SESSION_BINARY && cuda_attach__default_lib(s->cuda))
+		session__attach_cuda(s, cuda_attach__default_lib(s->cuda),
+				     cuda_attach__default_lib(s->cuda), -1);
+	if (!err && s->mode == SESSION_BINARY && s->cuda_only)
+		err = note_image(s, s->path); /* its processes are the ones to count */
 	if (err || s->deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
 	return session__attach_image(s, s->path, pid);
@@ -679,6 +715,24 @@ static void shown_from_link(struct session *s)
 }
 
 /* Resolves the target and its binary; SPAWN starts the command (stopped). */
+/* -b: a binary without the contract, where a libcuda is there to attach (the system's or
+ * --cuda-lib), is traced for its processes' device memory alone */
+static bool binary_cuda_only(struct session *s)
+{
+	const char *lib = cuda_attach__default_lib(s->cuda);
+
+	if (!lib || usdt_binary__read(s->path, &s->bin))
+		return false;
+	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
+		s->deferred = s->cuda_only = true;
+		infl_warn("%s carries none of the contract's probes: tracing libcuda's memory calls "
+			  "(%s) alone in its processes, owners (none)", s->shown, lib);
+		return true;
+	}
+	usdt_binary__free(&s->bin);
+	return false;
+}
+
 static int resolve_target(struct session *s, const struct session_opts *o)
 {
 	int err;
@@ -713,6 +767,8 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
 					o->binary, strerror(errno));
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
+		if (binary_cuda_only(s))
+			return 0;
 		return read_binary(s->path, o->binary, &s->bin);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
@@ -752,6 +808,41 @@ static int memlock_error(const struct session *s, int err)
 			"grant CAP_SYS_RESOURCE",
 			"load BPF programs: kernel %s counts BPF memory against RLIMIT_MEMLOCK "
 			"(before Linux 5.11), and it is too low", s->feat.release);
+}
+
+/*
+ * Opens, configures and loads the skeleton. When the load fails with libcuda's programs, it
+ * is tried once more without them, and a warning says so: a verifier that refuses them
+ * (a kernel they were not yet run on) must not cost the contract's tracing.
+ */
+static int load_skel(struct session *s, const struct session_opts *o)
+{
+	int err;
+
+	for (int attempt = 0;; attempt++) {
+		s->skel = inflight_bpf__open();
+		if (!s->skel)
+			return load_error(-errno, "open BPF object");
+		err = configure(s, o);
+		if (err)
+			return load_error(err, "configure BPF maps");
+		err = prepare_usdt(s);
+		if (err)
+			return err;
+		err = inflight_bpf__load(s->skel);
+		if (!err)
+			return 0;
+		if (attempt || !cuda_attach__enabled(s->cuda) || memlock_error(s, err))
+			break;
+		infl_warn("libcuda's memory calls are not traced: this kernel refuses their "
+			  "programs (%s; -v shows the verifier's log)", strerror(-err));
+		cuda_attach__disable(s->cuda);
+		usdt_attach__free(s->usdt);
+		s->usdt = NULL;
+		inflight_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return memlock_error(s, err) ?: load_error(err, "load BPF programs");
 }
 
 /* The kernel offers what inflight needs, or one line names what is missing. */
@@ -815,6 +906,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	else
 		err = caps__check_attach(false, features__uprobe_multi_named);
 	err = err ?: check_kernel(s);
+	err = err ?: cuda_attach__new(o->no_cuda, o->cuda_lib, &s->cuda);
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
@@ -831,24 +923,9 @@ int session__open(const struct session_opts *o, struct session **out)
 	if (err)
 		goto fail;
 
-	s->skel = inflight_bpf__open();
-	if (!s->skel) {
-		err = load_error(-errno, "open BPF object");
-		goto fail;
-	}
-	err = configure(s, o);
-	if (err) {
-		err = load_error(err, "configure BPF maps");
-		goto fail;
-	}
-	err = prepare_usdt(s);
+	err = load_skel(s, o);
 	if (err)
 		goto fail;
-	err = inflight_bpf__load(s->skel);
-	if (err) {
-		err = memlock_error(s, err) ?: load_error(err, "load BPF programs");
-		goto fail;
-	}
 	err = link_wait_more(s);
 	err = err ?: open_rings(s, o);
 	err = err ?: check_layout(s);
@@ -1008,7 +1085,8 @@ void session__free(struct session *s)
 		return;
 	service__stop(s); /* nothing attaches from now on */
 	/* the child holds every link now: the teardown below only drops our references */
-	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch)) {
+	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch ||
+				cuda_attach__libs(s->cuda))) {
 		go = detach__hand_off();
 		if (go < 0)
 			infl_warn("cannot start the detaching child: %s; the exit waits for the "
@@ -1018,6 +1096,7 @@ void session__free(struct session *s)
 	ring_buffer__free(s->ctl);
 	bpf_link__destroy(s->rss_link);
 	watch__free(s->watch);
+	cuda_attach__free(s->cuda);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);
 	inflight_bpf__destroy(s->skel);

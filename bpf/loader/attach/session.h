@@ -46,6 +46,8 @@ struct session_opts {
 	bool detach_child;  /* session__free leaves the kernel's detach to a child that outlives
 			     * this process (attach/detach.h; the CLI sets it) */
 	bool verbose;	    /* libbpf's chatter */
+	bool no_cuda;	    /* do not attach to libcuda's memory calls */
+	const char *cuda_lib; /* the CUDA driver library by path (an unusual name; -b) */
 };
 
 struct session;

@@ -31,6 +31,8 @@ struct session {
 	struct session_image images[SESSION_MAX_IMAGES];
 	int nimages;
 	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
+	struct cuda_attach *cuda; /* libcuda's memory calls (attach/cuda.c) */
+	bool cuda_only;		  /* no contract anywhere: libcuda's memory alone */
 	struct usdt_binary bin;	  /* the traced binary's sites and verdict */
 	bool detach_child;	  /* session__free hands the links to a child (attach/detach.h) */
 	struct watch *watch;	  /* libraries and execs after the attach (attach/watch.c) */
@@ -80,5 +82,7 @@ void lifecycle__free(struct session *s);
 /* session.c: attach the contract's probes in the binary at `path` (pid -1: every process),
  * and tell the kernel side since when (images map). 0 or an exit code (printed). */
 int session__attach_image(struct session *s, const char *path, pid_t pid);
+/* the same for a CUDA driver library (attach/cuda.h) */
+void session__attach_cuda(struct session *s, const char *path, const char *shown, pid_t pid);
 
 #endif /* INFLIGHT_SESSION_INT_H */

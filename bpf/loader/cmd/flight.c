@@ -51,7 +51,8 @@ static __u64 map_bytes(const struct u64map *m)
 
 static __u64 tail_bytes(const struct tail *t)
 {
-	return sizeof(*t) + sizeof(*t->rp) + map_bytes(&t->rp->bufs) + map_bytes(&t->rp->owners) +
+	return sizeof(*t) + sizeof(*t->rp) + map_bytes(&t->rp->bufs) +
+	       map_bytes(&t->rp->cuda_bufs) + map_bytes(&t->rp->owners) +
 	       t->ord.cap * sizeof(*t->ord.v);
 }
 
@@ -351,20 +352,9 @@ static void count_staged(void *ctx, __u64 owner, struct tl_owner *o)
 	*(__u64 *)ctx += o->slot < INFL_MAX_STAGES;
 }
 
-/* START, then the allocs of every live buffer (their owners made in no stage), then the
- * stage of every owner in one: replayed, that is the tail's state exactly. */
-static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
+/* The alloc of every live buffer of one of the replay's buffer tables. */
+static void carry_bufs(struct carry *c, const struct u64map *m)
 {
-	struct carry c = { .w = w, .pid = t->pid, .ts = ts, .rp = t->rp };
-	__u64 nbufs = t->rp->bufs.n, nown = 0, seq = t->ord.last_acct;
-	const struct u64map *m = &t->rp->bufs;
-
-	tl_replay__owners(t->rp, count_staged, &nown);
-	if (seq < nbufs + nown)
-		seq = nbufs + nown; /* cannot be (each came with an event): stay consistent */
-	if (seq)
-		rec_writer__start(w, ts, t->pid, seq, nbufs, nown);
-	c.seq = seq - nbufs - nown;
 	for (size_t i = 0; i < m->cap; i++) {
 		unsigned char *s = m->slots + i * (m->vsize + 16);
 		__u64 key;
@@ -372,8 +362,26 @@ static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
 		if (!s[0])
 			continue;
 		memcpy(&key, s + 8, 8);
-		carry_buf(&c, key, (const struct tl_buf *)(s + 16));
+		carry_buf(c, key, (const struct tl_buf *)(s + 16));
 	}
+}
+
+/* START, then the allocs of every live buffer, the program's and libcuda's (their owners
+ * made in no stage), then the stage of every owner in one: replayed, that is the tail's
+ * state exactly. */
+static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
+{
+	struct carry c = { .w = w, .pid = t->pid, .ts = ts, .rp = t->rp };
+	__u64 nbufs = t->rp->bufs.n + t->rp->cuda_bufs.n, nown = 0, seq = t->ord.last_acct;
+
+	tl_replay__owners(t->rp, count_staged, &nown);
+	if (seq < nbufs + nown)
+		seq = nbufs + nown; /* cannot be (each came with an event): stay consistent */
+	if (seq)
+		rec_writer__start(w, ts, t->pid, seq, nbufs, nown);
+	c.seq = seq - nbufs - nown;
+	carry_bufs(&c, &t->rp->bufs);
+	carry_bufs(&c, &t->rp->cuda_bufs);
 	tl_replay__owners(t->rp, carry_owner, &c);
 	/* what the order still holds back: gone from the ring, not yet in the state */
 	for (size_t i = 0; i < t->ord.n; i++)

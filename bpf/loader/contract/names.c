@@ -38,8 +38,17 @@ void names__init(struct infl_names *n)
 	n->entry_mask = 0xffff; /* without a note, any stage may start an owner */
 }
 
+/* the tracer's own classes (libcuda's memory): named here, whatever a program declares */
+static const char *const cls_cuda[INFL_CUDA_CLASSES] = {
+	[INFL_CLS_CUDA_DEVICE - INFL_MAX_CLASSES] = "cuda_device",
+	[INFL_CLS_CUDA_HOST - INFL_MAX_CLASSES] = "cuda_host",
+	[INFL_CLS_CUDA_MANAGED - INFL_MAX_CLASSES] = "cuda_managed",
+};
+
 const char *names__cls(const struct infl_names *n, unsigned id)
 {
+	if (id >= INFL_MAX_CLASSES && id < INFL_CLASSES)
+		return cls_cuda[id - INFL_MAX_CLASSES];
 	if (id >= INFL_MAX_CLASSES)
 		return "cls?";
 	if (n && (n->cls_declared & (1u << id)))

@@ -34,7 +34,7 @@ int names__parse(const char *text, size_t len, struct infl_names *n);
 /* Numeric defaults: no names declared, every stage an entry stage, no terminal stage. */
 void names__init(struct infl_names *n);
 
-/* Name of class `id` / stage slot `slot` (INFL_SLOT_NONE: "(none)"), never NULL. */
+/* Name of class `id` (INFL_CLS_CUDA_*: the tracer's own, never the program's) / stage slot `slot` (INFL_SLOT_NONE: "(none)"), never NULL. */
 const char *names__cls(const struct infl_names *n, unsigned id);
 const char *names__stage(const struct infl_names *n, unsigned slot);
 

@@ -33,6 +33,7 @@ static const struct {
 	{ "lock_timeouts", "update", "updates", "skipped: the lock stayed held (lock timeouts)" },
 	{ "arg_errors", "event", "events", "with probe arguments that could not be read" },
 	{ "missed_events", "event", "events", "before the process got a slot" },
+	{ "cuda_failed", "CUDA memory call", "CUDA memory calls", "failed (a CUresult not 0)" },
 };
 
 #define ANOMALY_ONE(...) +1
@@ -85,11 +86,11 @@ bool proc_inexact(const struct infl_proc *p)
 	return false;
 }
 
-void composition_totals(const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+void composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 			const __u64 owners[INFL_SLOTS], struct composition_totals *t)
 {
 	memset(t, 0, sizeof(*t));
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		for (int s = 0; s < INFL_SLOTS; s++) {
 			const struct infl_cell *x = &cells[c][s];
 
@@ -111,7 +112,7 @@ bool composition_row_shown(const struct composition_totals *t, const __u64 owner
 	return t->slot[s].count || t->slot[s].bytes || owners[s];
 }
 
-void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 		      const __u64 owners[INFL_SLOTS], const struct infl_names *n)
 {
 	struct composition_totals t;
@@ -130,7 +131,7 @@ void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLAS
 		json_kv_u64(j, "bytes", t.slot[s].bytes);
 		json_key(j, "classes");
 		json_obj(j);
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		for (int c = 0; c < INFL_CLASSES; c++) {
 			if (!cells[c][s].count && !cells[c][s].bytes)
 				continue;
 			json_key(j, names__cls(n, c));
@@ -145,7 +146,7 @@ void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLAS
 	json_arr_end(j);
 	json_key(j, "classes");
 	json_obj(j);
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		if (!t.cls[c].count && !t.cls[c].bytes)
 			continue;
 		json_key(j, names__cls(n, c));

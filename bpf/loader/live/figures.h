@@ -17,12 +17,12 @@
 
 /* Totals over the (class x stage) cells of a moment. */
 struct composition_totals {
-	struct infl_cell cls[INFL_MAX_CLASSES];
+	struct infl_cell cls[INFL_CLASSES];
 	struct infl_cell slot[INFL_SLOTS];
 	struct infl_cell all;
 	__u64 owners;
 };
-void composition_totals(const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+void composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 			const __u64 owners[INFL_SLOTS], struct composition_totals *t);
 /* Rows shown: stages in id order, then the no-stage slot; only those holding or owning. */
 bool composition_row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS],
@@ -31,7 +31,7 @@ bool composition_row_shown(const struct composition_totals *t, const __u64 owner
 /* Writes "stages": [...] (rows that hold something or have owners) and "classes": {...}
  * (per-class totals of classes that hold something) of a moment into the current object:
  * the JSON shape shared by the timeline and the summary (docs/json.md). */
-void json_composition(struct json *j, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 		      const __u64 owners[INFL_SLOTS], const struct infl_names *n);
 
 /* The anomalies of inflight.h's INFL_ANOMALIES table, for every output. */

@@ -25,8 +25,8 @@ struct live {
 	struct live_opts opts;
 	const struct infl_names *names;
 	FILE *out;
-	__u64 seen_bytes[INFL_MAX_CLASSES]; /* most bytes each class held at once, so far */
-	bool seen[INFL_MAX_CLASSES];
+	__u64 seen_bytes[INFL_CLASSES]; /* most bytes each class held at once, so far */
+	bool seen[INFL_CLASSES];
 	__u64 origin;	  /* the clock: the run's first probe event, 0 before one */
 	__u32 origin_pid;
 	bool labelled;	  /* the clock was named (plain text) */
@@ -102,16 +102,16 @@ static const char *fit(char *buf, size_t len, const char *name, int w)
 
 /* Which classes get a column: all of them when they fit (or --wide), else the ones that
  * held the most so far (stable from one interval to the next), the rest in "other". */
-static int pick_columns(const struct live *l, int cols[INFL_MAX_CLASSES], bool *other)
+static int pick_columns(const struct live *l, int cols[INFL_CLASSES], bool *other)
 {
 	int present = 0, n = 0;
-	bool pick[INFL_MAX_CLASSES] = { false };
+	bool pick[INFL_CLASSES] = { false };
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		present += l->seen[c];
 	*other = !l->opts.wide && present > TEXT_CLASS_COLS;
 	if (!*other) {
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			if (l->seen[c])
 				cols[n++] = c;
 		return n;
@@ -119,13 +119,13 @@ static int pick_columns(const struct live *l, int cols[INFL_MAX_CLASSES], bool *
 	for (int k = 0; k < TEXT_CLASS_COLS - 1; k++) {
 		int best = -1;
 
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			if (l->seen[c] && !pick[c] &&
 			    (best < 0 || l->seen_bytes[c] > l->seen_bytes[best]))
 				best = c;
 		pick[best] = true;
 	}
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		if (pick[c])
 			cols[n++] = c;
 	return n;
@@ -162,7 +162,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 {
 	const struct infl_proc *p = &ps->st;
 	struct composition_totals t;
-	int cols[INFL_MAX_CLASSES], ncols, o;
+	int cols[INFL_CLASSES], ncols, o;
 	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], name[CELL_W + 1], row[256];
 	bool other;
 
@@ -189,11 +189,11 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	line(l, "%s", row);
 
 	for (int s = 0; s < INFL_SLOTS; s++) {
-		struct infl_cell by_cls[INFL_MAX_CLASSES];
+		struct infl_cell by_cls[INFL_CLASSES];
 
 		if (!composition_row_shown(&t, p->owners, s))
 			continue;
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			by_cls[c] = p->cur[c][s];
 		text_row(l, names__stage(l->names, s), p->owners[s], t.slot[s], by_cls, cols, ncols,
 			 other);
@@ -309,7 +309,7 @@ static void note_seen(struct live *l, const struct snapshot *snap)
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct infl_proc *p = &snap->procs[i].st;
 
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		for (int c = 0; c < INFL_CLASSES; c++) {
 			__u64 bytes = 0, count = 0;
 
 			for (int s = 0; s < INFL_SLOTS; s++) {

@@ -159,9 +159,9 @@ typedef void (*family_fn)(struct prom_w *w, const struct proc_snapshot *ps);
 
 /* One sample per shown (class, stage) cell of `at` (now, or the exact peak's composition) */
 static void cells(struct prom_w *w, const struct proc_snapshot *ps, const char *name,
-		  const struct infl_cell at[INFL_MAX_CLASSES][INFL_SLOTS], bool bytes)
+		  const struct infl_cell at[INFL_CLASSES][INFL_SLOTS], bool bytes)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		for (int s = 0; s < INFL_SLOTS; s++) {
 			const struct infl_cell *x = &at[c][s];
 			struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c),
@@ -280,7 +280,7 @@ static void f_events(struct prom_w *w, const struct proc_snapshot *ps)
 
 static void f_unmatched_frees(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };
 
 		if (ps->st.unmatched_free[c].count || class_shown(w->n, c))
@@ -291,7 +291,7 @@ static void f_unmatched_frees(struct prom_w *w, const struct proc_snapshot *ps)
 
 static void f_unmatched_free_bytes(struct prom_w *w, const struct proc_snapshot *ps)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };
 
 		if (ps->st.unmatched_free[c].count || class_shown(w->n, c))
@@ -304,7 +304,7 @@ static void f_unmatched_free_bytes(struct prom_w *w, const struct proc_snapshot 
 #define LIFETIME(fn, metric, field, member)                                                     \
 	static void fn(struct prom_w *w, const struct proc_snapshot *ps)                       \
 	{                                                                                      \
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {                                   \
+		for (int c = 0; c < INFL_CLASSES; c++) {                                   \
 			struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };      \
                                                                                                \
 			if (ps->st.field[c].count || class_shown(w->n, c))                     \

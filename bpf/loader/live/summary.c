@@ -115,7 +115,7 @@ void summary_json_oom(struct json *j, const struct infl_oom_kill *k, __u64 origi
 struct leaks {
 	__u64 owners;
 	struct infl_cell all;
-	struct infl_cell cls[INFL_MAX_CLASSES];
+	struct infl_cell cls[INFL_CLASSES];
 };
 
 static void find_leaks(const struct infl_proc *p, const struct infl_names *n, struct leaks *lk)
@@ -125,7 +125,7 @@ static void find_leaks(const struct infl_proc *p, const struct infl_names *n, st
 		if (!(n->terminal_mask & (1u << s)))
 			continue;
 		lk->owners += p->owners[s];
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		for (int c = 0; c < INFL_CLASSES; c++) {
 			lk->cls[c].count += p->cur[c][s].count;
 			lk->cls[c].bytes += p->cur[c][s].bytes;
 			lk->all.count += p->cur[c][s].count;
@@ -141,7 +141,7 @@ static void class_list(FILE *f, int col, int indent, const struct infl_cell *by_
 {
 	bool first = true;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		char item[INFL_NAME_LEN + 2 * FMT_LEN], b[FMT_LEN];
 		int len;
 
@@ -182,7 +182,7 @@ static int row_prefix(FILE *f, const char *label, __u64 owners, struct infl_cell
 }
 
 /* The full composition of a moment: a row per stage that holds or owns something. */
-static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLASSES][INFL_SLOTS],
+static void text_composition(FILE *f, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 			     const __u64 owners[INFL_SLOTS], const struct infl_names *n)
 {
 	struct composition_totals t;
@@ -191,11 +191,11 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_MAX_CLAS
 	fprintf(f, "  %-*s %6s %6s %9s  %s\n", STAGE_W, "stage", "owners", "bufs", "bytes",
 		"by class (bufs/bytes)");
 	for (int s = 0; s < INFL_SLOTS; s++) {
-		struct infl_cell by_cls[INFL_MAX_CLASSES];
+		struct infl_cell by_cls[INFL_CLASSES];
 
 		if (!t.slot[s].count && !t.slot[s].bytes && !owners[s])
 			continue;
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			by_cls[c] = cells[c][s];
 		class_list(f, row_prefix(f, names__stage(n, s), owners[s], t.slot[s]), LIST_COL,
 			   by_cls, n);
@@ -219,6 +219,19 @@ static char *const *proc_argv(const struct proc_snapshot *ps, const struct summa
 	if (info->argv && ps->pid == (__u32)info->target_pid)
 		return info->argv;
 	return id ? id->argv : NULL;
+}
+
+/* A process seen through libcuda only: a binary without the contract, or one that has not
+ * fired a probe yet */
+static bool cuda_alone(const struct infl_proc *p)
+{
+	__u64 cuda = 0, contract = 0;
+
+	for (int c = INFL_MAX_CLASSES; c < INFL_CLASSES; c++)
+		cuda += p->allocated[c].count;
+	for (int i = 0; i < INFL_PROBE__COUNT; i++)
+		contract += p->events[i];
+	return cuda && !contract;
 }
 
 static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
@@ -279,6 +292,8 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 		fprintf(f, "%s %s %llu", i ? "," : "", usdt_contract[i].name,
 			(unsigned long long)p->events[i]);
 	fputc('\n', f);
+	if (cuda_alone(p))
+		fprintf(f, "  libcuda's memory calls alone (no contract event): every owner (none)\n");
 	fprintf(f, "  owners: %llu started, %llu done\n", (unsigned long long)p->owners_started,
 		(unsigned long long)p->owners_done);
 	if (p->ppid)
@@ -343,7 +358,7 @@ static void text_lifetime(FILE *f, const struct infl_proc *p, const struct infl_
 {
 	bool any = false;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		char b1[FMT_LEN], b2[FMT_LEN];
 
 		if (!p->allocated[c].count && !p->freed[c].count)
@@ -410,7 +425,7 @@ static void text_unmatched(FILE *f, const struct infl_proc *p, const struct infl
 {
 	bool frees = false, stages = false;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		frees |= p->unmatched_free[c].count != 0;
 	for (int s = 0; s < INFL_MAX_STAGES; s++)
 		stages |= p->unmatched_stage[s] != 0;
@@ -529,7 +544,7 @@ static void json_lifetime(struct json *j, const struct infl_proc *p, const struc
 {
 	json_key(j, "lifetime");
 	json_obj(j);
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		if (!p->allocated[c].count && !p->freed[c].count)
 			continue;
 		json_key(j, names__cls(n, c));
@@ -595,7 +610,7 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 	json_kv_u64(j, "owners", lk.owners);
 	json_kv_u64(j, "bufs", lk.all.count);
 	json_kv_u64(j, "bytes", lk.all.bytes);
-	json_cells(j, "classes", lk.cls, INFL_MAX_CLASSES, pf->names);
+	json_cells(j, "classes", lk.cls, INFL_CLASSES, pf->names);
 	json_obj_end(j);
 	json_obj_end(j);
 }
@@ -627,7 +642,7 @@ static void json_dwell(struct json *j, const struct proc_facts *pf)
 
 	json_key(j, "unmatched");
 	json_obj(j);
-	json_cells(j, "free", p->unmatched_free, INFL_MAX_CLASSES, n);
+	json_cells(j, "free", p->unmatched_free, INFL_CLASSES, n);
 	json_key(j, "stage");
 	json_obj(j);
 	for (int s = 0; s < INFL_MAX_STAGES; s++)

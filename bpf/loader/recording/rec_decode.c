@@ -166,7 +166,7 @@ bool dec_event(struct cur *c, __u64 *ts, struct infl_event *ev)
 	/* rejected events carry the id the program passed; all others a valid one */
 	if (!(ev->flags & INFL_EVF_REJECTED) &&
 	    ((ev->type == INFL_EV_STAGE && ev->id >= INFL_MAX_STAGES) ||
-	     (ev->type <= INFL_EV_FREE && ev->id >= INFL_MAX_CLASSES)))
+	     (ev->type <= INFL_EV_FREE && ev->id >= INFL_CLASSES)))
 		return dec_corrupt(c, "event id %u out of range", ev->id);
 	return true;
 }

@@ -63,6 +63,7 @@ const struct rec_field rec_fields[] = {
 	FIELD(REC_T_ALLOCATED, allocated),
 	FIELD(REC_T_FREED, freed),
 	FIELD(REC_T_UNTRACKED_ALLOCS, untracked_allocs),
+	FIELD(REC_T_CUDA_FAILED, cuda_failed),
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 

@@ -22,7 +22,8 @@
 #define REC_PREAMBLE_LEN 16
 #define REC_FORMAT_MAJOR 1
 /* 1.1: OOM records; 1.2: PROC's command line words; 1.3: START and DUMP records, carried
- * events (a flight recorder's dump begins mid-run) */
+ * events (a flight recorder's dump begins mid-run), libcuda's classes (ids 16..18 in events
+ * and per-class arrays), the cuda_failed tag */
 #define REC_FORMAT_MINOR 3
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
@@ -119,6 +120,7 @@ enum rec_tag {
 	REC_T_ALLOCATED = 47,
 	REC_T_FREED = 48,
 	REC_T_UNTRACKED_ALLOCS = 49,
+	REC_T_CUDA_FAILED = 50, /* 1.3 */
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

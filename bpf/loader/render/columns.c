@@ -25,7 +25,7 @@ static void take(struct render_col *c, const struct tl_state *st)
 	c->total = st->total_bytes;
 	c->bufs = st->total_bufs;
 	c->at = st->ts;
-	for (unsigned k = 0; k < INFL_MAX_CLASSES; k++)
+	for (unsigned k = 0; k < INFL_CLASSES; k++)
 		c->cls[k] = tl_state__class_bytes(st, k);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		c->slot[s] = tl_state__slot_bytes(st, s);

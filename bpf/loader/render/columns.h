@@ -16,7 +16,7 @@ struct render_col {
 	__u64 at;			/* the instant of the largest total */
 	__u64 total;			/* tracked bytes then */
 	__u64 bufs;
-	__u64 cls[INFL_MAX_CLASSES];	/* bytes by class then */
+	__u64 cls[INFL_CLASSES];	/* bytes by class then */
 	__u64 slot[INFL_SLOTS];		/* bytes by stage then */
 	__u64 owners_at[INFL_SLOTS];	/* owners per stage then */
 	__u64 owners_max[INFL_SLOTS];	/* the most owners per stage within the column */

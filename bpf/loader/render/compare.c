@@ -26,7 +26,7 @@ static __u64 peak_slot(const struct tl_proc *p, unsigned s)
 {
 	__u64 v = 0;
 
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+	for (unsigned c = 0; c < INFL_CLASSES; c++)
 		v += p->peak[c][s].bytes;
 	return v;
 }
@@ -230,7 +230,7 @@ static void collect(struct cmp *c)
 
 			if (!(ids & (1u << k)))
 				continue;
-			if (sp->over == CLASSES && k >= INFL_MAX_CLASSES)
+			if (sp->over == CLASSES && k >= INFL_CLASSES)
 				continue;
 			m = metric_add(c);
 			if (!m)
@@ -320,7 +320,7 @@ static double delta(const struct cmp_metric *m)
 /* the members of `group` whose change is at least `min`, largest change first, at most 3 */
 static int movers(const struct cmp *c, const char *group, double min, const struct cmp_metric **out)
 {
-	const struct cmp_metric *cand[INFL_SLOTS + INFL_MAX_CLASSES];
+	const struct cmp_metric *cand[INFL_SLOTS + INFL_CLASSES];
 	int n = 0;
 
 	for (size_t i = 0; i < c->nm && n < (int)(sizeof(cand) / sizeof(cand[0])); i++)

@@ -44,7 +44,7 @@ struct chrome {
 	__s64 occ_since[INFL_MAX_STAGES];
 	__u64 occ_count[INFL_MAX_STAGES];
 	/* the counters last written */
-	__u64 last_cls[INFL_MAX_CLASSES], last_slot[INFL_SLOTS], last_own[INFL_SLOTS];
+	__u64 last_cls[INFL_CLASSES], last_slot[INFL_SLOTS], last_own[INFL_SLOTS];
 	bool counters_out;
 	__u64 last_rss;
 	bool rss_out;
@@ -195,7 +195,7 @@ static void counter(struct chrome *c, const char *name, __s64 t, const __u64 *v,
 	ev_begin(c);
 	fprintf(c->f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%u,\"tid\":0,\"ts\":%lld,\"args\":{",
 		name, c->p->pid, (long long)t);
-	for (unsigned k = 0; k < (by_stage ? INFL_SLOTS : INFL_MAX_CLASSES); k++) {
+	for (unsigned k = 0; k < (by_stage ? INFL_SLOTS : INFL_CLASSES); k++) {
 		if (!(mask & (1u << k)))
 			continue;
 		fputs(first ? "" : ",", c->f);
@@ -209,9 +209,9 @@ static void counter(struct chrome *c, const char *name, __s64 t, const __u64 *v,
 static void counters(struct chrome *c, const struct tl_state *st, __s64 t)
 {
 	__u32 classes = render_used_classes(c->p), slots = render_used_slots(c->p);
-	__u64 cls[INFL_MAX_CLASSES], slot[INFL_SLOTS];
+	__u64 cls[INFL_CLASSES], slot[INFL_SLOTS];
 
-	for (unsigned k = 0; k < INFL_MAX_CLASSES; k++)
+	for (unsigned k = 0; k < INFL_CLASSES; k++)
 		cls[k] = tl_state__class_bytes(st, k);
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
 		slot[s] = tl_state__slot_bytes(st, s);
@@ -335,7 +335,7 @@ static void peak_event(struct chrome *c)
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 v = 0;
 
-		for (unsigned k = 0; k < INFL_MAX_CLASSES; k++)
+		for (unsigned k = 0; k < INFL_CLASSES; k++)
 			v += p->peak[k][s].bytes;
 		if (!v)
 			continue;

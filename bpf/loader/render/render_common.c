@@ -37,7 +37,7 @@ __u32 render_used_classes(const struct tl_proc *p)
 {
 	__u32 m = 0;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		if (p->class_peak[c])
 			m |= 1u << c;
 	return m;
@@ -50,7 +50,7 @@ __u32 render_used_slots(const struct tl_proc *p)
 	for (int s = 0; s < INFL_SLOTS; s++)
 		if (p->owners_peak[s] || p->slot_peak[s])
 			m |= 1u << s;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			if (p->byte_ns[c][s] || p->peak[c][s].count)
 				m |= 1u << s;
@@ -96,7 +96,7 @@ unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot)
 {
 	unsigned __int128 sum = 0;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		sum += p->byte_ns[c][slot];
 	return sum;
 }

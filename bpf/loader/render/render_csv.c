@@ -26,7 +26,7 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		slots |= render_used_slots(procs[i]);
 	}
 	fprintf(f, "pid,time_s,tracked_bytes,max_bytes,rss_bytes");
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+	for (unsigned c = 0; c < INFL_CLASSES; c++)
 		if (classes & (1u << c))
 			fprintf(f, ",bytes_%s", names__cls(nm, c));
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
@@ -54,7 +54,7 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 				render_t(tl, t + step), (uint64_t)st->total_bytes,
 				(uint64_t)smp.max_bytes,
 				(uint64_t)tl_cursor__rss_at(&c, t + step - 1));
-			for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
+			for (unsigned cl = 0; cl < INFL_CLASSES; cl++)
 				if (classes & (1u << cl))
 					fprintf(f, ",%" PRIu64,
 						(uint64_t)tl_state__class_bytes(st, cl));

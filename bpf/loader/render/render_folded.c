@@ -22,7 +22,7 @@ int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *
 	const struct infl_names *nm = &tl->rec->names;
 
 	for (unsigned s = 0; p && s < INFL_SLOTS; s++) {
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {
+		for (unsigned c = 0; c < INFL_CLASSES; c++) {
 			__u64 byte_ms = (__u64)(p->byte_ns[c][s] / 1000000u);
 
 			if (!byte_ms)

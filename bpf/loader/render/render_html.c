@@ -44,7 +44,7 @@ static void series_names(struct json *j, const char *key, bool by_stage, __u32 m
 	*n = 0;
 	json_key(j, key);
 	json_arr(j);
-	for (unsigned i = 0; i < (by_stage ? INFL_SLOTS : INFL_MAX_CLASSES); i++) {
+	for (unsigned i = 0; i < (by_stage ? INFL_SLOTS : INFL_CLASSES); i++) {
 		/* stages stack from no stage up, in id order, as in the SVG */
 		unsigned k = by_stage ? (i == 0 ? INFL_SLOT_NONE : i - 1) : i;
 
@@ -124,7 +124,7 @@ static int data_block(FILE *f, const struct timeline *tl, const struct tl_proc *
 		      const struct render_col *col, int n)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	unsigned cls[INFL_MAX_CLASSES], slots[INFL_SLOTS];
+	unsigned cls[INFL_CLASSES], slots[INFL_SLOTS];
 	int ncls, nslots;
 	char clock[96], *buf = NULL;
 	size_t len = 0;
@@ -163,7 +163,7 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 	__u32 classes = 0;
 	char b[FMT_LEN];
 
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+	for (unsigned c = 0; c < INFL_CLASSES; c++)
 		for (unsigned s = 0; s < INFL_SLOTS; s++)
 			if (p->peak[c][s].bytes)
 				classes |= 1u << c;
@@ -172,7 +172,7 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 	fprintf(f, "<table class=\"t\" id=\"peak-table\" data-bytes=\"%" PRIu64 "\" "
 		"data-time-s=\"%.6f\">\n<tr><th>stage</th><th>owners</th><th>bytes</th>",
 		(uint64_t)p->peak_bytes, render_t(tl, p->peak_ts));
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+	for (unsigned c = 0; c < INFL_CLASSES; c++)
 		if (classes & (1u << c)) {
 			fputs("<th>", f);
 			svg_text(f, names__cls(nm, c), 31);
@@ -182,7 +182,7 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 v = 0;
 
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+		for (unsigned c = 0; c < INFL_CLASSES; c++)
 			v += p->peak[c][s].bytes;
 		if (!v && !p->peak_owners[s])
 			continue;
@@ -192,7 +192,7 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 		svg_text(f, names__stage(nm, s), 31);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td>", (uint64_t)p->peak_owners[s],
 			fmt_bytes(b, v));
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+		for (unsigned c = 0; c < INFL_CLASSES; c++)
 			if (classes & (1u << c))
 				fprintf(f, "<td title=\"%" PRIu64 " bytes\">%s</td>",
 					(uint64_t)p->peak[c][s].bytes,

@@ -97,7 +97,7 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 
 	json_key(j, "class_peaks");
 	json_arr(j);
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (unsigned c = 0; c < INFL_CLASSES; c++) {
 		if (!p->class_peak[c])
 			continue;
 		json_obj(j);
@@ -234,7 +234,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	json_kv_u64(j, "step_ns", step);
 	json_key(j, "classes");
 	json_arr(j);
-	for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
+	for (unsigned cl = 0; cl < INFL_CLASSES; cl++)
 		if (classes & (1u << cl))
 			json_str(j, names__cls(nm, cl));
 	json_arr_end(j);
@@ -255,7 +255,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 		json_kv_u64(j, "rss_bytes", tl_cursor__rss_at(&c, t + step - 1));
 		json_key(j, "class_bytes");
 		json_arr(j);
-		for (unsigned cl = 0; cl < INFL_MAX_CLASSES; cl++)
+		for (unsigned cl = 0; cl < INFL_CLASSES; cl++)
 			if (classes & (1u << cl))
 				json_u64(j, tl_state__class_bytes(smp.at_end, cl));
 		json_arr_end(j);

@@ -191,7 +191,7 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	const struct infl_names *nm = &tl->rec->names;
 	__u32 slots = render_used_slots(p), classes = 0;
 	char b1[FMT_LEN], b2[FMT_LEN], lead[64];
-	const char *names[INFL_MAX_CLASSES];
+	const char *names[INFL_CLASSES];
 	int ncls = 0;
 
 	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffer%s at %.3f s (event %" PRIu64 ")\n",
@@ -205,13 +205,13 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	if (!p->peak_bytes)
 		return;
 	/* the classes present at the peak, 9 at most: 79 columns */
-	for (int cl = 0; cl < INFL_MAX_CLASSES && ncls < 9; cl++)
+	for (int cl = 0; cl < INFL_CLASSES && ncls < 9; cl++)
 		for (unsigned s = 0; s < INFL_SLOTS; s++)
 			if (p->peak[cl][s].bytes && !(classes & (1u << cl))) {
 				classes |= 1u << cl;
 				ncls++;
 			}
-	for (int cl = 0, k = 0; cl < INFL_MAX_CLASSES; cl++)
+	for (int cl = 0, k = 0; cl < INFL_CLASSES; cl++)
 		if (classes & (1u << cl))
 			names[k++] = names__cls(nm, cl);
 	snprintf(lead, sizeof(lead), "  %-11s %5s %5s", "at peak", "owner", "bytes");
@@ -220,13 +220,13 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 bytes = 0;
 
-		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++)
+		for (int cl = 0; cl < INFL_CLASSES; cl++)
 			bytes += p->peak[cl][s].bytes;
 		if (!(slots & (1u << s)) || (!bytes && !p->peak_owners[s]))
 			continue;
 		fprintf(f, "  %-11.11s %5" PRIu64 " %5s", names__stage(nm, s),
 			(uint64_t)p->peak_owners[s], fmt_bytes_short(b1, bytes));
-		for (int cl = 0; cl < INFL_MAX_CLASSES; cl++) {
+		for (int cl = 0; cl < INFL_CLASSES; cl++) {
 			if (!(classes & (1u << cl)))
 				continue;
 			fprintf(f, " %5s", p->peak[cl][s].bytes ?

@@ -8,9 +8,10 @@
 #include "render/render.h"
 #include "render/svg_plot.h"
 
-static const char *const class_palette[INFL_MAX_CLASSES] = {
+static const char *const class_palette[INFL_CLASSES] = {
 	"#9c755f", "#bab0ac", "#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
 	"#ff9da7", "#e15759", "#1f77b4", "#aec7e8", "#98df8a", "#c5b0d5", "#c49c94", "#dbdb8d",
+	"#17becf", "#9edae5", "#393b79", /* libcuda's device, pinned host, managed */
 };
 /* stages in pipeline order read as a sequence: cool early, hot where things wait */
 static const char *const stage_palette[INFL_MAX_STAGES] = {
@@ -20,7 +21,7 @@ static const char *const stage_palette[INFL_MAX_STAGES] = {
 
 const char *svg_class_color(unsigned c)
 {
-	return c < INFL_MAX_CLASSES ? class_palette[c] : "#999";
+	return c < INFL_CLASSES ? class_palette[c] : "#999";
 }
 
 const char *svg_stage_color(unsigned s)
@@ -192,7 +193,7 @@ void svg_stack(FILE *f, const struct svg_panel *pn, const struct render_col *col
 	       bool by_stage, __u32 mask, const struct infl_names *nm, const char *id)
 {
 	__u64 *below = calloc(n, sizeof(*below)), *above = calloc(n, sizeof(*above));
-	unsigned nser = by_stage ? INFL_SLOTS : INFL_MAX_CLASSES;
+	unsigned nser = by_stage ? INFL_SLOTS : INFL_CLASSES;
 
 	if (!below || !above) {
 		free(below);
@@ -244,7 +245,7 @@ void svg_rss(FILE *f, const struct svg_panel *pn, const struct render_col *col, 
 static void peak_classes(char *out, size_t len, const struct tl_proc *p, unsigned s,
 			 const struct infl_names *nm, int most)
 {
-	bool used[INFL_MAX_CLASSES] = { false };
+	bool used[INFL_CLASSES] = { false };
 	size_t o = 0;
 
 	out[0] = 0;
@@ -252,7 +253,7 @@ static void peak_classes(char *out, size_t len, const struct tl_proc *p, unsigne
 		int best = -1;
 		char b[FMT_LEN];
 
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			if (!used[c] && p->peak[c][s].bytes &&
 			    (best < 0 || p->peak[c][s].bytes > p->peak[best][s].bytes))
 				best = c;
@@ -309,7 +310,7 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 v = 0;
 
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			v += p->peak[c][s].bytes;
 		if (v)
 			order[n++] = s;
@@ -318,7 +319,7 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 		for (int j = i; j > 0; j--) {
 			__u64 a = 0, bb = 0;
 
-			for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+			for (int c = 0; c < INFL_CLASSES; c++) {
 				a += p->peak[c][order[j]].bytes;
 				bb += p->peak[c][order[j - 1]].bytes;
 			}
@@ -343,7 +344,7 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 		__u64 v = 0;
 		char cl[160];
 
-		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		for (int c = 0; c < INFL_CLASSES; c++)
 			v += p->peak[c][s].bytes;
 		peak_classes(cl, sizeof(cl), p, s, nm, 3);
 		fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\"><tspan fill=\"%s\">"
@@ -428,7 +429,7 @@ int svg_lanes(FILE *f, const struct svg_panel *pn, const struct render_col *col,
 int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct infl_names *nm,
 	       bool rss)
 {
-	unsigned nser = by_stage ? INFL_SLOTS : INFL_MAX_CLASSES;
+	unsigned nser = by_stage ? INFL_SLOTS : INFL_CLASSES;
 
 	fprintf(f, "<g class=\"legend\" font-size=\"12\">\n");
 	/* top to bottom as the areas stack: the last series is drawn on top */
@@ -470,7 +471,7 @@ __u32 svg_classes_used(const struct render_col *col, int n)
 	__u32 m = 0;
 
 	for (int i = 0; i < n; i++)
-		for (unsigned c = 0; c < INFL_MAX_CLASSES; c++)
+		for (unsigned c = 0; c < INFL_CLASSES; c++)
 			if (col[i].cls[c])
 				m |= 1u << c;
 	return m;

@@ -204,7 +204,7 @@ static void integrate(struct tl_proc *p, const struct tl_state *st, __u64 dt)
 {
 	if (!dt || !st->total_bytes)
 		return;
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		for (int s = 0; s < INFL_SLOTS; s++)
 			if (st->cur[c][s].bytes)
 				p->byte_ns[c][s] += (unsigned __int128)st->cur[c][s].bytes * dt;
@@ -234,7 +234,7 @@ static void count_flags(struct tl_proc *p, const struct infl_event *ev)
 	} else if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED)) {
 		p->unmatched_free++;
 		p->unmatched_free_bytes += ev->arg1;
-		if (ev->id < INFL_MAX_CLASSES) {
+		if (ev->id < INFL_CLASSES) {
 			p->unmatched_free_cls[ev->id].count++;
 			p->unmatched_free_cls[ev->id].bytes += ev->arg1;
 		}
@@ -261,7 +261,7 @@ static void track_peaks(struct pbuild *b, const struct infl_event *ev)
 		rss_new_peak(&b->kern, p);
 		rss_new_peak(&b->statm, p);
 	}
-	if (ev->type <= INFL_EV_FREE && ev->id < INFL_MAX_CLASSES) {
+	if (ev->type <= INFL_EV_FREE && ev->id < INFL_CLASSES) {
 		__u64 cb = tl_state__class_bytes(st, ev->id);
 
 		if (cb > p->class_peak[ev->id]) {
@@ -297,7 +297,7 @@ static void track_all_peaks(struct pbuild *b, const struct infl_event *ev)
 {
 	struct infl_event e = *ev;
 
-	for (unsigned c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (unsigned c = 0; c < INFL_CLASSES; c++) {
 		e.type = INFL_EV_ALLOC;
 		e.id = c;
 		e.from_slot = INFL_SLOT_NONE;
@@ -633,7 +633,7 @@ __u64 tl_state__slot_bytes(const struct tl_state *s, unsigned slot)
 {
 	__u64 sum = 0;
 
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		sum += s->cur[c][slot].bytes;
 	return sum;
 }
@@ -692,7 +692,7 @@ int timeline__check(const struct tl_proc *p, char *what, size_t len)
 		MISMATCH(peak_in && p->peak_owners[s] != k->peak_owners[s],
 			 "owners at peak in slot %d: replay %llu, kernel %llu", s,
 			 (unsigned long long)p->peak_owners[s], (unsigned long long)k->peak_owners[s]);
-		for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+		for (int c = 0; c < INFL_CLASSES; c++) {
 			MISMATCH(memcmp(&p->final.cur[c][s], &k->cur[c][s], sizeof(k->cur[c][s])),
 				 "class %d slot %d: replay %llu bytes, kernel %llu", c, s,
 				 (unsigned long long)p->final.cur[c][s].bytes,

@@ -27,7 +27,7 @@
 /* The tracked state of one process at one instant. */
 struct tl_state {
 	__u64 ts; /* CLOCK_MONOTONIC of the last event applied */
-	struct infl_cell cur[INFL_MAX_CLASSES][INFL_SLOTS];
+	struct infl_cell cur[INFL_CLASSES][INFL_SLOTS];
 	__u64 owners[INFL_SLOTS];
 	__u64 total_bytes;
 	__u64 total_bufs;
@@ -50,15 +50,15 @@ struct tl_proc {
 	__u64 born_early;	 /* lives first seen at a non-entry stage */
 	/* peak of tracked bytes, exact: the first event that reached it */
 	__u64 peak_bytes, peak_bufs, peak_ts, peak_seq;
-	struct infl_cell peak[INFL_MAX_CLASSES][INFL_SLOTS];
+	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS];
 	__u64 peak_owners[INFL_SLOTS];
-	__u64 class_peak[INFL_MAX_CLASSES]; /* each class's own high-water mark */
-	__u64 class_peak_ts[INFL_MAX_CLASSES];
+	__u64 class_peak[INFL_CLASSES]; /* each class's own high-water mark */
+	__u64 class_peak_ts[INFL_CLASSES];
 	__u64 slot_peak[INFL_SLOTS];	     /* each stage's own high-water mark (bytes) */
 	__u64 slot_peak_ts[INFL_SLOTS];
 	__u64 owners_peak[INFL_SLOTS];	     /* most owners each stage had at once */
 	/* memory x time: the integral of bytes over [first event, t_end], in byte-nanoseconds */
-	unsigned __int128 byte_ns[INFL_MAX_CLASSES][INFL_SLOTS];
+	unsigned __int128 byte_ns[INFL_CLASSES][INFL_SLOTS];
 	/* per stage: completed stays */
 	__u64 dwell_sum_ns[INFL_MAX_STAGES];
 	__u64 dwell_count[INFL_MAX_STAGES];
@@ -69,7 +69,7 @@ struct tl_proc {
 	__u64 started_by_kind[INFL_SLOTS];
 	/* probe hits seen, and anomalies as the events flag them */
 	__u64 events[INFL_PROBE__COUNT];
-	struct infl_cell unmatched_free_cls[INFL_MAX_CLASSES];
+	struct infl_cell unmatched_free_cls[INFL_CLASSES];
 	__u64 unmatched_free, unmatched_free_bytes, unmatched_stage;
 	/* frees of unknown buffers that are not from before the recording, told apart by the
 	 * kernel's flags as it counted them: double frees, frees whose alloc it dropped */

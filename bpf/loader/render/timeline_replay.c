@@ -144,7 +144,7 @@ static bool cell_sub(struct tl_state *st, unsigned cls, unsigned slot, __u64 byt
 
 static bool holds_nothing(const struct tl_owner *o)
 {
-	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+	for (int c = 0; c < INFL_CLASSES; c++)
 		if (o->held[c].count)
 			return false;
 	return true;
@@ -185,6 +185,13 @@ static void owner_retire(struct tl_replay *rp, __u64 owner, struct tl_owner *o, 
 	u64map_del(&rp->owners, owner);
 }
 
+/* libcuda's pointers are not the program's buffer ids: a table of their own (the kernel's
+ * INFL_SPACE_*; a VMM handle and a pointer share it, their values never meet in practice) */
+static struct u64map *bufs_of(struct tl_replay *rp, const struct infl_event *ev)
+{
+	return ev->id >= INFL_MAX_CLASSES ? &rp->cuda_bufs : &rp->bufs;
+}
+
 static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 {
 	struct tl_owner *o = NULL;
@@ -200,7 +207,7 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 		return;
 	if (ev->arg2 && !(ev->flags & INFL_EVF_UNSTAGED))
 		o = owner_create(rp, ev->arg2, rp->st.ts);
-	b = u64map_put(&rp->bufs, ev->arg0, &created);
+	b = u64map_put(bufs_of(rp, ev), ev->arg0, &created);
 	if (!b) {
 		rp->oom = true;
 		return;
@@ -239,7 +246,7 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 
 	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNMATCHED))
 		return;
-	b = u64map_get(&rp->bufs, ev->arg0);
+	b = u64map_get(bufs_of(rp, ev), ev->arg0);
 	if (!b) {
 		/* its alloc was lost: trust the kernel's slot and the recorded size */
 		rp->diverged++;
@@ -254,7 +261,7 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 		return;
 	}
 	rec = *b;
-	u64map_del(&rp->bufs, ev->arg0);
+	u64map_del(bufs_of(rp, ev), ev->arg0);
 	if (rec.staged)
 		o = u64map_get(&rp->owners, rec.owner);
 	slot = o ? o->slot : INFL_SLOT_NONE;
@@ -292,7 +299,7 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 	if (rp->hooks && rp->hooks->stage_change)
 		rp->hooks->stage_change(rp->hook_ctx, ev->arg0, o, from, stage, o->entered,
 					rp->st.ts, created);
-	for (int c = 0; c < INFL_MAX_CLASSES; c++) {
+	for (int c = 0; c < INFL_CLASSES; c++) {
 		struct infl_cell h = o->held[c], *src = &rp->st.cur[c][from];
 
 		if (!h.count)
@@ -325,11 +332,11 @@ void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
 		rp->st.ts = ev->ts_ns;
 	switch (ev->type) {
 	case INFL_EV_ALLOC:
-		if (ev->id < INFL_MAX_CLASSES && ev->from_slot < INFL_SLOTS)
+		if (ev->id < INFL_CLASSES && ev->from_slot < INFL_SLOTS)
 			apply_alloc(rp, ev);
 		break;
 	case INFL_EV_FREE:
-		if (ev->id < INFL_MAX_CLASSES && ev->from_slot < INFL_SLOTS)
+		if (ev->id < INFL_CLASSES && ev->from_slot < INFL_SLOTS)
 			apply_free(rp, ev);
 		break;
 	case INFL_EV_STAGE:
@@ -349,6 +356,7 @@ struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
 	if (!rp)
 		return NULL;
 	rp->bufs.vsize = sizeof(struct tl_buf);
+	rp->cuda_bufs.vsize = sizeof(struct tl_buf);
 	rp->owners.vsize = sizeof(struct tl_owner);
 	rp->entry_mask = entry_mask;
 	rp->terminal_mask = terminal_mask;
@@ -362,6 +370,7 @@ void tl_replay__free(struct tl_replay *rp)
 	if (!rp)
 		return;
 	u64map_free(&rp->bufs);
+	u64map_free(&rp->cuda_bufs);
 	u64map_free(&rp->owners);
 	free(rp);
 }

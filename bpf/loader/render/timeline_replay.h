@@ -36,7 +36,7 @@ struct tl_owner {
 	__u64 mark;	 /* ... and so is this */
 	__u8 kind;	 /* the first stage it entered; INFL_SLOT_NONE before one */
 	bool born_early; /* first seen at a non-entry stage: it predates the recording */
-	struct infl_cell held[INFL_MAX_CLASSES];
+	struct infl_cell held[INFL_CLASSES];
 };
 
 /* What a caller learns while the replay runs (any member may be NULL). */
@@ -50,6 +50,7 @@ struct tl_hooks {
 struct tl_replay {
 	struct tl_state st;
 	struct u64map bufs, owners;
+	struct u64map cuda_bufs; /* libcuda's (classes past the contract's) */
 	__u16 entry_mask, terminal_mask;
 	bool oom;
 	__u32 nlives;

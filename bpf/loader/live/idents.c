@@ -27,11 +27,9 @@ struct infl_pidfd_info {
 #define INFL_PIDFD_GET_INFO _IOWR(0xFF, 11, struct infl_pidfd_info)
 _Static_assert(sizeof(struct infl_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 
-/* /proc/PID/cmdline: its words, and the words joined by spaces, into id. */
-static void read_cmdline(struct proc_ident *id)
+/* The words into id: argv, and the words joined by spaces as its command. */
+static void set_argv(struct proc_ident *id, char *const *words, int n)
 {
-	char buf[CMDLINE_MAX], *words[CMDLINE_WORDS];
-	int n = proc_cmdline_words(id->pid, buf, sizeof(buf), words, CMDLINE_WORDS);
 	size_t len = 0;
 
 	if (!n)
@@ -55,12 +53,18 @@ static void read_cmdline(struct proc_ident *id)
 	}
 }
 
+/* /proc/PID/cmdline: its words, and the words joined by spaces, into id. */
+static void read_cmdline(struct proc_ident *id)
+{
+	char buf[CMDLINE_MAX], *words[CMDLINE_WORDS];
+
+	set_argv(id, words, proc_cmdline_words(id->pid, buf, sizeof(buf), words, CMDLINE_WORDS));
+}
+
 /* A command line's words (each ending in a NUL, the last perhaps cut short) into id. */
 static void set_words(struct proc_ident *id, const char *buf, size_t len)
 {
-	char *words[CMDLINE_WORDS];
-	char copy[INFL_IDENT_ARGS + 1];
-	size_t len2 = 0;
+	char copy[INFL_IDENT_ARGS + 1], *words[CMDLINE_WORDS];
 	int n = 0;
 
 	if (!len || len > INFL_IDENT_ARGS)
@@ -69,23 +73,7 @@ static void set_words(struct proc_ident *id, const char *buf, size_t len)
 	copy[len] = '\0';
 	for (size_t i = 0; i < len && n < CMDLINE_WORDS; i += strlen(copy + i) + 1)
 		words[n++] = copy + i;
-	id->argv = calloc(n + 1, sizeof(*id->argv));
-	for (int i = 0; i < n; i++)
-		len2 += strlen(words[i]) + 1;
-	id->command = calloc(1, len2 + 1);
-	if (!id->argv || !id->command) {
-		free(id->argv);
-		free(id->command);
-		id->argv = NULL;
-		id->command = NULL;
-		return;
-	}
-	for (int i = 0; i < n; i++) {
-		id->argv[i] = strdup(words[i]);
-		if (i)
-			strcat(id->command, " ");
-		strcat(id->command, words[i]);
-	}
+	set_argv(id, words, n);
 }
 
 /* What /proc did not say, from the kernel's record of the image. */

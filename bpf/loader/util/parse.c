@@ -38,6 +38,37 @@ int parse_pid(const char *s, pid_t *out)
 	return err;
 }
 
+/*
+ * A decimal number at *pp: its whole part, and its fraction as frac / scale (9 digits at
+ * most: below a nanosecond, or a byte, for every unit); *pp left at what follows (the unit).
+ * 0, -EINVAL (no number) or -ERANGE (past 64 bits).
+ */
+static int scan_decimal(const char **pp, unsigned __int128 *whole, unsigned __int128 *frac,
+			unsigned __int128 *scale)
+{
+	const char *p = *pp;
+
+	if (!p || !(*p >= '0' && *p <= '9'))
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		*whole = *whole * 10 + (*p - '0');
+		if (*whole > ~0ull)
+			return -ERANGE;
+	}
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return -EINVAL;
+		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 9)
+				return -EINVAL;
+			*frac = *frac * 10 + (*p - '0');
+			*scale *= 10;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
 int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
 {
 	static const struct {
@@ -48,24 +79,11 @@ int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
 	unsigned __int128 whole = 0, frac = 0, scale = 1, ns;
 	const char *p = s;
 	size_t i;
+	int err;
 
-	if (!s || !(*p >= '0' && *p <= '9'))
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (*p - '0');
-		if (whole > ~0ull)
-			return -ERANGE;
-	}
-	if (*p == '.') {
-		if (!(*++p >= '0' && *p <= '9'))
-			return -EINVAL;
-		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (digits == 9)
-				return -EINVAL; /* below a nanosecond for every unit */
-			frac = frac * 10 + (*p - '0');
-			scale *= 10;
-		}
-	}
+	err = scan_decimal(&p, &whole, &frac, &scale);
+	if (err)
+		return err;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(p, units[i].name))
 			break;
@@ -88,24 +106,11 @@ int parse_size(const char *s, __u64 min, __u64 max, __u64 *out)
 	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
 	const char *p = s;
 	size_t i;
+	int err;
 
-	if (!s || !(*p >= '0' && *p <= '9'))
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (*p - '0');
-		if (whole > ~0ull)
-			return -ERANGE;
-	}
-	if (*p == '.') {
-		if (!(*++p >= '0' && *p <= '9'))
-			return -EINVAL;
-		for (int digits = 0; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (digits == 9)
-				return -EINVAL;
-			frac = frac * 10 + (*p - '0');
-			scale *= 10;
-		}
-	}
+	err = scan_decimal(&p, &whole, &frac, &scale);
+	if (err)
+		return err;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(p, units[i].name))
 			break;

@@ -12,6 +12,8 @@
 #           both sessions' kernel counters (tests/vm/matrix.sh, check_rec.py)
 #   priv    what inflight says as nobody with and without CAP_SYS_ADMIN, against what this
 #           kernel's version implies (uprobes need it since v6.16 and its stable backports)
+#   cuda    libcuda's memory calls on the stand-in driver, linked and dlopen'd, exact
+#   ring    the flight recorder: a dump on SIGUSR1 holding what was in flight at it
 # Output: the protocol on fd 3 (a copy on stdout), one line each:
 #   ok - DESC | not ok - DESC (WHY) | # NOTE | time NAME SECONDS | kernel UNAME-R
 #   load-failed INFLIGHT-ERROR | verifier LAST-LINE | file NAME, base64 lines, end NAME | done
@@ -326,21 +328,67 @@ sec_cuda() {
 	check_eq "cuda: libcuda loaded with dlopen(): the same numbers" "$rc $got" "0 $want_workers"
 }
 
+# child_of PID: a child of PID (the guest has no pgrep): field 4 of /proc/N/stat is its parent
+child_of() {
+	local d
+	for d in /proc/[0-9]*; do
+		[ "$(sed 's/^.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f2)" = "$1" ] && echo "${d#/proc/}" && return
+	done
+}
+
+# The flight recorder on this kernel: a ring, SIGUSR1 while the program holds its buffers,
+# the dump written, and its replay exact with what was in flight then
+sec_ring() {
+	local rec pg dump
+	printf 'stage 5 0\nalloc 0x10 1 1000 5\nalloc 0x11 0 500 5\ngate\nfree 0x10 1 1000\n' \
+		>"$W/ring.txt"
+	mkdir -p "$W/dumps"
+	"$W/inflight" record --ring 30s --dump-after 0 --dump-dir "$W/dumps" -- "$W/probegen" \
+		script "$W/ring.txt" >"$W/ring.out" 2>"$W/ring.err" &
+	rec=$!
+	if ! wait_for 120 "$W/ring.out" '^gated' "$rec"; then
+		not_ok "ring: the recorder started and the program reached its gate" \
+			"$(tail -n 3 "$W/ring.err")"
+		kill -INT "$rec" 2>/dev/null
+		wait "$rec"
+		return
+	fi
+	kill -USR1 "$rec"
+	wait_for 120 "$W/ring.err" 'flight recorder: wrote ' "$rec"
+	pg=$(child_of "$rec")
+	if [ -n "$pg" ]; then
+		kill -USR1 "$pg"
+	else
+		kill -INT "$rec" # (the check below says it)
+	fi
+	wait "$rec"
+	check_eq "ring: the recorder ends with its command" "$?" 0
+	dump=$(ls "$W"/dumps/*-signal.infl 2>/dev/null | head -n 1)
+	check_eq "ring: one dump, on SIGUSR1, holding what was in flight at it, exact" \
+		"$(ls "$W"/dumps | wc -l) $("$W/inflight" report "$dump" -f json 2>/dev/null |
+			jq -c '[.recording.dump.trigger, .processes[0].at_end.bytes,
+				.processes[0].at_end.bufs, .processes[0].exact]')" '1 ["signal",1500,2,true]'
+	# (its self-check against the kernel's final counters: on 5.10 the dump ends without
+	# them, "recording cut short", still to be found; said, not asserted, until it is)
+	note "ring: the dump's self-check: $("$W/inflight" report "$dump" 2>&1 |
+		sed -n 's/^ *check *//p')"
+}
+
 t_all=$(now)
 t_prep=$t_all
 # in a guest, its uptime when the driver starts is the boot's cost
 [ -n "${INFL_GUEST:-}" ] && emit "time boot $(cut -d' ' -f1 /proc/uptime)"
 prepare
 emit "time prepare $(since "$t_prep")"
-sections=${*:-env load tracer prover priv cuda}
+sections=${*:-env load tracer prover priv cuda ring}
 for s in $sections; do
 	case $s in
-	env | load | tracer | prover | priv | cuda)
+	env | load | tracer | prover | priv | cuda | ring)
 		t=$(now)
 		"sec_$s"
 		emit "time $s $(since "$t")"
 		;;
-	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda" ;;
+	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda ring" ;;
 	esac
 done
 emit "time driver $(since "$t_all")"

@@ -60,8 +60,8 @@ check_match "at the end: the summary under the last frame" "$(printf '%s\n' "$en
 check_eq "... with the last frame still there, once" "$(printf '%s\n' "$end" | grep -c '^inflight  every 100 ms')" 1
 # not a terminal: plain lines, one table per interval, no escape sequences
 "$I" -i 100ms -- "$T" --hold-ms 1000 1 >"$TMP/plain" 2>&1
-# (how many intervals pass is the scheduler's business: each must be a whole table, later
-# than the one before, and the last one says the process exited)
+# (how many intervals pass is the scheduler's business: each must be a whole table, none
+# earlier than the one before, and the last one says the process exited)
 tables=$(grep -c '^pid ' "$TMP/plain")
 check_eq "to a file: whole tables, one per interval ($tables of them)" \
 	"$(grep -c '^stage  ' "$TMP/plain") $(grep -c '^peak .* probe events' "$TMP/plain")" \

@@ -17,9 +17,9 @@ source "$ROOT/tests/vm/matrix.sh"
 needs_root
 rows=${KERNELS:-$VM_ROWS}
 jobs=${VM_JOBS:-2}
-limit=${VM_TIMEOUT:-300}
-# tests/run.sh gives a file 600 s: the matrix ends its last guests in time to report them
-budget=${VM_BUDGET:-540}
+limit=${VM_TIMEOUT:-480}
+# tests/run.sh gives this file 1200 s: the matrix ends its last guests in time to report them
+budget=${VM_BUDGET:-1140}
 start=$SECONDS
 for t in qemu-system-x86_64 cpio jq python3 setpriv; do
 	command -v "$t" >/dev/null || skip_all "$t not found (scripts/install-deps.sh test)"

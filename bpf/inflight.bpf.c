@@ -93,12 +93,17 @@ struct {
 	__type(value, __u32);
 } mm_pids SEC(".maps");
 
-/* processes refused a slot (procs full), so that the record they get later says so */
+/* processes refused a slot (procs full), so that the record they get later says so; the
+ * same layout as struct infl_ident_key, whose place proc_init reuses */
 struct denied_key {
 	__u32 pid;
 	__u32 pad;
 	__u64 start_ns;
 };
+_Static_assert(sizeof(struct denied_key) == sizeof(struct infl_ident_key) &&
+		       __builtin_offsetof(struct denied_key, start_ns) ==
+			       __builtin_offsetof(struct infl_ident_key, gen),
+	       "proc_init keys the idents map with a denied_key");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -254,16 +259,15 @@ static __always_inline bool image_attached_before(struct task_struct *task, __u6
  * read from the address space of the current task (the image itself at its first probe hit
  * or its exec; at a fork the parent, whose command line the child shares).
  */
-static __always_inline void ident_note(struct task_struct *task, __u32 pid, __u64 gen)
+static __always_inline void ident_note(struct task_struct *task, const void *key)
 {
-	struct infl_ident_key k = { .pid = pid, .gen = gen };
 	unsigned long start, end;
 	struct infl_ident *id;
 	__u64 len;
 
-	if (bpf_map_update_elem(&idents, &k, &zero_ident, BPF_ANY))
+	if (bpf_map_update_elem(&idents, key, &zero_ident, BPF_ANY))
 		return;
-	id = bpf_map_lookup_elem(&idents, &k);
+	id = bpf_map_lookup_elem(&idents, key);
 	if (!id)
 		return;
 	BPF_CORE_READ_INTO(&id->comm, task, comm);
@@ -299,7 +303,10 @@ static __always_inline void proc_init(struct infl_proc *p, struct task_struct *t
 	}
 	p->flags = flags;
 	pid_mark(pid, 1);
-	ident_note(task, pid, now);
+	/* the denied key's slot, reused as the ident's key (pid, gen): the probe handlers that
+	 * inline this have no stack to spare (6.1: 512 bytes for the program and its calls) */
+	dk.start_ns = now;
+	ident_note(task, &dk);
 	barrier();
 	WRITE_ONCE(p->gen, now);
 }
@@ -408,6 +415,15 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 	return p;
 }
 
+/* The same, a call of its own where the queue exists: its locals then stay out of the probe
+ * handler's frame, which 6.1 counts with the drain's and the queue's frames (512 bytes in
+ * all). The LK_MAP programs, which tail call and run on kernels that refuse a subprogram
+ * beside a large frame there, keep it inline. */
+static __noinline struct infl_proc *proc_first_hit_cas(__u32 pid)
+{
+	return proc_first_hit(pid, LK_CAS);
+}
+
 /* The record of the current process for a probe hit: its own, or (when it is not a traced
  * set's) a new one made on its first event. NULL: not traced, or no slot (counted). */
 static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lock_kind lk)
@@ -426,6 +442,8 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lo
 	}
 	if (p || traced_set)
 		return proc_wait_ready(p, pid, lk);
+	if (lk == LK_CAS)
+		return proc_first_hit_cas(pid);
 	return proc_first_hit(pid, lk);
 }
 
@@ -1601,15 +1619,16 @@ static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32
 
 static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_kind lk)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid;
-	struct cuda_thread *t = bpf_map_lookup_elem(&cuda_threads, &tid), c;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, flags;
+	struct cuda_thread *t = bpf_map_lookup_elem(&cuda_threads, &tid);
 	int rc = (int)PT_REGS_RC(ctx); /* CUresult, an enum: 0 is CUDA_SUCCESS */
-	__u64 a[4] = {}, ptr = 0, pitch = 0;
+	__u64 a[4] = {}, ptr = 0, pitch = 1;
 	struct infl_proc *p;
 
 	if (!t || !t->pending)
 		return 0;
-	c = *t;
+	/* the call's fields are read from the element, not from a copy: only this thread
+	 * writes it, and a copy took 6.1's combined stack of the program past 512 bytes */
 	t->pending = 0;
 	p = proc_current(&pid, lk);
 	if (!p)
@@ -1618,21 +1637,20 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_
 		__sync_fetch_and_add(&p->cuda_failed, 1);
 		return 0;
 	}
-	if (c.kind == CC_FREE)
+	if (t->kind == CC_FREE)
 		return 0;
-	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)c.out) ||
-	    (c.kind == CC_PITCH &&
-	     bpf_probe_read_user(&pitch, sizeof(pitch), (const void *)c.pitch))) {
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)t->out) ||
+	    (t->kind == CC_PITCH &&
+	     bpf_probe_read_user(&pitch, sizeof(pitch), (const void *)t->pitch))) {
 		__sync_fetch_and_add(&p->arg_errors, 1);
 		return 0;
 	}
-	if (c.kind == CC_PITCH)
-		c.bytes *= pitch;
 	a[0] = ptr;
-	a[1] = c.cls;
-	a[2] = c.bytes;
-	a[3] = c.gen == p->gen ? c.owner : 0; /* the owner the thread last named, here */
-	return alloc_apply(ctx, p, pid, a, c.flags, lk);
+	a[1] = t->cls;
+	a[2] = t->bytes * (t->kind == CC_PITCH ? pitch : 1);
+	a[3] = t->gen == p->gen ? t->owner : 0; /* the owner the thread last named, here */
+	flags = t->flags;
+	return alloc_apply(ctx, p, pid, a, flags, lk);
 }
 
 static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u32 flags,

@@ -13,12 +13,14 @@ obj=$BUILD/bpf/inflight.bpf.o
 check "the CO-RE object is built" test -s "$obj"
 dis=$(llvm-objdump -d "$obj")
 calls=$(grep -cE '\bcall\b' <<<"$dis")
-helpers=$(grep -oE '\bcall [0-9]+$' <<<"$dis" | awk '{ print $2 }' | sort -n | uniq | tr '\n' ' ')
-# a call is a helper (src_reg 0, the id after `call`) or a call of a subprogram of this object
-# (src_reg 1, BPF_PSEUDO_CALL: apply_op, whose code is in this disassembly and audited with
-# the rest); a kfunc would be src_reg 2 (85 20 ...)
+# a call's second byte holds its src_reg: 0 is a helper (its id after `call`), 1 is a call of a
+# subprogram of this object (BPF_PSEUDO_CALL: apply_op, proc_first_hit_cas, whose code is in
+# this disassembly and audited with the rest; the immediate is an offset or -1 before
+# relocation), 2 would be a kfunc
+helper_lines=$(grep -E '\s85 00 00 00 [0-9a-f ]{11}\s+call [0-9]+$' <<<"$dis")
+helpers=$(grep -oE 'call [0-9]+$' <<<"$helper_lines" | awk '{ print $2 }' | sort -n | uniq | tr '\n' ' ')
 check_eq "every call is a helper call or one of this object's subprograms (no kfuncs)" \
-	"$(($(grep -cE '\bcall [0-9]+$' <<<"$dis") + $(grep -cE '\s85 10 00 00 ff ff ff ff\s+call -1$' <<<"$dis")))" "$calls"
+	"$(($(grep -c . <<<"$helper_lines") + $(grep -cE '\s85 10 00 00 [0-9a-f ]{11}\s+call -?[0-9]+$' <<<"$dis")))" "$calls"
 # 1-3 map lookup/update/delete (our maps), 5 ktime_get_ns, 14 get_current_pid_tgid,
 # 112/113 probe_read_user/kernel, 131-133 ringbuf reserve/submit/discard,
 # 35/158 get_current_task(_btf), 130 ringbuf_output (a record copied into the ring),
@@ -31,9 +33,9 @@ for h in $helpers; do
 	[[ $allowed == *" $h "* ]] || bad="$bad $h"
 done
 check_eq "helpers used ($helpers) are all read-only or map helpers" "$bad" ""
-check "no bpf_probe_write_user (helper 36)" test "$(grep -cE '\bcall 36$' <<<"$dis")" = 0
+check "no bpf_probe_write_user (helper 36)" test "$(grep -cE '\bcall 36$' <<<"$helper_lines")" = 0
 check "no bpf_override_return, bpf_send_signal(_thread) (58, 109, 117)" \
-	test "$(grep -cE '\bcall (58|109|117)$' <<<"$dis")" = 0
+	test "$(grep -cE '\bcall (58|109|117)$' <<<"$helper_lines")" = 0
 check "the loader's skeleton embeds this object (made from it, not older)" \
 	test ! "$BUILD/bpf/inflight.skel.h" -ot "$obj" -a \
 	"$(grep -c 'inflight_bpf__elf_bytes' "$BUILD/bpf/inflight.skel.h")" -gt 0

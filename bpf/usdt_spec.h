@@ -48,10 +48,24 @@ struct infl_usdt_arg {
 	__u8 pad;
 };
 
+/*
+ * Argument 1 of every contract probe is a class id (buf_alloc, buf_free) or a stage id
+ * (stage), < INFL_USDT_IDS, of the image the site is in. Several images of one process (an
+ * application and its libraries) each number their own from 0, so the loader gives each
+ * image's ids slots of the session (contract/images.c) and every site's spec says where its
+ * image's ids go: the kernel side counts slots. A slot >= INFL_USDT_IDS refuses the id (an id
+ * its image does not declare whose slot another image's declaration took), counted as a bad
+ * class or stage.
+ */
+#define INFL_USDT_IDS 16
+
 struct infl_usdt_spec {
 	struct infl_usdt_arg args[INFL_USDT_MAX_ARGS];
 	__u32 nargs;
-	__u32 pad;
+	__u16 image;	/* the loader's: the image whose slots id_slot holds */
+	__u8 probe;	/* the loader's: enum infl_probe of the site */
+	__u8 pad;
+	__u8 id_slot[INFL_USDT_IDS];
 };
 
 /* The IP map's key (kernels without BPF cookies): the site as the kernel's uprobe names it,

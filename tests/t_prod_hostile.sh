@@ -51,7 +51,7 @@ check_match "... the command escaped" "$(cat "$TMP/cmp.out")" "^   pid 4242: pro
 "$TMP/inflight" report "$TMP/names.rec" >"$TMP/n.out" 2>"$TMP/n.err"
 check_eq "a recording whose class name breaks the contract: refused (exit 8)" "$?" 8
 check_eq "... one line" "$(wc -l <"$TMP/n.err")" 1
-check_match "... saying so" "$(cat "$TMP/n.err")" "class 0: a name outside the contract's \[A-Za-z0-9_.-\]"
+check_match "... saying so" "$(cat "$TMP/n.err")" "class 0: a name outside the contract's \[A-Za-z0-9_.:-\]"
 check_eq "... and nothing on stdout" "$(cat "$TMP/n.out")" ""
 
 # --- a live process with a hostile comm --------------------------------------------------------

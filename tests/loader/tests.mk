@@ -5,7 +5,7 @@ LOADER_TARGET := $(TESTS_DIR)/loader_probe_target
 LOADER_VARIANTS := $(TESTS_DIR)/loader_sdt_bad_args $(TESTS_DIR)/loader_sdt_partial
 LOADER_TEST_CFLAGS := -Ibpf -Ibpf/loader -Itests -Iprobes \
 	-DTEST_BIN_DIR='"$(TESTS_DIR)"'
-LOADER_TEST_PROGS := fmt names usdt parse render errors
+LOADER_TEST_PROGS := fmt names usdt parse render errors images
 
 # offline code: each test links the offline library (an archive: only what it calls), and
 # test_parse the attach options' parser (argp, no libbpf)

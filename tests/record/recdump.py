@@ -6,7 +6,8 @@ renderers claim, by a different method (buffer slots taken from the kernel's fro
 owners tracked by the owner ids the events carry).
 
 usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms, like
-                                       `report --format folded` (names from the header)
+                                       `report --format folded` (names from the header,
+                                       or the last NAMES record)
        recdump.py FILE summary         peak, its time (us after the start), owners done
        recdump.py FILE at SEQ          tracked bytes and buffers after event SEQ
        recdump.py FILE dump            a flight recorder's dump (1.3): its trigger, and per
@@ -56,24 +57,30 @@ def records(data):
         off += 12 + plen
 
 
+def names(rec, p, off):
+    """The names of the header, or of a NAMES record (1.4: qualified, and the last holds)."""
+    rec["classes"], rec["stages"] = {}, {}
+    _contract, off = varint(p, off)
+    _provider, off = string(p, off)
+    n, off = varint(p, off)
+    for _ in range(n):
+        i, off = varint(p, off)
+        rec["classes"][i], off = string(p, off)
+    n, off = varint(p, off)
+    for _ in range(n):
+        i, off = varint(p, off)
+        rec["stages"][i], off = string(p, off)
+    _entry, off = varint(p, off)
+    rec["terminal"], off = varint(p, off)
+    return off
+
+
 def parse(path):
     data = open(path, "rb").read()
     rec = {"events": [], "classes": {}, "stages": {}, "terminal": 0}
     for rtype, p in records(data):
         if rtype == 1:  # header
-            off = 0
-            _contract, off = varint(p, off)
-            _provider, off = string(p, off)
-            n, off = varint(p, off)
-            for _ in range(n):
-                i, off = varint(p, off)
-                rec["classes"][i], off = string(p, off)
-            n, off = varint(p, off)
-            for _ in range(n):
-                i, off = varint(p, off)
-                rec["stages"][i], off = string(p, off)
-            _entry, off = varint(p, off)
-            rec["terminal"], off = varint(p, off)
+            off = names(rec, p, 0)
             _host, off = string(p, off)
             argc, off = varint(p, off)
             for _ in range(argc):
@@ -97,6 +104,8 @@ def parse(path):
                     vals.append(v)
                 seq, pid, _tid, a0, a1, a2 = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
                 rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2))
+        elif rtype == 11:  # names (1.4)
+            names(rec, p, 0)
         elif rtype == 7:
             rec["end"], _ = varint(p, 0)
         elif rtype == 9:  # start: the state after event `seq` follows, carried

@@ -351,7 +351,7 @@ static void test_hostile_strings(void)
 		unlink(path);
 		if (bad) {
 			CHECK(ret == -EBADMSG &&
-			      strstr(err, "class 2: a name outside the contract's [A-Za-z0-9_.-]"),
+			      strstr(err, "class 2: a name outside the contract's [A-Za-z0-9_.:-]"),
 			      "a class name outside the contract's characters is refused: %s", err);
 			continue;
 		}
@@ -392,7 +392,8 @@ static void test_proc_words(void)
 	rec_writer__close(w);
 	d = file_bytes(fileno(tmp), &len);
 	fclose(tmp);
-	CHECK_EQ_U64(d[10] | d[11] << 8, 3, "written as format 1.3");
+	CHECK_EQ_U64(d[10] | d[11] << 8, REC_FORMAT_MINOR, "written as format 1.%d",
+		     REC_FORMAT_MINOR);
 	/* (no END record: read as a recording cut short) */
 	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
 	CHECK(ret == 0 && r->nprocs == 1 && r->procs[0].argc == 3 &&
@@ -537,9 +538,61 @@ static void test_dump_records(void)
 	free(d);
 }
 
+/*
+ * 1.4: names qualified by their image. The header keeps what a 1.3 reader takes (the name
+ * after the qualifier); the NAMES record that follows, and a later one, hold the qualified
+ * names, and the last one holds.
+ */
+static void test_qualified_names(void)
+{
+	struct rec_header_info h = { .host = "h", .binary = "/bin/app", .mode = 1, .tool = "t" };
+	struct recording *r = NULL;
+	struct infl_names n, later;
+	FILE *tmp = tmpfile();
+	struct rec_writer *w;
+	char err[REC_ERR_LEN];
+	unsigned char *d;
+	size_t len, at = REC_PREAMBLE_LEN;
+	int ret, names = 0;
+
+	names__init(&n);
+	n.contract_version = 1;
+	snprintf(n.cls[0], sizeof(n.cls[0]), "input");
+	snprintf(n.cls[3], sizeof(n.cls[3]), "libgpu.so:kbuf");
+	n.cls_declared = 1 | 8;
+	later = n;
+	snprintf(later.cls[5], sizeof(later.cls[5]), "libaux.so:kbuf");
+	later.cls_declared |= 32;
+	h.names = &n;
+	rec_writer__from_fd(fileno(tmp), &w);
+	rec_writer__header(w, &h);
+	rec_writer__names(w, &later);
+	rec_writer__close(w);
+	d = file_bytes(fileno(tmp), &len);
+	fclose(tmp);
+	while (at + REC_FRAME_HEAD <= len) {
+		__u32 plen = d[at + 4] | d[at + 5] << 8 | d[at + 6] << 16;
+
+		if ((d[at] | d[at + 1] << 8) == REC_HEADER)
+			CHECK(!memmem(d + at, plen + REC_FRAME_HEAD, "libgpu.so:", 10) &&
+				      memmem(d + at, plen + REC_FRAME_HEAD, "kbuf", 4),
+			      "the header holds the name a 1.3 reader takes (kbuf)");
+		names += (d[at] | d[at + 1] << 8) == REC_NAMES;
+		at += REC_FRAME_HEAD + plen + REC_FRAME_TAIL;
+	}
+	CHECK_EQ_U64(names, 2, "a NAMES record after the header, and the later one");
+	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+	CHECK(ret == 0 && !strcmp(r->names.cls[3], "libgpu.so:kbuf") &&
+		      !strcmp(r->names.cls[5], "libaux.so:kbuf") && r->names.cls_declared == 41,
+	      "read back: the last NAMES record's qualified names (%s)", err);
+	recording__free(r);
+	free(d);
+}
+
 int main(void)
 {
 	test_dump_records();
+	test_qualified_names();
 	test_proc_words();
 	test_field_table();
 	test_roundtrip();

@@ -191,7 +191,7 @@ int libs__scan(struct session *s, pid_t pid)
 		if (!usdt_binary__traceable(path))
 			continue;
 		before = s->nimages;
-		if (session__attach_image(s, path, s->follow ? -1 : pid))
+		if (session__attach_image(s, path, m.path, s->follow ? -1 : pid))
 			continue; /* said */
 		if (s->nimages > before) {
 			attached++;

@@ -102,7 +102,7 @@ static void attach_new(struct session *s, const char *now, const struct stat *st
 		return;
 	}
 	usdt_binary__free(&b);
-	if (session__attach_image(s, now, -1))
+	if (session__attach_image(s, now, now, -1))
 		return; /* said */
 	s->cur_attached = true;
 	fprintf(stderr, "inflight: %s was replaced (inode %llu): attached to the new binary (%d "

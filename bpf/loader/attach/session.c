@@ -236,13 +236,15 @@ static int stage_roles(struct session *s, const struct session_opts *o)
 		err = stage_mask(&s->names, "--entry-stages", o->entry_stages, &mask);
 		if (err)
 			return err;
-		s->names.entry_mask = mask;
+		s->names.entry_mask = s->entry_mask = mask;
+		s->entry_override = true;
 	}
 	if (o->terminal_stages) {
 		err = stage_mask(&s->names, "--terminal-stages", o->terminal_stages, &mask);
 		if (err)
 			return err;
-		s->names.terminal_mask = mask;
+		s->names.terminal_mask = s->terminal_mask = mask;
+		s->terminal_override = true;
 	}
 	return 0;
 }
@@ -379,19 +381,52 @@ static __u64 kernel_dev(dev_t d)
 }
 
 /*
- * The first library a target without the contract loads brings the class and stage names:
- * the session's, and the kernel's entry and terminal stages (set before the process goes on:
- * it is stopped meanwhile, attach/watch.h). A later one with other names keeps the first's.
+ * The session's names from its images' slots (contract/images.h), with the command line's
+ * entry and terminal stages over the notes'; the kernel's entry and terminal stages with
+ * them (set before the process goes on: one that maps a new image is stopped meanwhile,
+ * attach/watch.h). Outputs read s->names while this runs: a name only ever changes from
+ * its numeric default or to its qualified form, at an attach.
  */
-static void take_names(struct session *s, const char *path, const struct usdt_binary *b)
+static void apply_names(struct session *s)
 {
-	s->deferred = false;
-	if (b->names_err)
+	struct infl_names n;
+
+	images__names(&s->slots, &n);
+	if (s->entry_override)
+		n.entry_mask = s->entry_mask;
+	if (s->terminal_override)
+		n.terminal_mask = s->terminal_mask;
+	if (!memcmp(&n, &s->names, sizeof(n)))
 		return;
-	s->names = b->names;
+	s->names = n;
+	__atomic_add_fetch(&s->names_gen, 1, __ATOMIC_RELEASE);
 	s->skel->data->entry_stage_mask = s->names.entry_mask;
 	s->skel->bss->terminal_stage_mask = s->names.terminal_mask;
-	(void)path;
+}
+
+/* Image `b`'s ids placed among the session's slots: its table in `tab`, every earlier
+ * image's sites given theirs anew (a slot this one took refuses what they did not claim). */
+static int add_image(struct session *s, const char *shown, const struct usdt_binary *b,
+		     unsigned *tag, struct image_slots *tab)
+{
+	int refused, err = images__add(&s->slots, shown, b, tag, &refused);
+
+	if (err)
+		return infl_err(EXIT_GENERIC, NULL, "out of memory");
+	images__table(&s->slots, *tag, tab);
+	for (int t = 0; t < s->slots.nimg; t++) {
+		struct image_slots other;
+
+		if ((unsigned)t == *tag)
+			continue;
+		images__table(&s->slots, (unsigned)t, &other);
+		err = usdt_attach__retable(s->usdt, (unsigned)t, &other);
+		if (err)
+			return infl_err(EXIT_BPF, NULL, "%s: update the probe specs of the images "
+					"attached before it: %s", shown, strerror(-err));
+	}
+	apply_names(s);
+	return 0;
 }
 
 /* -b without the contract: the binary's processes are told apart by its file (the kernel
@@ -408,10 +443,12 @@ static int note_image(struct session *s, const char *path)
 	return 0;
 }
 
-static int attach_image(struct session *s, const char *path, pid_t pid)
+static int attach_image(struct session *s, const char *path, const char *shown, pid_t pid)
 {
 	struct usdt_binary other, *b = &s->bin;
 	struct session_image *im;
+	struct image_slots tab;
+	unsigned tag = 0;
 	char held[64];
 	struct stat st;
 	__u64 now;
@@ -444,11 +481,12 @@ static int attach_image(struct session *s, const char *path, pid_t pid)
 		b = err ? b : &other;
 	}
 	if (!err)
-		err = usdt_attach__image(s->usdt, held,
-					 b == &s->bin && !s->lib_main ? s->shown : path, pid, b);
+		err = add_image(s, shown, b, &tag, &tab);
+	if (!err)
+		err = usdt_attach__image(s->usdt, held, shown, pid, b, tag, &tab);
 	close(fd);
-	if (!err && s->deferred && b != &s->bin)
-		take_names(s, path, b);
+	if (!err && b != &s->bin)
+		s->deferred = false;
 	if (b != &s->bin)
 		usdt_binary__free(b);
 	if (err)
@@ -605,12 +643,12 @@ void session__attach_cuda(struct session *s, const char *path, const char *shown
 
 /* From the loop (an exec seen on the control ring) and the service thread (a library, a
  * redeploy) alike: one at a time. */
-int session__attach_image(struct session *s, const char *path, pid_t pid)
+int session__attach_image(struct session *s, const char *path, const char *shown, pid_t pid)
 {
 	int err;
 
 	pthread_mutex_lock(&s->attach_lock);
-	err = attach_image(s, path, pid);
+	err = attach_image(s, path, shown, pid);
 	pthread_mutex_unlock(&s->attach_lock);
 	return err;
 }
@@ -685,7 +723,7 @@ static int attach_probes(struct session *s)
 		err = note_image(s, s->path); /* its processes are the ones to count */
 	if (err || s->deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
-	return session__attach_image(s, s->path, pid);
+	return session__attach_image(s, s->path, s->lib_main ? s->path : s->shown, pid);
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -1025,6 +1063,11 @@ bool session__target_gone(struct session *s, int *status)
 const struct infl_names *session__names(const struct session *s)
 {
 	return &s->names;
+}
+
+unsigned session__names_gen(const struct session *s)
+{
+	return __atomic_load_n(&s->names_gen, __ATOMIC_ACQUIRE);
 }
 
 const char *session__binary(const struct session *s)

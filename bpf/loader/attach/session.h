@@ -73,6 +73,9 @@ bool session__target_gone(struct session *s, int *status);
 
 /* Names read from the traced binary (numeric fallback). */
 const struct infl_names *session__names(const struct session *s);
+/* Counts the changes of session__names (an image attached with classes or stages of its
+ * own): a recorder writes the names again when it moves. */
+unsigned session__names_gen(const struct session *s);
 /* The traced binary as a user would name it (the attach may go through /proc/PID/root). */
 const char *session__binary(const struct session *s);
 pid_t session__target_pid(const struct session *s); /* 0 in BINARY mode */

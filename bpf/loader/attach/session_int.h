@@ -15,6 +15,7 @@
 #include "inflight.skel.h"
 #include "attach/features.h"
 #include "attach/session.h"
+#include "contract/images.h"
 #include "contract/usdt_binary.h"
 
 #define SESSION_MAX_IMAGES 16 /* binaries one session attaches to (the target, exec'd ones) */
@@ -54,7 +55,13 @@ struct session {
 	const char *rss_off;
 	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */
 	struct bpf_link *rss_link;
+	/* the names every output shows: the slots' (contract/images.h), and the command
+	 * line's entry and terminal stages over them; names_gen counts their changes */
+	struct images slots;
 	struct infl_names names;
+	unsigned names_gen;
+	bool entry_override, terminal_override;
+	__u16 entry_mask, terminal_mask;
 	enum session_mode mode;
 	bool follow;	    /* PID, SPAWN: children followed, probes attached binary-wide */
 	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
@@ -79,9 +86,10 @@ int lifecycle__on_ctl(void *ctx, void *data, size_t size); /* the control ring's
 void lifecycle__sweep(struct session *s); /* ended records the control ring could not take */
 void lifecycle__free(struct session *s);
 
-/* session.c: attach the contract's probes in the binary at `path` (pid -1: every process),
- * and tell the kernel side since when (images map). 0 or an exit code (printed). */
-int session__attach_image(struct session *s, const char *path, pid_t pid);
+/* session.c: attach the contract's probes in the binary at `path` (pid -1: every process;
+ * `shown` names it in messages, its basename labels its classes and stages), and tell the
+ * kernel side since when (images map). 0 or an exit code (printed). */
+int session__attach_image(struct session *s, const char *path, const char *shown, pid_t pid);
 /* the same for a CUDA driver library (attach/cuda.h) */
 void session__attach_cuda(struct session *s, const char *path, const char *shown, pid_t pid);
 

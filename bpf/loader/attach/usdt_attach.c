@@ -208,18 +208,30 @@ static int image_add_link(struct ua_image *im, struct bpf_link *link)
 	return 0;
 }
 
+/* A site's spec as its image's: where its class or stage ids go (contract/images.h). */
+static void spec_table(struct infl_usdt_spec *spec, const struct image_slots *tab)
+{
+	memcpy(spec->id_slot, spec->probe == INFL_PROBE_STAGE ? tab->stage : tab->cls,
+	       sizeof(spec->id_slot));
+}
+
 /* The sites' ids; without cookies, the IP map learns each site's file and offset too. */
 static int site_ids(struct usdt_attach *ua, const struct ua_image *im,
-		    const struct usdt_binary *b, __u32 *ids)
+		    const struct usdt_binary *b, unsigned tag, const struct image_slots *tab,
+		    __u32 *ids)
 {
 	for (size_t k = 0; k < b->nsites; k++) {
 		const struct usdt_site *st = &b->sites[k];
 		struct infl_usdt_ip_key key = { .dev = im->dev, .ino = im->ino, .off = st->off };
+		struct infl_usdt_spec spec = st->spec;
 		int err;
 
 		if (st->fate != USDT_SITE_LIVE)
 			continue;
-		err = spec_id(ua, &st->spec, &ids[k]);
+		spec.image = (__u16)tag;
+		spec.probe = (__u8)st->probe;
+		spec_table(&spec, tab);
+		err = spec_id(ua, &spec, &ids[k]);
 		if (err)
 			return err;
 		if (!ua->cookie &&
@@ -336,8 +348,27 @@ static int attach_error(const struct usdt_attach *ua, int err, const char *shown
 			usdt_attach__mech_name(ua), shown, strerror(-err));
 }
 
+int usdt_attach__retable(struct usdt_attach *ua, unsigned tag, const struct image_slots *tab)
+{
+	for (__u32 i = 0; i < ua->nspecs; i++) {
+		struct infl_usdt_spec spec = ua->specs[i];
+
+		if (spec.image != tag)
+			continue;
+		spec_table(&spec, tab);
+		if (!memcmp(&spec, &ua->specs[i], sizeof(spec)))
+			continue;
+		/* an array element, copied in place: only id_slot bytes change, each one a
+		 * single byte the kernel side reads whole */
+		if (bpf_map_update_elem(bpf_map__fd(ua->specs_map), &i, &spec, BPF_ANY))
+			return -errno;
+		ua->specs[i] = spec;
+	}
+	return 0;
+}
+
 int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *shown, pid_t pid,
-		       const struct usdt_binary *b)
+		       const struct usdt_binary *b, unsigned tag, const struct image_slots *tab)
 {
 	struct ua_image *im, *more;
 	int sites_before = ua->sites;
@@ -381,7 +412,7 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 	warn_skipped(shown, b);
 	ids = calloc(b->nsites ? b->nsites : 1, sizeof(*ids));
 	t0 = now_ns();
-	err = ids ? site_ids(ua, im, b, ids) : -ENOMEM;
+	err = ids ? site_ids(ua, im, b, tag, tab, ids) : -ENOMEM;
 	if (!err)
 		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, held, b, ids)
 						  : attach_perf(ua, im, held, b, ids);

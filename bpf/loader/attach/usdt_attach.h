@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "inflight.h"
+#include "contract/images.h"
 #include "contract/usdt_binary.h"
 
 struct bpf_program;
@@ -45,7 +46,11 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
  * in messages. 0 (also when the file is attached already), or an exit code (printed).
  */
 int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *shown, pid_t pid,
-		       const struct usdt_binary *b);
+		       const struct usdt_binary *b, unsigned tag, const struct image_slots *tab);
+
+/* The sites of image `tag` (contract/images.h) take its table `tab` from now on. 0, or
+ * -errno. */
+int usdt_attach__retable(struct usdt_attach *ua, unsigned tag, const struct image_slots *tab);
 
 enum usdt_mech usdt_attach__mech(const struct usdt_attach *ua);
 const char *usdt_attach__mech_name(const struct usdt_attach *ua); /* "uprobe_multi", ... */

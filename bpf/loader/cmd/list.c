@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "util/parse.h"
 #include "cmd/commands.h"
 #include "util/errors.h"
@@ -15,6 +16,7 @@
 #include "util/sanitize.h"
 #include "util/procfs.h"
 #include "util/fmt.h"
+#include "contract/images.h"
 #include "contract/names.h"
 #include "contract/usdt_binary.h"
 
@@ -234,8 +236,13 @@ static void json_contract(struct json *j, const struct usdt_binary *b)
 	json_obj_end(j);
 }
 
+struct mapped_image;
+static void json_images(struct json *j, const struct mapped_image *libs, int nlibs,
+			const struct infl_names *all);
+
 static void print_json(const char *shown, pid_t pid, const struct usdt_binary *b,
-		       const struct usdt_probe *const *v, size_t nv)
+		       const struct usdt_probe *const *v, size_t nv,
+		       const struct mapped_image *libs, int nlibs, const struct infl_names *all)
 {
 	struct json j;
 	char hex[24];
@@ -279,19 +286,159 @@ static void print_json(const char *shown, pid_t pid, const struct usdt_binary *b
 	json_arr_end(&j);
 	json_kv_bool(&j, "no_terminal_stage", b->names_err || !b->names.terminal_mask);
 	json_names(&j, b);
+	if (pid)
+		json_images(&j, libs, nlibs, all);
 	json_obj_end(&j);
 	json_end_line(&j);
+}
+
+/*
+ * `list PID`: every other file the process maps executable that carries the contract (its
+ * libraries), each with its own names, and the names inflight gives them all together
+ * (contract/images.h): what a trace of the process shows.
+ */
+#define LIST_MAX_IMAGES 32
+
+struct mapped_image {
+	char path[PATH_MAX];  /* as the process maps it */
+	char reach[PATH_MAX + 32]; /* where we read it: through the process's root */
+	struct usdt_binary b;
+};
+
+static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, int max)
+{
+	char maps[64], line[PATH_MAX + 128], perms[8], file[PATH_MAX];
+	unsigned long long ino;
+	struct stat st, ex;
+	int n = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return 0;
+	if (stat(exe, &ex))
+		memset(&ex, 0, sizeof(ex));
+	while (n < max && fgets(line, sizeof(line), f)) {
+		bool seen = false;
+
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %llu %4095[^\n]", perms, &ino, file) != 3 ||
+		    perms[2] != 'x' || !ino || file[0] != '/' || strstr(file, " (deleted)"))
+			continue;
+		for (int i = 0; i < n; i++)
+			seen |= !strcmp(out[i].path, file);
+		snprintf(out[n].reach, sizeof(out[n].reach), "/proc/%d/root%s", (int)pid, file);
+		if (seen || stat(out[n].reach, &st) || st.st_ino != ino ||
+		    (st.st_ino == ex.st_ino && st.st_dev == ex.st_dev))
+			continue;
+		if (usdt_binary__read(out[n].reach, &out[n].b))
+			continue;
+		if (out[n].b.verdict != USDT_OK) {
+			usdt_binary__free(&out[n].b);
+			continue;
+		}
+		snprintf(out[n].path, sizeof(out[n].path), "%s", file);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The names of the executable (when it carries the contract) and its libraries together. */
+static void names_together(const char *shown, const struct usdt_binary *exe,
+			   const struct mapped_image *libs, int nlibs, struct infl_names *out)
+{
+	struct images ims;
+	unsigned tag;
+	int refused;
+
+	images__init(&ims);
+	if (exe->verdict == USDT_OK)
+		images__add(&ims, shown, exe, &tag, &refused);
+	for (int i = 0; i < nlibs; i++)
+		images__add(&ims, libs[i].path, &libs[i].b, &tag, &refused);
+	images__names(&ims, out);
+	images__free(&ims);
+}
+
+static void print_images_text(const struct mapped_image *libs, int nlibs,
+			      const struct infl_names *all)
+{
+	for (int i = 0; i < nlibs; i++) {
+		const struct infl_names *n = &libs[i].b.names;
+
+		fputs("\nlibrary   ", stdout);
+		san_fputs(stdout, libs[i].path);
+		fputc('\n', stdout);
+		print_contract(&libs[i].b);
+		if (libs[i].b.names_err) {
+			printf("names     none: classes and stages are numbered\n");
+			continue;
+		}
+		printf("classes  ");
+		for (int c = 0; c < INFL_MAX_CLASSES; c++)
+			if (n->cls_declared & (1u << c))
+				printf(" %d %s", c, n->cls[c]);
+		printf("\nstages   ");
+		for (int s = 0; s < INFL_MAX_STAGES; s++)
+			if (n->stage_declared & (1u << s))
+				printf(" %d %s", s, n->stage[s]);
+		printf("\n");
+	}
+	if (!nlibs)
+		return;
+	printf("\ntraced together, classes and stages are named:\n  classes");
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		if (all->cls_declared & (1u << c))
+			printf(" %s", all->cls[c]);
+	printf("\n  stages ");
+	for (int s = 0; s < INFL_MAX_STAGES; s++)
+		if (all->stage_declared & (1u << s))
+			printf(" %s", all->stage[s]);
+	printf("\n");
+}
+
+static void json_images(struct json *j, const struct mapped_image *libs, int nlibs,
+			const struct infl_names *all)
+{
+	json_key(j, "libraries");
+	json_arr(j);
+	for (int i = 0; i < nlibs; i++) {
+		json_obj(j);
+		json_kv_str(j, "binary", libs[i].path);
+		json_contract(j, &libs[i].b);
+		json_names(j, &libs[i].b);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "traced_names");
+	json_obj(j);
+	json_key(j, "classes");
+	json_arr(j);
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		if (all->cls_declared & (1u << c))
+			json_str(j, all->cls[c]);
+	json_arr_end(j);
+	json_key(j, "stages");
+	json_arr(j);
+	for (int s = 0; s < INFL_MAX_STAGES; s++)
+		if (all->stage_declared & (1u << s))
+			json_str(j, all->stage[s]);
+	json_arr_end(j);
+	json_obj_end(j);
 }
 
 int cmd_list(int argc, char **argv)
 {
 	struct list_args la = { 0 };
 	char path[PATH_MAX], shown[PATH_MAX], why[512];
+	static struct mapped_image libs[LIST_MAX_IMAGES];
 	const struct usdt_probe **v;
+	struct infl_names all;
 	struct usdt_binary b;
 	const char *hint;
+	int err, nlibs = 0;
 	pid_t pid = 0;
-	int err;
 
 	suggest_check_options(&list_argp, argc, argv);
 	argp_parse(&list_argp, argc, argv, ARGP_IN_ORDER, NULL, &la);
@@ -330,16 +477,24 @@ int cmd_list(int argc, char **argv)
 		infl_warn("%s: .note.inflight: %s; classes and stages are numbered", shown,
 			  b.names_err == -EBADMSG ? "malformed" : strerror(-b.names_err));
 
-	if (la.json)
-		print_json(shown, pid, &b, v, b.notes.n);
-	else
+	if (pid)
+		nlibs = mapped_images(pid, path, libs, LIST_MAX_IMAGES);
+	names_together(shown, &b, libs, nlibs, &all);
+	if (la.json) {
+		print_json(shown, pid, &b, v, b.notes.n, libs, nlibs, &all);
+	} else {
 		print_text(shown, &b, v, b.notes.n);
+		print_images_text(libs, nlibs, &all);
+	}
 	free(v);
 	usdt_binary__why(&b, why, sizeof(why), &hint);
 	err = b.verdict;
 	usdt_binary__free(&b);
+	for (int i = 0; i < nlibs; i++)
+		usdt_binary__free(&libs[i].b);
 	if (infl_flush_output(stdout, "stdout"))
 		return EXIT_IO;
-	/* the same words, and the same exit code, as the attach would give */
-	return err == USDT_OK ? 0 : infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
+	/* the same words, and the same exit code, as the attach would give: a process whose
+	 * executable lacks the contract is traced for the libraries that carry it */
+	return err == USDT_OK || nlibs ? 0 : infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }

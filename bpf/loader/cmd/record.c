@@ -56,6 +56,7 @@ struct recorder {
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
 	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
+	unsigned names_gen;   /* session__names_gen when the names were last written */
 	int err;	      /* first write error */
 	struct flight *flight; /* --ring: events and records go to it, not to a file */
 	struct utsname uts;
@@ -216,6 +217,11 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 	if (err)
 		return err;
 	infl_anomalies_warn_new(snap, &r->warned); /* said when first seen, as trace does */
+	/* an image with classes or stages of its own was attached: the names as they are now */
+	if (!r->flight && session__names_gen(r->s) != r->names_gen) {
+		r->names_gen = session__names_gen(r->s);
+		rec_writer__names(r->w, session__names(r->s));
+	}
 	for (int i = 0; i < snap->nprocs; i++) {
 		const struct proc_snapshot *ps = &snap->procs[i];
 		int k = pid_index(r, ps->pid, snap->mono_ns);
@@ -296,6 +302,7 @@ static int write_header(struct recorder *r, const struct record_args *ra, __u64 
 
 	if (r->flight)
 		return 0; /* each dump has its own */
+	r->names_gen = session__names_gen(r->s);
 	return rec_writer__header(r->w, &h);
 }
 

@@ -168,15 +168,22 @@ static void class_list(FILE *f, int col, int indent, const struct infl_cell *by_
 	fputs(first ? "-\n" : "\n", f);
 }
 
-static int row_prefix(FILE *f, const char *label, __u64 owners, struct infl_cell all)
+/* The stage column: STAGE_W, or wider for a stage name qualified by its image. */
+static int stage_w(const struct infl_names *n)
 {
-	char name[STAGE_W + 2], b[FMT_LEN];
+	int w = STAGE_W;
 
-	if ((int)strlen(label) > STAGE_W)
-		snprintf(name, sizeof(name), "%.*s~", STAGE_W - 1, label);
-	else
-		snprintf(name, sizeof(name), "%s", label);
-	return fprintf(f, "  %-*s %6llu %6llu %9s  ", STAGE_W, name, (unsigned long long)owners,
+	for (unsigned s = 0; s < INFL_MAX_STAGES; s++)
+		if ((int)strlen(names__stage(n, s)) > w)
+			w = (int)strlen(names__stage(n, s));
+	return w;
+}
+
+static int row_prefix(FILE *f, int w, const char *label, __u64 owners, struct infl_cell all)
+{
+	char b[FMT_LEN];
+
+	return fprintf(f, "  %-*s %6llu %6llu %9s  ", w, label, (unsigned long long)owners,
 		       (unsigned long long)all.count,
 		       all.count || all.bytes ? fmt_bytes(b, all.bytes) : "0");
 }
@@ -186,9 +193,10 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_CLASSES]
 			     const __u64 owners[INFL_SLOTS], const struct infl_names *n)
 {
 	struct composition_totals t;
+	int w = stage_w(n), list_col = LIST_COL + w - STAGE_W;
 
 	composition_totals(cells, owners, &t);
-	fprintf(f, "  %-*s %6s %6s %9s  %s\n", STAGE_W, "stage", "owners", "bufs", "bytes",
+	fprintf(f, "  %-*s %6s %6s %9s  %s\n", w, "stage", "owners", "bufs", "bytes",
 		"by class (bufs/bytes)");
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		struct infl_cell by_cls[INFL_CLASSES];
@@ -197,10 +205,10 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_CLASSES]
 			continue;
 		for (int c = 0; c < INFL_CLASSES; c++)
 			by_cls[c] = cells[c][s];
-		class_list(f, row_prefix(f, names__stage(n, s), owners[s], t.slot[s]), LIST_COL,
+		class_list(f, row_prefix(f, w, names__stage(n, s), owners[s], t.slot[s]), list_col,
 			   by_cls, n);
 	}
-	class_list(f, row_prefix(f, "total", t.owners, t.all), LIST_COL, t.cls, n);
+	class_list(f, row_prefix(f, w, "total", t.owners, t.all), list_col, t.cls, n);
 }
 
 /* What the loader read of the process when it first saw it (live/idents.h), or NULL */
@@ -357,6 +365,12 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 static void text_lifetime(FILE *f, const struct infl_proc *p, const struct infl_names *n)
 {
 	bool any = false;
+	int w = STAGE_W;
+
+	for (int c = 0; c < INFL_CLASSES; c++)
+		if ((p->allocated[c].count || p->freed[c].count) &&
+		    (int)strlen(names__cls(n, c)) > w)
+			w = (int)strlen(names__cls(n, c));
 
 	for (int c = 0; c < INFL_CLASSES; c++) {
 		char b1[FMT_LEN], b2[FMT_LEN];
@@ -366,7 +380,7 @@ static void text_lifetime(FILE *f, const struct infl_proc *p, const struct infl_
 		if (!any)
 			fprintf(f, "\nlifetime per class (since tracing began):\n");
 		any = true;
-		fprintf(f, "  %-*s %8llu allocs %9s, %8llu frees %9s\n", STAGE_W, names__cls(n, c),
+		fprintf(f, "  %-*s %8llu allocs %9s, %8llu frees %9s\n", w, names__cls(n, c),
 			(unsigned long long)p->allocated[c].count, fmt_bytes(b1, p->allocated[c].bytes),
 			(unsigned long long)p->freed[c].count, fmt_bytes(b2, p->freed[c].bytes));
 	}

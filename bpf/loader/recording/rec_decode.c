@@ -119,7 +119,7 @@ void dec_name(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *w
 	memcpy(raw, c->p + c->off, n);
 	raw[n] = 0;
 	if (n && (memchr(raw, 0, n) || !san_name_ok(raw))) {
-		dec_corrupt(c, "%s: a name outside the contract's [A-Za-z0-9_.-]", what);
+		dec_corrupt(c, "%s: a name outside the contract's [A-Za-z0-9_.:-]", what);
 		return;
 	}
 	strcpy(dst, raw);

@@ -30,7 +30,7 @@ __u64 dec_max(struct cur *c, __u64 max, const char *what);
 /* A string field as a new NUL-terminated copy, as it is (outputs escape it); NUL bytes
  * inside are refused. */
 char *dec_str(struct cur *c, const char *what);
-/* A name field (provider, class, stage) into a fixed array: [A-Za-z0-9_.-], 1-31 bytes
+/* A name field (provider, class, stage) into a fixed array: [A-Za-z0-9_.:-], 1-31 bytes
  * (`empty_ok`: "" too). */
 void dec_name(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *what);
 /* An EVENTS record: its count and base time, then one event at a time (false: corrupt). */

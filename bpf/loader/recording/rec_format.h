@@ -23,8 +23,9 @@
 #define REC_FORMAT_MAJOR 1
 /* 1.1: OOM records; 1.2: PROC's command line words; 1.3: START and DUMP records, carried
  * events (a flight recorder's dump begins mid-run), libcuda's classes (ids 16..18 in events
- * and per-class arrays), the cuda_failed tag */
-#define REC_FORMAT_MINOR 3
+ * and per-class arrays), the cuda_failed tag; 1.4: NAMES records (names qualified by their
+ * image, LABEL:NAME, when a process maps several images with names of their own) */
+#define REC_FORMAT_MINOR 4
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */
@@ -43,6 +44,7 @@ enum rec_type {
 	REC_OOM = 8,	  /* 1.1: the kernel's OOM killer chose a traced process */
 	REC_START = 9,	  /* 1.3: a process's state at the recording's start follows */
 	REC_DUMP = 10,	  /* 1.3: the recording is a flight recorder's dump: why and when */
+	REC_NAMES = 11,	  /* 1.4: the class and stage names from here on; the last one holds */
 };
 
 /*

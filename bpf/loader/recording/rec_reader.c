@@ -35,12 +35,11 @@ static void bad_magic(char *err, const unsigned char *pre, size_t n)
 		 "\"%s\", not \"INFLREC\")", shown);
 }
 
-static void parse_header(struct cur *c, struct recording *r)
+/* The names part of the header, and of a NAMES record (1.4). */
+static void parse_names(struct cur *c, struct infl_names *n)
 {
-	struct infl_names *n = &r->names;
 	__u64 count, id;
 	char what[32];
-	size_t len;
 
 	names__init(n);
 	n->contract_version = dec_max(c, 0xffff, "contract version");
@@ -67,6 +66,13 @@ static void parse_header(struct cur *c, struct recording *r)
 	n->terminal_mask = dec_max(c, 0xffff, "terminal stage mask");
 	if (n->entry_mask & n->terminal_mask)
 		dec_corrupt(c, "a stage is both entry and terminal");
+}
+
+static void parse_header(struct cur *c, struct recording *r)
+{
+	size_t len;
+
+	parse_names(c, &r->names);
 	r->host = dec_str(c, "host");
 	r->argc = dec_max(c, REC_MAX_ARGS, "argument count");
 	r->argv = calloc(r->argc + 1, sizeof(*r->argv));
@@ -521,6 +527,14 @@ static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char 
 	case REC_DUMP:
 		parse_dump(&c, r);
 		break;
+	case REC_NAMES: {
+		struct infl_names n;
+
+		parse_names(&c, &n);
+		if (!c.bad)
+			r->names = n;
+		break;
+	}
 	default:
 		break; /* a record type of a newer minor version */
 	}

@@ -11,7 +11,7 @@
  * it is trusted before it is checked (tests/fuzz/fuzz_recfile.c holds the reader to it).
  * Strings from the file (comm, argv, host, binary, tool) are kept as they are: every output
  * escapes them (util/sanitize.h), JSON losslessly. Names must be of the contract's
- * [A-Za-z0-9_.-].
+ * [A-Za-z0-9_.-], and a colon in a name qualified by its image.
  */
 #ifndef INFLIGHT_REC_READER_H
 #define INFLIGHT_REC_READER_H

@@ -228,35 +228,69 @@ int rec_writer__from_fd(int fd, struct rec_writer **out)
 	return writer_new(fd, false, out);
 }
 
+/* The part of a qualified name (LABEL:NAME) a reader of 1.3 knows: NAME. */
+static const char *local_name(const char *name, bool plain)
+{
+	const char *colon = plain ? strchr(name, ':') : NULL;
+
+	return colon ? colon + 1 : name;
+}
+
+/* The names as the header has them, and REC_NAMES (1.4) with names qualified: `plain`
+ * writes only what follows a qualifier, which every 1.x reader takes. */
+static void wb_names(struct wbuf *b, const struct infl_names *n, bool plain)
+{
+	__u32 ncls = 0, nstages = 0;
+
+	wb_varint(b, n ? n->contract_version : 0);
+	wb_strn(b, n ? n->provider : "", INFL_NAME_LEN - 1);
+	for (int i = 0; n && i < INFL_MAX_CLASSES; i++)
+		ncls += !!(n->cls_declared & (1u << i));
+	wb_varint(b, ncls);
+	for (int i = 0; n && i < INFL_MAX_CLASSES; i++) {
+		if (!(n->cls_declared & (1u << i)))
+			continue;
+		wb_varint(b, i);
+		wb_strn(b, local_name(n->cls[i], plain), INFL_NAME_LEN - 1);
+	}
+	for (int i = 0; n && i < INFL_MAX_STAGES; i++)
+		nstages += !!(n->stage_declared & (1u << i));
+	wb_varint(b, nstages);
+	for (int i = 0; n && i < INFL_MAX_STAGES; i++) {
+		if (!(n->stage_declared & (1u << i)))
+			continue;
+		wb_varint(b, i);
+		wb_strn(b, local_name(n->stage[i], plain), INFL_NAME_LEN - 1);
+	}
+	/* entry and terminal masks apply to declared and undeclared stages alike */
+	wb_varint(b, n ? n->entry_mask : 0xffff);
+	wb_varint(b, n ? n->terminal_mask : 0);
+}
+
+static bool names_qualified(const struct infl_names *n)
+{
+	for (int i = 0; n && i < INFL_MAX_CLASSES; i++)
+		if ((n->cls_declared & (1u << i)) && strchr(n->cls[i], ':'))
+			return true;
+	for (int i = 0; n && i < INFL_MAX_STAGES; i++)
+		if ((n->stage_declared & (1u << i)) && strchr(n->stage[i], ':'))
+			return true;
+	return false;
+}
+
+int rec_writer__names(struct rec_writer *w, const struct infl_names *n)
+{
+	chunk_close(w);
+	wb_names(&w->payload, n, false);
+	return emit(w, REC_NAMES);
+}
+
 int rec_writer__header(struct rec_writer *w, const struct rec_header_info *h)
 {
 	const struct infl_names *n = h->names;
 	int argc = h->argc < 0 ? 0 : h->argc > REC_MAX_ARGS ? REC_MAX_ARGS : h->argc;
-	__u32 ncls = 0, nstages = 0;
 
-	wb_varint(&w->payload, n ? n->contract_version : 0);
-	wb_strn(&w->payload, n ? n->provider : "", INFL_NAME_LEN - 1);
-	for (int i = 0; n && i < INFL_MAX_CLASSES; i++)
-		ncls += !!(n->cls_declared & (1u << i));
-	wb_varint(&w->payload, ncls);
-	for (int i = 0; n && i < INFL_MAX_CLASSES; i++) {
-		if (!(n->cls_declared & (1u << i)))
-			continue;
-		wb_varint(&w->payload, i);
-		wb_strn(&w->payload, n->cls[i], INFL_NAME_LEN - 1);
-	}
-	for (int i = 0; n && i < INFL_MAX_STAGES; i++)
-		nstages += !!(n->stage_declared & (1u << i));
-	wb_varint(&w->payload, nstages);
-	for (int i = 0; n && i < INFL_MAX_STAGES; i++) {
-		if (!(n->stage_declared & (1u << i)))
-			continue;
-		wb_varint(&w->payload, i);
-		wb_strn(&w->payload, n->stage[i], INFL_NAME_LEN - 1);
-	}
-	/* entry and terminal masks apply to declared and undeclared stages alike */
-	wb_varint(&w->payload, n ? n->entry_mask : 0xffff);
-	wb_varint(&w->payload, n ? n->terminal_mask : 0);
+	wb_names(&w->payload, n, true);
 	wb_str(&w->payload, h->host);
 	wb_varint(&w->payload, argc);
 	for (int i = 0; i < argc; i++)
@@ -268,7 +302,10 @@ int rec_writer__header(struct rec_writer *w, const struct rec_header_info *h)
 	wb_varint(&w->payload, h->start_mono_ns);
 	wb_varint(&w->payload, h->interval_ns);
 	wb_str(&w->payload, h->tool);
-	return emit(w, REC_HEADER);
+	if (emit(w, REC_HEADER))
+		return w->err;
+	/* several images' classes or stages: the qualified names follow at once */
+	return names_qualified(n) ? rec_writer__names(w, n) : 0;
 }
 
 int rec_writer__proc(struct rec_writer *w, __u32 pid, __u64 mono_ns, const char *comm,

@@ -81,6 +81,10 @@ int rec_writer__end(struct rec_writer *w, const struct rec_end_info *e);
 int rec_writer__start(struct rec_writer *w, __u64 mono_ns, __u32 pid, __u64 seq, __u64 bufs,
 		      __u64 owners);
 int rec_writer__dump(struct rec_writer *w, const struct rec_dump_info *d);
+/* 1.4: the class and stage names from here on (an image with classes or stages of its own
+ * attached): a reader shows the last ones it finds. rec_writer__header writes them too when
+ * they are qualified. */
+int rec_writer__names(struct rec_writer *w, const struct infl_names *n);
 
 /* A writer into memory (no preamble, no file): the flight recorder's ring encodes its
  * records with it and takes them out with rec_writer__take(). */

@@ -105,40 +105,52 @@ static void print_header(FILE *f, const struct timeline *tl, const struct render
 }
 
 #define COL_W 6	    /* a count column: a space and 5 digits */
-#define NAME_MAX_W 11 /* a staggered name may reach over its left neighbour's column */
 
 /*
  * The header of `lead` (lead_w columns) and one COL_W column per name, whole: when a name is
- * wider than its column, the names go on two staggered lines, every other one on the line
- * above, right-aligned to its column's end, so that each may reach over its neighbour's
- * (up to NAME_MAX_W letters with a space between).
+ * wider than its column, the names go on staggered lines, right-aligned to their column's
+ * end, as many lines as the longest name needs for the names of one line not to meet (two
+ * for names of up to 11 letters, more for names qualified by their image).
  */
 static void col_headers(FILE *f, const char *lead, int lead_w, const char *const *names, int n)
 {
-	char line[2][512];
-	int width = lead_w + n * COL_W;
-	bool stagger = false;
+	char line[INFL_NAME_LEN / COL_W + 1][512];
+	int width = lead_w + n * COL_W, lines = 1;
 
-	for (int i = 0; i < n; i++)
-		stagger |= strlen(names[i]) > COL_W - 1;
-	if (width >= (int)sizeof(line[0]))
+	for (int i = 0; i < n; i++) {
+		int len = (int)strlen(names[i]), need = (len + COL_W) / COL_W;
+
+		lines = need > lines ? need : lines;
+	}
+	if (width >= (int)sizeof(line[0]) || lines > (int)(sizeof(line) / sizeof(line[0])))
 		return;
 	memset(line, ' ', sizeof(line));
-	memcpy(line[1], lead, strlen(lead));
+	memcpy(line[lines - 1], lead, strlen(lead));
 	for (int i = 0; i < n; i++) {
 		int len = (int)strlen(names[i]), end = lead_w + (i + 1) * COL_W;
-		int max = stagger ? NAME_MAX_W : COL_W - 1;
+		int k = i % lines; /* names on one line are `lines` columns apart */
 
-		len = len > max ? max : len;
-		memcpy(line[stagger && !(i & 1) ? 0 : 1] + end - len, names[i], len);
+		memcpy(line[k] + end - len, names[i], len);
 	}
-	for (int k = stagger ? 0 : 1; k < 2; k++) {
+	for (int k = 0; k < lines; k++) {
 		int end = width;
 
 		while (end > 0 && line[k][end - 1] == ' ')
 			end--;
 		fprintf(f, "%.*s\n", end, line[k]);
 	}
+}
+
+/* The width of a column of stage names: `min`, or the longest of those in `slots`. */
+static int stage_width(const struct infl_names *nm, __u32 slots, int min)
+{
+	for (unsigned s = 0; s < INFL_SLOTS; s++) {
+		int len = (int)strlen(names__stage(nm, s));
+
+		if ((slots & (1u << s)) && len > min)
+			min = len;
+	}
+	return min;
 }
 
 /* Up to MAX_STAGE_COLS stage columns, in id order, "(none)" last. */
@@ -192,7 +204,7 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	__u32 slots = render_used_slots(p), classes = 0;
 	char b1[FMT_LEN], b2[FMT_LEN], lead[64];
 	const char *names[INFL_CLASSES];
-	int ncls = 0;
+	int ncls = 0, w = stage_width(nm, slots, 11);
 
 	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffer%s at %.3f s (event %" PRIu64 ")\n",
 		fmt_bytes(b1, p->peak_bytes), (uint64_t)p->peak_bufs, fmt_plural(p->peak_bufs),
@@ -214,7 +226,7 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 	for (int cl = 0, k = 0; cl < INFL_CLASSES; cl++)
 		if (classes & (1u << cl))
 			names[k++] = names__cls(nm, cl);
-	snprintf(lead, sizeof(lead), "  %-11s %5s %5s", "at peak", "owner", "bytes");
+	snprintf(lead, sizeof(lead), "  %-*s %5s %5s", w, "at peak", "owner", "bytes");
 	fputc('\n', f);
 	col_headers(f, lead, (int)strlen(lead), names, ncls);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
@@ -224,7 +236,7 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 			bytes += p->peak[cl][s].bytes;
 		if (!(slots & (1u << s)) || (!bytes && !p->peak_owners[s]))
 			continue;
-		fprintf(f, "  %-11.11s %5" PRIu64 " %5s", names__stage(nm, s),
+		fprintf(f, "  %-*s %5" PRIu64 " %5s", w, names__stage(nm, s),
 			(uint64_t)p->peak_owners[s], fmt_bytes_short(b1, bytes));
 		for (int cl = 0; cl < INFL_CLASSES; cl++) {
 			if (!(classes & (1u << cl)))
@@ -242,11 +254,12 @@ static void print_stages(FILE *f, const struct timeline *tl, const struct tl_pro
 	__u32 slots = render_used_slots(p);
 	unsigned __int128 all = 0;
 	char b1[FMT_LEN], b2[FMT_LEN], mxt[FMT_LEN + 8];
+	int w = stage_width(nm, slots, 16);
 
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
 		all += render_slot_byte_ns(p, s);
 	/* memory x time in its unit, "14.2 MiB x s", as compare says it */
-	fprintf(f, "\n  %-16s %14s %6s %7s %10s\n", "stage", "memory x time", "share", "stays",
+	fprintf(f, "\n  %-*s %14s %6s %7s %10s\n", w, "stage", "memory x time", "share", "stays",
 		"mean dwell");
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		unsigned __int128 bn = render_slot_byte_ns(p, s);
@@ -255,7 +268,7 @@ static void print_stages(FILE *f, const struct timeline *tl, const struct tl_pro
 		if (!(slots & (1u << s)))
 			continue;
 		snprintf(mxt, sizeof(mxt), "%s x s", fmt_bytes(b1, (__u64)(bn / 1000000000u)));
-		fprintf(f, "  %-16.16s %14s %5.1f%% %7" PRIu64 " %10s\n", names__stage(nm, s),
+		fprintf(f, "  %-*s %14s %5.1f%% %7" PRIu64 " %10s\n", w, names__stage(nm, s),
 			mxt, all ? 100.0 * bn / all : 0.0,
 			(uint64_t)(s < INFL_MAX_STAGES ? p->dwell_count[s] : 0),
 			dwell < 0 ? "-" : fmt_duration(b2, (__u64)(dwell * 1e6)));

@@ -224,7 +224,7 @@ bool san_name_ok(const char *s)
 		if (n >= SAN_NAME_MAX)
 			return false;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
+		      c == '_' || c == '.' || c == '-' || c == ':'))
 			return false;
 	}
 	return n > 0;

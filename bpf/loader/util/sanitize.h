@@ -63,7 +63,8 @@ void san_csv(FILE *f, const char *s);
 void san_folded(FILE *f, const char *s);
 
 /* True when s is a name the contract allows: 1 to SAN_NAME_MAX characters of
- * [A-Za-z0-9_.-]. Such a name needs no escaping anywhere. */
+ * [A-Za-z0-9_.:-] (a qualified name, LABEL:NAME, has the colon). Such a name needs no
+ * escaping anywhere. */
 bool san_name_ok(const char *s);
 
 #endif /* INFLIGHT_UTIL_SANITIZE_H */

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# One process, several images, each with a contract and names note of its own and the same
+# ids (tests/images: an application and libraries in C, C++ and Rust, linked or loaded with
+# dlopen): each image's classes and stages are counted apart, in slots of their own, never
+# merged by id. Proves, with exact numbers (tests/images/expect.sh, from gpu_lib.h's
+# sequence):
+#   - a library's class 0 is not the application's class 0: the peak and its composition,
+#     the lifetime per class and the dwell per stage name every image's own classes and
+#     stages, for a library linked (DT_NEEDED), loaded with dlopen, compiled as C++ (probe
+#     sites in COMDAT groups) and built by Rust as a cdylib;
+#   - an owner is the process's: the application's item, moved into a library's stage,
+#     takes the application's buffers and the library's along (the peak lies in lib1's
+#     `kernel`, or lib2's `upload`, holding input and output too);
+#   - a name shown by two slots is qualified LABEL:NAME with the image's file name
+#     (libgpu.so:kbuf, libaux.so:kbuf, ...), a unique declared name is not;
+#   - an image without a names note claims the ids its sites pass as constants, named
+#     LABEL:cls<ID> / LABEL:stage<ID> by its local ids (libplain.so:cls0, ...);
+#   - entry and terminal flags are each image's own: every item starts at the app's `read`
+#     and ends at its `done`, nothing unmatched, nothing left, exact;
+# in the JSON summary, in the text summary, in a recording's report, and (their notes) in
+# `inflight list --json` of each image.
+# Needs root.
+source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/images/expect.sh"
+INFLIGHT=$BUILD/inflight
+I=$BUILD/tests/images
+needs_root
+command -v jq >/dev/null || skip_all "needs jq"
+ROWS="c-linked c-dlopen cxx rust two-libs plain"
+for r in $ROWS; do
+	[ -x "$I/$r/app" ] || { not_ok "built: $I/$r/app" "run make tests"; finish; }
+done
+
+# the row's command line, 5 items, in ${cmd[@]}
+row_cmd() { # ROW
+	local d=$I/$1
+	cmd=("$d/app" --items 5)
+	case $1 in
+	c-dlopen) cmd+=(--lib "$d/libgpu.so") ;;
+	two-libs) cmd+=(--lib2 "$d/libaux.so") ;;
+	plain) cmd+=(--lib2 "$d/libplain.so") ;;
+	esac
+}
+
+# ROW: traced under --json; its projected summary in $got, its output in $out, exit in $rc
+run_json() {
+	rm -f "$TMP/json"
+	row_cmd "$1"
+	"$INFLIGHT" --json -o "$TMP/json" -- "${cmd[@]}" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	got=$(grep '"type":"summary"' "$TMP/json" | images_project)
+	out=$(cat "$TMP/out")
+}
+
+# ROW: traced with the text summary; everything it printed in $text, exit in $rc
+run_text() {
+	row_cmd "$1"
+	text=$("$INFLIGHT" -- "${cmd[@]}" 2>&1)
+	rc=$?
+}
+
+declare -A what=(
+	[c-linked]="a linked library (DT_NEEDED)"
+	[c-dlopen]="a library loaded with dlopen"
+	[cxx]="a C++ library (sites in COMDAT groups)"
+	[rust]="a Rust cdylib"
+	[two-libs]="two libraries with the same ids and colliding names"
+	[plain]="a library without a names note beside one with"
+)
+for r in $ROWS; do
+	run_json "$r"
+	check_eq "$r: ${what[$r]}: every image's classes and stages apart, counted exactly" \
+		"$rc $got $out" "0 $(images_expect "$r" 5) $(images_output "$r" 5)"
+done
+
+# the text summary shows the same names: lines of $text matching an extended regex
+lines() { printf '%s\n' "$text" | grep -cE -- "$1"; }
+run_text two-libs
+check_eq "two-libs text: the peak in libaux.so's upload, holding all 6 buffers" \
+	"$rc $(lines '^  libaux\.so:upload +1 +6 +745 KiB')" "0 1"
+check_eq "two-libs text: both libraries' kbuf, qualified" \
+	"$(lines '^  libgpu\.so:kbuf +5 allocs') $(lines '^  libaux\.so:kbuf +5 allocs')" "1 1"
+check_eq "two-libs text: both libraries' upload and fin, qualified" \
+	"$(lines '^  lib(gpu|aux)\.so:(upload|fin): 5 left')" 4
+check_eq "two-libs text: unique names unqualified (tiles, weights, merge, kernel)" \
+	"$(lines '^  (tiles|weights) +5 allocs|^  (merge|kernel): 5 left')" 4
+run_text plain
+check_eq "plain text: the unnamed library's classes and stages by their local ids" \
+	"$rc $(lines '^  libplain\.so:cls[01] +5 allocs') $(lines '^  libplain\.so:stage[01]: 5 left')" \
+	"0 2 2"
+run_text c-linked
+check_eq "c-linked text: one library, no name qualified" \
+	"$rc $(lines '^  (input|output|weights|kbuf) +5 allocs') $(lines 'libgpu\.so:')" "0 4 0"
+
+# a recording's report names and counts the same (a report has no lifetime per class)
+for r in two-libs plain; do
+	rm -f "$TMP/rec.infl"
+	row_cmd "$r"
+	"$INFLIGHT" record -o "$TMP/rec.infl" -- "${cmd[@]}" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	got=$("$INFLIGHT" report "$TMP/rec.infl" --format json | images_project |
+		jq -cS 'map(del(.lifetime))')
+	check_eq "$r recorded: the report's figures under the same names" "$rc $got" \
+		"0 $(images_expect "$r" 5 | jq -cS 'map(del(.lifetime))')"
+done
+
+# each image's own names note, as list reports it
+for img in c-linked/app c-linked/libgpu.so c-dlopen/libgpu.so cxx/libgpu_cxx.so \
+	rust/libgpu_rs.so two-libs/libgpu.so two-libs/libaux.so plain/libgpu.so plain/libplain.so; do
+	listed=$("$INFLIGHT" list --json "$I/$img" 2>"$TMP/err")
+	rc=$?
+	check_eq "list $img: its contract complete and its own names" \
+		"$rc $(jq -c .contract.complete <<<"$listed") $(images_project_names <<<"$listed")" \
+		"0 true $(images_names "$(basename "$img")")"
+done
+wait_detached
+finish

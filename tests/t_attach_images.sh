@@ -18,10 +18,12 @@
 #     LABEL:cls<ID> / LABEL:stage<ID> by its local ids (libplain.so:cls0, ...);
 #   - entry and terminal flags are each image's own: every item starts at the app's `read`
 #     and ends at its `done`, nothing unmatched, nothing left, exact;
-# in the JSON summary, in the text summary, in a recording's report, and (their notes) in
-# `inflight list --json` of each image.
+# in the JSON summary (by both attach mechanisms), in the text summary, in a recording's
+# report and in compare, in Prometheus labels, in `inflight list --json` of each image, and
+# in `inflight list PID` of a process that maps them all.
 # Needs root.
 source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/production/lib_prod.sh"
 source "$ROOT/tests/images/expect.sh"
 INFLIGHT=$BUILD/inflight
 I=$BUILD/tests/images
@@ -74,6 +76,13 @@ for r in $ROWS; do
 		"$rc $got $out" "0 $(images_expect "$r" 5) $(images_output "$r" 5)"
 done
 
+# by the other attach mechanism too (perf-event uprobes: one per site, a cookie each)
+for mech in multi perf; do
+	INFLIGHT_ATTACH=$mech run_json two-libs
+	check_eq "two-libs, attached by $mech: the same exact figures" "$rc $got" \
+		"0 $(images_expect two-libs 5)"
+done
+
 # the text summary shows the same names: lines of $text matching an extended regex
 lines() { printf '%s\n' "$text" | grep -cE -- "$1"; }
 run_text two-libs
@@ -104,6 +113,56 @@ for r in two-libs plain; do
 	check_eq "$r recorded: the report's figures under the same names" "$rc $got" \
 		"0 $(images_expect "$r" 5 | jq -cS 'map(del(.lifetime))')"
 done
+
+# compare matches two runs by the qualified names: every figure of each name equal
+rec_two() { # FILE
+	row_cmd two-libs
+	"$INFLIGHT" record -o "$1" -- "${cmd[@]}" >/dev/null 2>&1
+}
+rec_two "$TMP/a.infl" && rec_two "$TMP/b.infl"
+cmp=$("$INFLIGHT" compare --json "$TMP/a.infl" "$TMP/b.infl")
+check_eq "compare: the qualified classes and stages, matched by name, peaks equal" \
+	"$(jq -c '[.metrics[] | select(.group == "peak per class (each its own)" or
+		.group == "at the peak, bytes by stage") | select(.name | test(":")) |
+		"\(.name)=\(.a)/\(.b)"] | sort' <<<"$cmp")" \
+	'["libaux.so:fin=0/0","libaux.so:kbuf=71680/71680","libaux.so:upload=762880/762880","libgpu.so:fin=0/0","libgpu.so:kbuf=71680/71680","libgpu.so:upload=0/0"]'
+
+# a process holding all three images: serve labels by the qualified names, list PID shows
+# every image's contract and the names they are traced under
+d=$I/two-libs
+port=$((20000 + RANDOM % 20000))
+rm -f "$TMP/hold.fifo"
+mkfifo "$TMP/hold.fifo"
+"$INFLIGHT" serve --listen "127.0.0.1:$port" -- "$d/app" --items 5 --lib2 "$d/libaux.so" \
+	--hold yes <"$TMP/hold.fifo" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+spid=$!
+bg_track "$spid"
+exec 7>"$TMP/hold.fifo"
+if wait_until 30 file_has "$TMP/serve.out" '^holding'; then
+	curl -s "http://127.0.0.1:$port/metrics" >"$TMP/metrics"
+	check_eq "serve: allocations per class under the qualified names, exactly" \
+		"$(grep -E '^inflight_allocs_total\{.*class="(libgpu\.so|libaux\.so):kbuf"' \
+			"$TMP/metrics" | sed -E 's/.*class="([^"]+)".* ([0-9]+)$/\1=\2/' | sort | tr '\n' ' ')" \
+		"libaux.so:kbuf=5 libgpu.so:kbuf=5 "
+	apid=$(pgrep -f "^$d/app --items 5 --lib2" | head -n 1)
+	listed=$("$INFLIGHT" list --json "$apid" 2>"$TMP/list.err")
+	rc=$?
+	check_eq "list PID: both libraries' contracts, each with its own names" \
+		"$rc $(jq -c '[.libraries[] | (.binary | sub(".*/"; "")) + "=" +
+			([.names.classes[].name] | join(","))] | sort' <<<"$listed")" \
+		'0 ["libaux.so=tiles,kbuf","libgpu.so=weights,kbuf"]'
+	# (in the order of the process's mappings, which may not be the order a trace saw them
+	# loaded in: the slots may differ, the names do not)
+	check_eq "list PID: the names traced together, as the trace shows them" \
+		"$(jq -c '.traced_names | map_values(sort)' <<<"$listed")" \
+		'{"classes":["input","libaux.so:kbuf","libgpu.so:kbuf","output","tiles","weights"],"stages":["done","gpu","kernel","libaux.so:fin","libaux.so:upload","libgpu.so:fin","libgpu.so:upload","merge","read"]}'
+else
+	not_ok "serve: the application holds under inflight" "$(cat "$TMP/serve.err")"
+fi
+echo >&7
+exec 7>&-
+wait "$spid"
+check_eq "serve: ends with its command" "$?" 0
 
 # each image's own names note, as list reports it
 for img in c-linked/app c-linked/libgpu.so c-dlopen/libgpu.so cxx/libgpu_cxx.so \

@@ -5,11 +5,13 @@
  * one or two libraries of gpu_lib.h, each with a contract and ids of its own. The sequence
  * and its numbers are in gpu_lib.h.
  *
- *   app [--items N] [--lib PATH] [--lib2 PATH]
+ *   app [--items N] [--lib PATH] [--lib2 PATH] [--hold yes]
  *
  * --items N    work items, one at a time (default 4)
  * --lib PATH   lib1 is the library PATH, loaded with dlopen, instead of the linked one
  * --lib2 PATH  also load the library PATH (dlopen) and send every item through it too
+ * --hold yes   after the items, print "holding" and wait for a line on stdin (a tracer
+ *              reads the process meanwhile: its mappings, a scrape)
  *
  * Prints one line, the same in every run: "done items=N libs=L checksum=0x...".
  * Exit: 0, 2 usage, 3 failed, 4 no library.
@@ -124,7 +126,7 @@ static uint64_t run_item(uint64_t i, const struct lib *lib1, const struct lib *l
 
 int main(int argc, char **argv)
 {
-	const char *lib_path = NULL, *lib2_path = NULL;
+	const char *lib_path = NULL, *lib2_path = NULL, *hold = NULL;
 	struct lib lib1, lib2;
 	long items = 4;
 	uint64_t sum = 0;
@@ -143,6 +145,8 @@ int main(int argc, char **argv)
 			lib_path = v;
 		else if (!strcmp(a, "--lib2"))
 			lib2_path = v;
+		else if (!strcmp(a, "--hold"))
+			hold = v;
 		else {
 			fprintf(stderr, "app: unknown option: %s\n", a);
 			return 2;
@@ -167,6 +171,14 @@ int main(int argc, char **argv)
 		sum += run_item((uint64_t)i, &lib1, lib2_path ? &lib2 : NULL, &failed);
 	if (failed)
 		return 3;
+	if (hold) {
+		char line[16];
+
+		printf("holding\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			line[0] = 0;
+	}
 	printf("done items=%ld libs=%d checksum=0x%016" PRIx64 "\n", items, lib2_path ? 2 : 1, sum);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #           kernel's version implies (uprobes need it since v6.16 and its stable backports)
 #   cuda    libcuda's memory calls on the stand-in driver, linked and dlopen'd, exact
 #   ring    the flight recorder: a dump on SIGUSR1 holding what was in flight at it
+#   images  an application and two libraries, the same ids in each, counted apart, exact
 # Output: the protocol on fd 3 (a copy on stdout), one line each:
 #   ok - DESC | not ok - DESC (WHY) | # NOTE | time NAME SECONDS | kernel UNAME-R
 #   load-failed INFLIGHT-ERROR | verifier LAST-LINE | file NAME, base64 lines, end NAME | done
@@ -328,6 +329,33 @@ sec_cuda() {
 	check_eq "cuda: libcuda loaded with dlopen(): the same numbers" "$rc $got" "0 $want_workers"
 }
 
+# Several images in one process on this kernel (kernels without BPF cookies find a site's
+# spec, and so its image's slots, by its file and offset): an application with two
+# libraries, the same ids in all three, each counted apart under its own names, exactly as
+# tests/t_attach_images.sh asserts them (tests/images/expect.sh)
+sec_images() {
+	local f got rc row lib2 d=$BIN/tests/images
+	IMAGES_INFLIGHT_H=$(dirname "$0")/inflight.h
+	[ -f "$IMAGES_INFLIGHT_H" ] || IMAGES_INFLIGHT_H=$(dirname "$0")/../../bpf/inflight.h
+	for f in "$(dirname "$0")/images_expect.sh" "$(dirname "$0")/../images/expect.sh"; do
+		[ -f "$f" ] && source "$f" && break
+	done
+	if ! declare -F images_expect >/dev/null; then
+		not_ok "images: the expected numbers (tests/images/expect.sh) are here"
+		return
+	fi
+	for row in two-libs plain; do
+		lib2=libaux.so
+		[ "$row" = plain ] && lib2=libplain.so
+		"$I" --json -o "$W/img-$row.json" -- "$d/$row/app" --items 5 --lib2 "$d/$row/$lib2" \
+			>"$W/img-$row.out" 2>&1
+		rc=$?
+		got=$(grep '"type":"summary"' "$W/img-$row.json" | images_project)
+		check_eq "images: $row: each image's classes and stages apart, exactly" "$rc $got" \
+			"0 $(images_expect "$row" 5)"
+	done
+}
+
 # child_of PID: a child of PID (the guest has no pgrep): field 4 of /proc/N/stat is its parent
 child_of() {
 	local d
@@ -380,15 +408,15 @@ t_prep=$t_all
 [ -n "${INFL_GUEST:-}" ] && emit "time boot $(cut -d' ' -f1 /proc/uptime)"
 prepare
 emit "time prepare $(since "$t_prep")"
-sections=${*:-env load tracer prover priv cuda ring}
+sections=${*:-env load tracer prover priv cuda ring images}
 for s in $sections; do
 	case $s in
-	env | load | tracer | prover | priv | cuda | ring)
+	env | load | tracer | prover | priv | cuda | ring | images)
 		t=$(now)
 		"sec_$s"
 		emit "time $s $(since "$t")"
 		;;
-	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda ring" ;;
+	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda ring images" ;;
 	esac
 done
 emit "time driver $(since "$t_all")"

@@ -63,6 +63,14 @@ put "$build/tests/cuda/cuda_workers" /opt/inflight/tests/cuda/cuda_workers
 put "$build/tests/cuda/cuda_workers_dlopen" /opt/inflight/tests/cuda/cuda_workers_dlopen
 put "$build/tests/cuda/libcuda.so.1" /opt/inflight/tests/cuda/libcuda.so.1
 install -D -m 644 "$root/tests/cuda/expect.sh" "$stage/vm/cuda_expect.sh"
+# several images in one process: an application and its libraries, each row in its own
+# directory ($ORIGIN finds the linked library), and their known answers
+for f in two-libs/app two-libs/libgpu.so two-libs/libaux.so plain/app plain/libgpu.so \
+	plain/libplain.so; do
+	put "$build/tests/images/$f" "/opt/inflight/tests/images/$f"
+done
+install -D -m 644 "$root/tests/images/expect.sh" "$stage/vm/images_expect.sh"
+install -D -m 644 "$root/bpf/inflight.h" "$stage/vm/inflight.h"
 install -m 755 "$root/tests/vm/init" "$stage/init"
 install -D -m 755 "$root/tests/vm/driver.sh" "$stage/vm/driver.sh"
 mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,etc}

@@ -56,7 +56,7 @@ vm_report_row() {
 		"ok - "*) ok "$name: ${line#ok - }" ;;
 		"not ok - "*) not_ok "$name: ${line#not ok - }" ;;
 		"# "*) echo "# $name: ${line#\# }" ;;
-		"time boot "* | "time load "* | "time tracer "* | "time prover "* | "time priv "* | "time cuda "* | "time ring "* | "time driver "*)
+		"time boot "* | "time load "* | "time tracer "* | "time prover "* | "time priv "* | "time cuda "* | "time ring "* | "time images "* | "time driver "*)
 			times="$times ${line#time }s" ;;
 		"load-failed "*) why=${line#load-failed } ;;
 		"verifier "*) verifier=${line#verifier } ;;

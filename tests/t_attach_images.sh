@@ -83,6 +83,30 @@ for mech in multi perf; do
 		"0 $(images_expect two-libs 5)"
 done
 
+# -b: the application and its libraries binary-wide, two processes started after the attach:
+# each exact, the same slots for both (a claim is the image's, not the process's)
+d=$I/two-libs
+"$INFLIGHT" --json -o "$TMP/b.json" -b "$d/app" -b "$d/libgpu.so" -b "$d/libaux.so" \
+	>/dev/null 2>"$TMP/b.err" &
+ipid=$!
+bg_track "$ipid"
+if wait_until 30 file_has "$TMP/b.err" '^inflight: tracing'; then
+	"$d/app" --items 5 --lib2 "$d/libaux.so" >/dev/null && "$d/app" --items 5 \
+		--lib2 "$d/libaux.so" >/dev/null
+	prc=$?
+	kill -INT "$ipid"
+	wait "$ipid"
+	rc=$?
+	got=$(grep '"type":"summary"' "$TMP/b.json" | images_project)
+	check_eq "-b APP -b LIB -b LIB2: two later processes, each exact under the same names" \
+		"$rc $prc $got" "0 0 $(images_expect two-libs 5 | jq -cS '. + .')"
+else
+	not_ok "-b APP -b LIB -b LIB2: inflight started" "$(cat "$TMP/b.err")"
+fi
+"$INFLIGHT" -b "$d/app" -b "$TMP/no-such.so" >"$TMP/out" 2>"$TMP/err"
+check_eq "-b with a library that is not there: refused (exit 12), one line naming it" \
+	"$? $(wc -l <"$TMP/err") $(grep -c "no-such.so: No such file" "$TMP/err")" "12 1 1"
+
 # the text summary shows the same names: lines of $text matching an extended regex
 lines() { printf '%s\n' "$text" | grep -cE -- "$1"; }
 run_text two-libs

@@ -29,7 +29,8 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID", 0 },
 	{ "binary", 'b', "PATH", 0,
 	  "Trace every process running the executable PATH, including ones started later "
-	  "(/proc/PID/root/... reaches into a container)",
+	  "(/proc/PID/root/... reaches into a container); again for each library of theirs "
+	  "that carries the contract too (-b APP -b LIB.so)",
 	  0 },
 	{ "-- CMD [ARGS...]", 0, NULL, OPTION_DOC | OPTION_NO_USAGE,
 	  "Start CMD and trace it from its first instruction; inflight's options go before --",
@@ -205,9 +206,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	}
 	case 'b':
-		one_target(a, "-b");
 		if (!*arg)
 			infl_die(EXIT_USAGE, NULL, "-b: empty path");
+		/* -b again: another file of the same processes (a library) */
+		if (a->target_given && a->so.mode == SESSION_BINARY) {
+			if (a->so.nmore == SESSION_MAX_MORE_BINARIES)
+				infl_die(EXIT_USAGE, NULL, "-b: more than %d files",
+					 SESSION_MAX_MORE_BINARIES + 1);
+			a->so.more_binaries[a->so.nmore++] = arg;
+			return 0;
+		}
+		one_target(a, "-b");
 		a->so.mode = SESSION_BINARY;
 		a->so.binary = arg;
 		return 0;

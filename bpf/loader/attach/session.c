@@ -691,6 +691,25 @@ static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, c
 	return *link ? 0 : load_error(-errno, what);
 }
 
+/* Another file of -b (a library the binary's processes load): every process that maps it. */
+static int attach_more(struct session *s, const char *given)
+{
+	char path[PATH_MAX];
+	struct usdt_binary b;
+	int err;
+
+	if (proc_is_root_path(given) && access(given, R_OK) == 0)
+		snprintf(path, sizeof(path), "%s", given);
+	else if (!realpath(given, path))
+		return infl_err(EXIT_NO_BINARY, "give the path of a library or an executable",
+				"%s: %s", given, strerror(errno));
+	err = read_binary(path, given, &b); /* the words for a file that cannot be traced */
+	if (err)
+		return err;
+	usdt_binary__free(&b);
+	return session__attach_image(s, path, given, -1);
+}
+
 static int attach_probes(struct session *s)
 {
 	struct inflight_bpf *k = s->skel;
@@ -723,7 +742,10 @@ static int attach_probes(struct session *s)
 		err = note_image(s, s->path); /* its processes are the ones to count */
 	if (err || s->deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
-	return session__attach_image(s, s->path, s->lib_main ? s->path : s->shown, pid);
+	err = session__attach_image(s, s->path, s->lib_main ? s->path : s->shown, pid);
+	for (int i = 0; !err && i < s->nmore; i++)
+		err = attach_more(s, s->more[i]);
+	return err;
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -931,6 +953,9 @@ int session__open(const struct session_opts *o, struct session **out)
 	s->mode = o->mode;
 	s->detach_child = o->detach_child;
 	s->follow = o->mode != SESSION_BINARY && !o->no_follow;
+	s->nmore = o->mode == SESSION_BINARY ? o->nmore : 0;
+	for (int i = 0; i < s->nmore; i++)
+		s->more[i] = o->more_binaries[i];
 	s->pidfd = -1;
 	s->status = -1;
 	s->target_maps = s->target_root = -1;

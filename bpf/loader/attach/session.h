@@ -25,6 +25,11 @@ struct session_opts {
 	enum session_mode mode;
 	pid_t pid;	    /* SESSION_PID */
 	const char *binary; /* SESSION_BINARY; resolved from pid/argv in the other modes */
+	/* SESSION_BINARY: the other files given with -b (libraries its processes load), each
+	 * attached binary-wide too */
+#define SESSION_MAX_MORE_BINARIES 7
+	const char *more_binaries[SESSION_MAX_MORE_BINARIES];
+	int nmore;
 	char **argv;	    /* SESSION_SPAWN: NULL-terminated */
 	bool record_events; /* stream every event through the ring buffer */
 	__u32 ringbuf_bytes; /* ring buffer size (power of two) when recording */

@@ -63,6 +63,8 @@ struct session {
 	bool entry_override, terminal_override;
 	__u16 entry_mask, terminal_mask;
 	enum session_mode mode;
+	const char *more[SESSION_MAX_MORE_BINARIES]; /* -b's other files */
+	int nmore;
 	bool follow;	    /* PID, SPAWN: children followed, probes attached binary-wide */
 	pid_t target;	    /* traced pid (PID, SPAWN), 0 in BINARY mode */
 	int pidfd;	    /* tells when the target exits; -1 in BINARY mode */

@@ -306,13 +306,20 @@ sec_priv() {
 	fi
 }
 
+# source_expect DIR: the known answers of tests/DIR/expect.sh, where the guest's image put them
+# (vm/DIR_expect.sh) or in this tree
+source_expect() {
+	local f
+	for f in "$(dirname "$0")/$1_expect.sh" "$(dirname "$0")/../$1/expect.sh"; do
+		[ -f "$f" ] && source "$f" && return
+	done
+}
+
 # libcuda's memory calls on this kernel: the stand-in driver, linked and dlopen'd, every
 # number as tests/t_cuda.sh asserts them (tests/cuda/expect.sh)
 sec_cuda() {
-	local f got rc
-	for f in "$(dirname "$0")/cuda_expect.sh" "$(dirname "$0")/../cuda/expect.sh"; do
-		[ -f "$f" ] && source "$f" && break
-	done
+	local got rc
+	source_expect cuda
 	if ! declare -F proj >/dev/null; then
 		not_ok "cuda: the expected numbers (tests/cuda/expect.sh) are here"
 		return
@@ -334,12 +341,10 @@ sec_cuda() {
 # libraries, the same ids in all three, each counted apart under its own names, exactly as
 # tests/t_attach_images.sh asserts them (tests/images/expect.sh)
 sec_images() {
-	local f got rc row lib2 d=$BIN/tests/images
+	local got rc row lib2 d=$BIN/tests/images
 	IMAGES_INFLIGHT_H=$(dirname "$0")/inflight.h
 	[ -f "$IMAGES_INFLIGHT_H" ] || IMAGES_INFLIGHT_H=$(dirname "$0")/../../bpf/inflight.h
-	for f in "$(dirname "$0")/images_expect.sh" "$(dirname "$0")/../images/expect.sh"; do
-		[ -f "$f" ] && source "$f" && break
-	done
+	source_expect images
 	if ! declare -F images_expect >/dev/null; then
 		not_ok "images: the expected numbers (tests/images/expect.sh) are here"
 		return

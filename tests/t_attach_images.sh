@@ -29,7 +29,7 @@ INFLIGHT=$BUILD/inflight
 I=$BUILD/tests/images
 needs_root
 command -v jq >/dev/null || skip_all "needs jq"
-ROWS="c-linked c-dlopen cxx rust two-libs plain"
+ROWS="c-linked c-dlopen cxx rust two-libs plain provider"
 for r in $ROWS; do
 	[ -x "$I/$r/app" ] || { not_ok "built: $I/$r/app" "run make tests"; finish; }
 done
@@ -69,6 +69,7 @@ declare -A what=(
 	[rust]="a Rust cdylib"
 	[two-libs]="two libraries with the same ids and colliding names"
 	[plain]="a library without a names note beside one with"
+	[provider]="a library of another provider (myapp) than the application's"
 )
 for r in $ROWS; do
 	run_json "$r"

@@ -6,8 +6,8 @@
 # Sourced by tests/t_attach_images.sh; needs jq.
 #
 #   images_expect ROW N   the projection (below) of the row's one process, N >= 1 items
-#     ROW c-linked, c-dlopen, cxx, rust: app + one library named weights, kbuf; upload,
-#              kernel, fin: no name shown twice, all unqualified;
+#     ROW c-linked, c-dlopen, cxx, rust, provider: app + one library named weights, kbuf;
+#              upload, kernel, fin: no name shown twice, all unqualified;
 #         two-libs: + libaux.so (tiles, kbuf; upload, merge, fin): kbuf, upload and fin are
 #              each shown by two slots, so those of both libraries are LABEL:NAME;
 #         plain: + libplain.so (no names note, constant ids 0, 1): its ids are shown as
@@ -49,7 +49,7 @@ def lib2:
 def nothing: {bytes: 0, bufs: 0, owners: 0, stages: [], classes: {},
 	leak_candidates: {owners: 0, bufs: 0, bytes: 0, classes: {}}};
 
-if ($row | IN("c-linked", "c-dlopen", "cxx", "rust", "two-libs", "plain") | not)
+if ($row | IN("c-linked", "c-dlopen", "cxx", "rust", "two-libs", "plain", "provider") | not)
 then error("unknown row " + $row) else . end |
 lib1 as $l1 | lib2 as $l2 |
 # what item 1 holds at the peak: everything of the app and of each library

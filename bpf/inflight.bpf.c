@@ -1374,6 +1374,7 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 				    .buf = op.arg };
 	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
 		op.kind = AK_BAD_CLASS;
+		WRITE_ONCE(p->bad_class_seen, a[1]);
 		goto locked;
 	}
 	if (op.owner) {
@@ -1446,8 +1447,10 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
 	op.kind = FK_UNKNOWN;
 	op.flags = flags;
-	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES))
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
 		op.flags |= OPF_BAD_CLASS;
+		WRITE_ONCE(p->bad_class_seen, a[1]);
+	}
 	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
 				    .buf = op.arg };
 	b = bpf_map_lookup_elem(&bufs, &bk);
@@ -1505,6 +1508,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	op.kind = SK_MOVE;
 	if (a[1] >= INFL_MAX_STAGES) {
 		op.kind = SK_BAD_STAGE;
+		WRITE_ONCE(p->bad_stage_seen, a[1]);
 	} else if (!op.arg) {
 		op.kind = SK_OWNER0; /* owner 0 is "no owner": it has no stage to enter */
 	} else {

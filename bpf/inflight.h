@@ -155,6 +155,11 @@ struct infl_proc {
 	struct infl_cell allocated[INFL_CLASSES];
 	struct infl_cell freed[INFL_CLASSES];
 	__u64 untracked_allocs; /* allocs not in the buffer map (map full, lock timeout) */
+	/* the class and stage id of the latest event refused for its id (bad_class, bad_stage),
+	 * as the probe passed it; INFL_ID_REFUSED | id: an id its image does not declare whose
+	 * slot another image holds (bpf/usdt_spec.h). Written by the hit, one aligned store. */
+	__u64 bad_class_seen;
+	__u64 bad_stage_seen;
 	__u64 write_begin;	   /* keep last: see above */
 };
 

@@ -218,8 +218,11 @@ static __always_inline int usdt_args(struct pt_regs *ctx, __u64 *out, int n)
 		if (i < n)
 			err |= usdt_arg_of(ctx, &spec->args[i], &out[i]);
 	/* the site's image numbers its classes or stages from 0: its slot in the session */
-	if (n > 1 && out[1] < INFL_USDT_IDS)
-		out[1] = spec->id_slot[out[1]];
+	if (n > 1 && out[1] < INFL_USDT_IDS) {
+		__u8 slot = spec->id_slot[out[1]];
+
+		out[1] = slot < INFL_USDT_IDS ? slot : INFL_ID_REFUSED | out[1];
+	}
 	return err;
 }
 

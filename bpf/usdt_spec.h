@@ -54,10 +54,13 @@ struct infl_usdt_arg {
  * application and its libraries) each number their own from 0, so the loader gives each
  * image's ids slots of the session (contract/images.c) and every site's spec says where its
  * image's ids go: the kernel side counts slots. A slot >= INFL_USDT_IDS refuses the id (an id
- * its image does not declare whose slot another image's declaration took), counted as a bad
- * class or stage.
+ * its image does not declare whose slot another image's declaration took): it reads as
+ * INFL_ID_REFUSED | id, counted as a bad class or stage.
  */
 #define INFL_USDT_IDS 16
+/* A refused id as the kernel side sees it: out of range, and still telling the id (the low
+ * byte, which an event records) */
+#define INFL_ID_REFUSED 0x100
 
 struct infl_usdt_spec {
 	struct infl_usdt_arg args[INFL_USDT_MAX_ARGS];

@@ -156,5 +156,7 @@ check_eq "nothing else disturbed: only big in born, 4096 bytes" \
 check_eq "rejections do not make the counts inexact" "$(jv "$s" .exact)" true
 text=$("$TMP/inflight" -- "$TMP/probegen" script "$TMP/bad.txt" 2>&1)
 check_match "the CLI shows them, the counts as counts" "$text" \
-	"^anomalies: 3 events with a class id >= 16, 2 events with a stage id >= 16"
+	"^anomalies: 3 events with a class id >= 16 \\(the latest: 200\\),\$"
+check_match "... and the latest id each kind refused" "$text" \
+	"^  2 events with a stage id >= 16 \\(the latest: 99\\)\$"
 finish

@@ -145,14 +145,18 @@ check "probegen reached its gate" wait_until 10 file_has "$TMP/c.pg" '^gated$'
 pg=$(pgrep -P "$tr_pid" -x probegen)
 check "the anomalies are said on stderr while the process still runs" \
 	wait_until 10 file_has "$TMP/c.err" 'stage id >= 16'
-check_eq "... each kind once, the count first (not an id)" "$(cat "$TMP/c.err")" \
+check_eq "... each kind once, the count first (not an id), then the id it refused" \
+	"$(cat "$TMP/c.err")" \
 	"$(printf 'inflight: warning: pid %s: %s (first seen)\n' \
-		"$pg" '2 events with a class id >= 16' "$pg" '1 event with a stage id >= 16')"
+		"$pg" '2 events with a class id >= 16 (the latest: 20)' \
+		"$pg" '1 event with a stage id >= 16 (the latest: 17)')"
 kill -USR1 "$pg"
 wait "$tr_pid"
 check_eq "-- probegen: exit 0" "$?" 0
-check_eq "the summary says the same counts" "$(grep '^anomalies: ' "$TMP/c.out")" \
-	"anomalies: 2 events with a class id >= 16, 1 event with a stage id >= 16"
+check_eq "the summary says the same counts and ids" \
+	"$(sed -n '/^anomalies: /,/^$/p' "$TMP/c.out" | sed '/^$/d')" \
+	"anomalies: 2 events with a class id >= 16 (the latest: 20),
+  1 event with a stage id >= 16 (the latest: 17)"
 
 # --- -b processes that end before inflight looks: named from what the kernel read -----------
 # (no gate: each run is over within milliseconds of its first probe hit, long before the

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "live/figures.h"
 #include "live/snapshot.h"
+#include "usdt_spec.h"
 #include "util/errors.h"
 
 const struct infl_anomaly infl_anomalies[] = {
@@ -42,12 +43,40 @@ _Static_assert(sizeof(phrases) / sizeof(phrases[0]) == 0 INFL_ANOMALIES(ANOMALY_
 _Static_assert(0 INFL_ANOMALIES(ANOMALY_ONE) <= 32, "infl_anomalies_warn_new: one bit each");
 #undef ANOMALY_ONE
 
-const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, __u64 n)
+__u64 infl_refused_id(__u64 seen, bool *undeclared)
 {
+	*undeclared = (seen & ~(__u64)0xff) == INFL_ID_REFUSED && (seen & 0xff) < INFL_USDT_IDS;
+	return *undeclared ? seen & 0xff : seen;
+}
+
+/* " (the latest: 20)" after a count of refused ids, when the kernel kept the id (1.4) */
+static void seen_id(char *buf, size_t len, const char *key, const struct infl_proc *p)
+{
+	__u64 seen = !strcmp(key, "bad_class") ? p->bad_class_seen :
+		     !strcmp(key, "bad_stage") ? p->bad_stage_seen : 0;
+	size_t at = strlen(buf);
+	bool undeclared;
+	__u64 id = infl_refused_id(seen, &undeclared);
+
+	if (!seen || at >= len)
+		return;
+	if (undeclared)
+		snprintf(buf + at, len - at, " (the latest: %llu, which its image does not declare "
+			 "and another image's %s holds)", (unsigned long long)id,
+			 !strcmp(key, "bad_class") ? "class" : "stage");
+	else
+		snprintf(buf + at, len - at, " (the latest: %llu)", (unsigned long long)id);
+}
+
+const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p)
+{
+	__u64 n = infl_anomaly_count(p, i);
+
 	for (size_t k = 0; k < sizeof(phrases) / sizeof(phrases[0]); k++)
 		if (!strcmp(phrases[k].key, infl_anomalies[i].key)) {
 			snprintf(buf, len, "%llu %s %s", (unsigned long long)n,
 				 n == 1 ? phrases[k].one : phrases[k].many, phrases[k].what);
+			seen_id(buf, len, phrases[k].key, p);
 			return buf;
 		}
 	snprintf(buf, len, "%s: %llu", infl_anomalies[i].text, (unsigned long long)n);
@@ -56,7 +85,7 @@ const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, __u64 n)
 
 void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned)
 {
-	char what[128];
+	char what[192];
 
 	for (int k = 0; k < snap->nprocs; k++)
 		for (size_t i = 0; i < infl_nanomalies; i++) {
@@ -66,7 +95,8 @@ void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned)
 				continue;
 			*warned |= 1u << i;
 			infl_warn("pid %u: %s (first seen)",
-				  snap->procs[k].pid, infl_anomaly_phrase(what, sizeof(what), i, n));
+				  snap->procs[k].pid,
+				  infl_anomaly_phrase(what, sizeof(what), i, &snap->procs[k].st));
 		}
 }
 

@@ -46,8 +46,12 @@ struct infl_anomaly {
 extern const struct infl_anomaly infl_anomalies[];
 extern const size_t infl_nanomalies;
 __u64 infl_anomaly_count(const struct infl_proc *p, size_t i);
-/* Anomaly i seen n times, the count first: "2 events with a class id >= 16". Returns buf. */
-const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, __u64 n);
+/* The id the probe passed, of bad_class_seen or bad_stage_seen; `undeclared` when it is an
+ * id its image does not declare whose slot another image holds (bpf/usdt_spec.h). */
+__u64 infl_refused_id(__u64 seen, bool *undeclared);
+/* Anomaly i of `p`, the count first, and for a refused id the latest one the kernel saw:
+ * "2 events with a class id >= 16 (the latest: 20)". Returns buf. */
+const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p);
 /* One warning line on stderr for each kind of anomaly the first time a process of `snap`
  * has it ("inflight: warning: pid 7: 2 events with a class id >= 16 (first seen)");
  * `warned` holds the kinds already said, one bit each. */

@@ -475,13 +475,12 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 	bool any = false;
 
 	for (size_t i = 0; i < infl_nanomalies; i++) {
-		char item[128];
+		char item[192];
 		int len;
 
 		if (!infl_anomaly_count(p, i))
 			continue;
-		len = (int)strlen(infl_anomaly_phrase(item, sizeof(item), i,
-						      infl_anomaly_count(p, i)));
+		len = (int)strlen(infl_anomaly_phrase(item, sizeof(item), i, p));
 		if (!any)
 			col = fprintf(f, "\nanomalies: %s", item);
 		else if (col + 2 + len > LINE_MAX_COLS)
@@ -629,6 +628,24 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 	json_obj_end(j);
 }
 
+/* The latest id of a kind the kernel refused: {"id", "undeclared"} (undeclared: an id its
+ * image does not declare whose slot another image holds), null when none was. */
+static void json_refused(struct json *j, const char *key, __u64 seen)
+{
+	bool undeclared;
+	__u64 id = infl_refused_id(seen, &undeclared);
+
+	json_key(j, key);
+	if (!seen) {
+		json_null(j);
+		return;
+	}
+	json_obj(j);
+	json_kv_u64(j, "id", id);
+	json_kv_bool(j, "undeclared", undeclared);
+	json_obj_end(j);
+}
+
 static void json_dwell(struct json *j, const struct proc_facts *pf)
 {
 	const struct infl_proc *p = pf->st;
@@ -670,6 +687,11 @@ static void json_dwell(struct json *j, const struct proc_facts *pf)
 	for (size_t i = 0; i < infl_nanomalies; i++)
 		json_kv_u64(j, infl_anomalies[i].key, infl_anomaly_count(p, i));
 	json_kv_u64(j, "ring_lost", pf->ring_lost);
+	json_obj_end(j);
+	json_key(j, "refused_ids");
+	json_obj(j);
+	json_refused(j, "class", p->bad_class_seen);
+	json_refused(j, "stage", p->bad_stage_seen);
 	json_obj_end(j);
 }
 

@@ -123,6 +123,8 @@ enum rec_tag {
 	REC_T_FREED = 48,
 	REC_T_UNTRACKED_ALLOCS = 49,
 	REC_T_CUDA_FAILED = 50, /* 1.3 */
+	REC_T_BAD_CLASS_SEEN = 51, /* 1.4 */
+	REC_T_BAD_STAGE_SEEN = 52, /* 1.4 */
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

@@ -320,7 +320,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	/* what the kernel could not account (its final counters): the same rule as the live
 	 * summary's, so a report never reads exact where the trace said it was not */
 	if (p->kernel_final && proc_inexact(p->kernel_final)) {
-		char seen[128];
+		char seen[192];
 
 		fprintf(f, "  INEXACT  the kernel skipped updates (docs/cli.md); the figures above "
 			   "are approximate:\n");
@@ -329,7 +329,8 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 
 			if (v && infl_anomalies[i].inexact)
 				fprintf(f, "           %s\n",
-					infl_anomaly_phrase(seen, sizeof(seen), i, v));
+					infl_anomaly_phrase(seen, sizeof(seen), i,
+							    p->kernel_final));
 		}
 	}
 	if (lost)

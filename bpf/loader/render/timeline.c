@@ -461,6 +461,9 @@ static void make_fig(struct tl_proc *p, const struct pbuild *b)
 	f->lock_timeouts = k ? k->lock_timeouts : 0;
 	f->arg_errors = k ? k->arg_errors : 0;
 	f->missed_events = k ? k->missed_events : 0;
+	/* an event keeps a refused id's low byte; the kernel's final counters the id itself */
+	f->bad_class_seen = k ? k->bad_class_seen : 0;
+	f->bad_stage_seen = k ? k->bad_stage_seen : 0;
 	f->flags = k ? k->flags : 0;
 	f->ppid = k ? k->ppid : 0;
 	f->rss_total = p->rss_last;

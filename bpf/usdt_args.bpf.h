@@ -200,7 +200,20 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 	return -ESRCH;
 }
 
-/* The first n (<= 4) arguments of the probe that fired. 0, or -errno. */
+/* Argument 1, a class or a stage id of the site's image (numbered from 0 in each image): its
+ * slot in the session, or INFL_ID_REFUSED | id (bpf/usdt_spec.h). */
+static __always_inline __u64 usdt_id_slot(const struct infl_usdt_spec *spec, __u64 id)
+{
+	__u8 slot;
+
+	if (id >= INFL_USDT_IDS)
+		return id;
+	slot = spec->id_slot[id];
+	return slot < INFL_USDT_IDS ? slot : INFL_ID_REFUSED | id;
+}
+
+/* The first n (<= 4) arguments of the probe that fired, argument 1 as its slot. 0, or
+ * -errno. */
 static __always_inline int usdt_args(struct pt_regs *ctx, __u64 *out, int n)
 {
 	struct infl_usdt_spec *spec;
@@ -215,13 +228,12 @@ static __always_inline int usdt_args(struct pt_regs *ctx, __u64 *out, int n)
 	if (!spec || spec->nargs < n)
 		return -ESRCH;
 	for (int i = 0; i < INFL_USDT_MAX_ARGS; i++)
-		if (i < n)
+		if (i < n && i != 1)
 			err |= usdt_arg_of(ctx, &spec->args[i], &out[i]);
-	/* the site's image numbers its classes or stages from 0: its slot in the session */
-	if (n > 1 && out[1] < INFL_USDT_IDS) {
-		__u8 slot = spec->id_slot[out[1]];
-
-		out[1] = slot < INFL_USDT_IDS ? slot : INFL_ID_REFUSED | out[1];
+	/* argument 1 last: the spec is needed once more, for its slot, and then no longer */
+	if (n > 1) {
+		err |= usdt_arg_of(ctx, &spec->args[1], &out[1]);
+		out[1] = usdt_id_slot(spec, out[1]);
 	}
 	return err;
 }

@@ -175,4 +175,23 @@ check_eq "... all three of them, each exact" \
 	"$(jq -r 'select(.type == "summary") | [.processes[] | select(.exact)] | length' \
 		"$TMP/q.jsonl")" 3
 
+# ... and recorded: each PROC record names it, from the kernel's reading where /proc had
+# nothing left (its words go with its memory before the recorder looks)
+"$TMP/inflight" record -o "$TMP/q.infl" -b "$TMP/probegen" >"$TMP/qr.out" 2>"$TMP/qr.err" &
+tr_pid=$!
+bg_track "$tr_pid"
+if wait_until 10 file_has "$TMP/qr.err" '^inflight: recording '; then
+	for _ in 1 2 3; do
+		"$TMP/probegen" script "$TMP/quick.txt" >/dev/null
+	done
+	stop_b
+	check_eq "record -b: three processes over within milliseconds, each named in the recording" \
+		"$("$TMP/inflight" report "$TMP/q.infl" --format json | jq -r '.processes[] |
+			"\(.comm) | \(.command) | \(.argv | join(","))"' | sort | uniq -c |
+			sed 's/^ *//')" \
+		"3 probegen | $TMP/probegen script $TMP/quick.txt | $TMP/probegen,script,$TMP/quick.txt"
+else
+	not_ok "record -b attaches" "$(cat "$TMP/qr.err")"
+fi
+
 finish

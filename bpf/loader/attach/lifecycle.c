@@ -186,6 +186,27 @@ int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_id
 	return 0;
 }
 
+int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.idents);
+	struct infl_ident_key k, next, best = { 0 };
+	bool found = false;
+	void *prev = NULL;
+
+	/* the image of `pid` made last at or before `ts`: a record's gen is when it was made */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (next.pid == pid && next.gen <= ts && (!found || next.gen > best.gen)) {
+			best = next;
+			found = true;
+		}
+		k = next;
+		prev = &k;
+	}
+	if (!found)
+		return -ENOENT;
+	return session__ident(s, pid, best.gen, out);
+}
+
 int session__nended(const struct session *s)
 {
 	return s->nended;

@@ -103,6 +103,10 @@ int session__forget_image(struct session *s, __u32 pid, __u64 gen);
  * (the loader seeded the record, or it is forgotten). */
 int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out);
 
+/* The same for the image `pid` ran at `ts` (CLOCK_MONOTONIC ns: an event's time), when the
+ * gen is not known: the latest image of `pid` made at or before `ts`. 0 or -ENOENT. */
+int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out);
+
 /* How many ended processes' final records the session keeps (cheap: no snapshot). */
 int session__nended(const struct session *s);
 

@@ -172,6 +172,37 @@ static const struct argp record_argp = {
 	record_children, NULL, NULL,
 };
 
+/*
+ * A process that ended before the recorder read /proc (a -b process over within
+ * milliseconds): its words (and its comm, when /proc had none) as the kernel read them when
+ * it made the record of the image that ran at `now`; cmdline becomes the words joined by
+ * spaces. The count of words, 0 when the kernel has none either.
+ */
+static int ident_from_kernel(struct recorder *r, __u32 pid, __u64 now, char *comm,
+			     size_t comm_len, char *cmdline, size_t cmd_len, char *words,
+			     char **argv)
+{
+	struct infl_ident k;
+	int argc = 0;
+
+	if (session__ident_at(r->s, pid, now, &k))
+		return 0;
+	k.comm[sizeof(k.comm) - 1] = '\0';
+	if (!comm[0])
+		snprintf(comm, comm_len, "%s", k.comm);
+	if (!k.args_len || k.args_len > INFL_IDENT_ARGS)
+		return 0;
+	memcpy(words, k.args, k.args_len);
+	words[k.args_len] = '\0'; /* the last word may be cut short: it ends here */
+	cmdline[0] = '\0';
+	for (size_t i = 0; i < k.args_len && argc < REC_MAX_ARGS; i += strlen(words + i) + 1) {
+		argv[argc++] = words + i;
+		snprintf(cmdline + strlen(cmdline), cmd_len - strlen(cmdline), "%s%s",
+			 argc > 1 ? " " : "", words + i);
+	}
+	return argc;
+}
+
 static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 {
 	char comm[64], cmdline[REC_MAX_STR], words[REC_MAX_STR], *argv[REC_MAX_ARGS];
@@ -185,6 +216,10 @@ static int pid_index(struct recorder *r, __u32 pid, __u64 now)
 	proc_read(pid, "comm", comm, sizeof(comm));
 	proc_read(pid, "cmdline", cmdline, sizeof(cmdline));
 	argc = proc_cmdline_words(pid, words, sizeof(words), argv, REC_MAX_ARGS);
+	/* gone, or going (its words go with its memory, its comm stays while a zombie) */
+	if (!argc)
+		argc = ident_from_kernel(r, pid, now, comm, sizeof(comm), cmdline, sizeof(cmdline),
+					 words, argv);
 	if (r->flight) /* a dump writes it when it holds the process */
 		flight__proc(r->flight, pid, now, comm, cmdline, argc, argv);
 	else

@@ -152,6 +152,17 @@ check_eq "compare: the qualified classes and stages, matched by name, peaks equa
 		"\(.name)=\(.a)/\(.b)"] | sort' <<<"$cmp")" \
 	'["libaux.so:fin=0/0","libaux.so:kbuf=71680/71680","libaux.so:upload=762880/762880","libgpu.so:fin=0/0","libgpu.so:kbuf=71680/71680","libgpu.so:upload=0/0"]'
 
+# every renderer names them alike (and stays well-formed with a colon in a name)
+for f in csv chrome folded svg html; do
+	"$INFLIGHT" report "$TMP/a.infl" --format "$f" -o "$TMP/a.$f" >/dev/null 2>&1
+	rc=$?
+	check_eq "report --format $f: both libraries' kbuf under their qualified names" \
+		"$rc $(grep -c 'libgpu\.so:kbuf' "$TMP/a.$f" | sed 's/^[1-9][0-9]*$/some/') $(grep -c 'libaux\.so:kbuf' "$TMP/a.$f" | sed 's/^[1-9][0-9]*$/some/')" \
+		"0 some some"
+done
+check "svg: well-formed XML" xmllint --noout "$TMP/a.svg"
+check_eq "chrome: a trace" "$(jq -e '.traceEvents | length > 0' "$TMP/a.chrome")" true
+
 # a process holding all three images: serve labels by the qualified names, list PID shows
 # every image's contract and the names they are traced under
 d=$I/two-libs

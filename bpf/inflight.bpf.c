@@ -142,15 +142,11 @@ struct {
 
 /* the binaries the loader attached to, and when: an image that began after is traced from
  * its first instruction (INFL_PROC_FROM_START) */
-struct image_key {
-	__u64 dev;
-	__u64 ino;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 64);
-	__type(key, struct image_key);
+	__type(key, struct infl_image_key);
 	__type(value, __u64); /* attach time, ns */
 } images SEC(".maps");
 
@@ -245,7 +241,7 @@ static __always_inline void rss_read_all(struct infl_proc *p, __u32 pid, const v
 
 static __always_inline bool image_attached_before(struct task_struct *task, __u64 t)
 {
-	struct image_key k = {
+	struct infl_image_key k = {
 		.dev = BPF_CORE_READ(task, mm, exe_file, f_inode, i_sb, s_dev),
 		.ino = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino),
 	};
@@ -2011,7 +2007,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), flags = INFL_PROC_EXEC_BORN;
-	struct image_key k = {
+	struct infl_image_key k = {
 		.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev),
 		.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino),
 	};

@@ -184,6 +184,13 @@ struct infl_ident {
 	char args[INFL_IDENT_ARGS];
 };
 
+/* The images map's key: a binary the loader attached to, as the kernel names its file (the
+ * device as struct super_block's s_dev encodes it, MKDEV; the inode). */
+struct infl_image_key {
+	__u64 dev;
+	__u64 ino;
+};
+
 /* Keys of a process's buffers and owners: the pid and its record's gen, so that a pid reused
  * while an exited process's entries are still being removed never meets them. */
 struct infl_buf_key {

@@ -209,6 +209,39 @@ static void test_argp(void)
 	CHECK(a.so.max_bufs == 16777216 && a.so.pid == 0, "... and options before -- are ours");
 }
 
+/* /proc/PID/maps lines: the fields, a mapping without a file, a deleted file, junk skipped */
+static void test_maps(void)
+{
+	static const char text[] =
+		"00400000-00452000 r-xp 00001000 fd:01 1234567 /usr/bin/prog\n"
+		"junk\n"
+		"7ffd1000-7ffd2000 rw-p 00000000 00:00 0 \n"
+		"7f0000000000-7f0000001000 r-xp 00000000 103:02 42 /usr/lib/x.so (deleted)\n";
+	struct proc_mapping m;
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	int n = 0;
+
+	if (!CHECK(f, "fmemopen"))
+		return;
+	CHECK(proc_maps_next(f, &m) && m.start == 0x400000 && m.end == 0x452000 &&
+		      m.offset == 0x1000 && m.maj == 0xfd && m.min == 1 && m.ino == 1234567 &&
+		      !strcmp(m.perms, "r-xp") && !strcmp(m.path, "/usr/bin/prog"),
+	      "maps: a file's mapping, every field");
+	CHECK(proc_maps_next(f, &m) && m.ino == 0 && !strcmp(m.perms, "rw-p") && !m.path[0],
+	      "maps: a line that does not parse skipped; a mapping without a file");
+	CHECK(proc_maps_next(f, &m) && m.maj == 0x103 && m.min == 2 && m.start == 0x7f0000000000 &&
+		      !strcmp(m.path, "/usr/lib/x.so (deleted)"),
+	      "maps: a deleted file keeps its mark");
+	CHECK(!proc_maps_next(f, &m), "maps: the end");
+	fclose(f);
+	f = fopen("/proc/self/maps", "re");
+	while (f && proc_maps_next(f, &m))
+		n += m.perms[2] == 'x' && strstr(m.path, "test_loader_parse") != NULL;
+	if (f)
+		fclose(f);
+	CHECK(n >= 1, "maps: this program's own code is found in /proc/self/maps (%d)", n);
+}
+
 int main(void)
 {
 	test_u64();
@@ -217,5 +250,6 @@ int main(void)
 	test_proc_root();
 	test_size();
 	test_argp();
+	test_maps();
 	return check_done();
 }

@@ -15,28 +15,15 @@
 #include "attach/session_int.h"
 #include "attach/watch.h"
 #include "util/errors.h"
+#include "util/procfs.h"
 
-struct mapped {
-	unsigned long start, end;
-	unsigned int maj, min;
-	unsigned long long ino;
-	char path[PATH_MAX];
-};
-
-/* The next executable file mapping of `f`; 1, or 0 at the end. */
-static int next_mapped(FILE *f, struct mapped *m)
+/* The next executable file mapping of `f`: 1, or 0 at the end. */
+static int next_mapped(FILE *f, struct proc_mapping *m)
 {
-	char line[PATH_MAX + 128], perms[8];
-	int n;
-
-	while (fgets(line, sizeof(line), f)) {
-		m->path[0] = '\0';
-		n = sscanf(line, "%lx-%lx %7s %*x %x:%x %llu %4095[^\n]", &m->start, &m->end, perms,
-			   &m->maj, &m->min, &m->ino, m->path);
-		if (n == 7 && perms[2] == 'x' && m->ino && m->path[0] == '/' &&
+	while (proc_maps_next(f, m))
+		if (m->perms[2] == 'x' && m->ino && m->path[0] == '/' &&
 		    !strstr(m->path, " (deleted)"))
 			return 1;
-	}
 	return 0;
 }
 
@@ -45,7 +32,7 @@ static int next_mapped(FILE *f, struct mapped *m)
  * namespace; `root` an fd of it opened while we could, else /proc/PID/root), or its map_files
  * link when the path now names another file (replaced on disk). 0, or -ENOENT.
  */
-static int reach(pid_t pid, int root, const struct mapped *m, char *path, size_t len)
+static int reach(pid_t pid, int root, const struct proc_mapping *m, char *path, size_t len)
 {
 	struct stat st;
 
@@ -56,7 +43,8 @@ static int reach(pid_t pid, int root, const struct mapped *m, char *path, size_t
 	if (!stat(path, &st) && st.st_ino == m->ino && major(st.st_dev) == m->maj &&
 	    minor(st.st_dev) == m->min)
 		return 0;
-	snprintf(path, len, "/proc/%d/map_files/%lx-%lx", pid, m->start, m->end);
+	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
 	return stat(path, &st) ? -ENOENT : 0;
 }
 
@@ -71,7 +59,7 @@ static bool is_ldso(const char *path)
 int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 {
 	char maps[64];
-	struct mapped m;
+	struct proc_mapping m;
 	struct stat sk;
 	int err = -ENOENT;
 	FILE *f;
@@ -93,7 +81,7 @@ int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 bool libs__maps_cuda(struct session *s, pid_t pid)
 {
 	char maps[64];
-	struct mapped m;
+	struct proc_mapping m;
 	bool found = false;
 	FILE *f;
 
@@ -162,7 +150,7 @@ static FILE *open_maps(struct session *s, pid_t pid, int *root)
 int libs__scan(struct session *s, pid_t pid)
 {
 	char path[PATH_MAX + 64];
-	struct mapped m;
+	struct proc_mapping m;
 	int attached = 0, before, root;
 	FILE *f = open_maps(s, pid, &root);
 

@@ -9,14 +9,14 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "attach/sema.h"
+#include "util/procfs.h"
 
 #define PAGE_MASK_ (~0xfffull)
 
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
 {
-	char maps[64], line[PATH_MAX + 128];
-	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
+	struct proc_mapping m;
+	char maps[64];
 	struct stat st;
 	int err = -ENOENT;
 	FILE *f;
@@ -28,14 +28,11 @@ int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __
 	if (!f)
 		return -errno;
 	/* mappings are in address order: the first of the file's base page is its lowest */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &off, &maj, &min,
-			   &ino) != 6)
+	while (proc_maps_next(f, &m)) {
+		if (m.ino != st.st_ino || m.maj != major(st.st_dev) || m.min != minor(st.st_dev) ||
+		    m.offset != (b->base_off & PAGE_MASK_))
 			continue;
-		if (ino != st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev) ||
-		    off != (b->base_off & PAGE_MASK_))
-			continue;
-		*bias = start - (b->base_vaddr & PAGE_MASK_);
+		*bias = m.start - (b->base_vaddr & PAGE_MASK_);
 		err = 0;
 		break;
 	}

@@ -21,7 +21,6 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <sys/sysmacros.h>
 #include "attach/caps.h"
 #include "attach/cuda.h"
 #include "attach/detach.h"
@@ -374,12 +373,6 @@ static int link_wait_more(struct session *s)
 	return 0;
 }
 
-/* The kernel's encoding of a device number (MKDEV), as struct super_block.s_dev holds it. */
-static __u64 kernel_dev(dev_t d)
-{
-	return ((__u64)major(d) << 20) | minor(d);
-}
-
 /*
  * The session's names from its images' slots (contract/images.h), with the command line's
  * entry and terminal stages over the notes'; the kernel's entry and terminal stages with
@@ -438,8 +431,8 @@ static int note_image(struct session *s, const char *path)
 
 	if (stat(path, &st))
 		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
-				    kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
+				    proc_kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
 	return 0;
 }
 
@@ -467,7 +460,7 @@ static int attach_image(struct session *s, const char *path, const char *shown, 
 	}
 	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < s->nimages; i++)
-		if (s->images[i].dev == kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
+		if (s->images[i].dev == proc_kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
 			close(fd);
 			return 0;
 		}
@@ -492,12 +485,12 @@ static int attach_image(struct session *s, const char *path, const char *shown, 
 	if (err)
 		return err;
 	im = &s->images[s->nimages++];
-	im->dev = kernel_dev(st.st_dev);
+	im->dev = proc_kernel_dev(st.st_dev);
 	im->ino = st.st_ino;
 	/* processes of this binary that start from now on are traced from their first
 	 * instruction (INFL_PROC_FROM_START) */
 	now = session__now_ns();
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct { __u64 d, i; }){
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
 				    im->dev, im->ino }, &now, BPF_ANY);
 	return 0;
 }

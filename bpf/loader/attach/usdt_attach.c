@@ -14,12 +14,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach/caps.h"
 #include "attach/usdt_attach.h"
 #include "util/errors.h"
+#include "util/procfs.h"
 
 #define WARN_SITES 5 /* skipped sites named one by one per binary; the rest are counted */
 
@@ -391,7 +391,7 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < ua->nimages; i++) {
 		im = &ua->images[i];
-		if (im->dev == ((__u64)major(st.st_dev) << 20 | minor(st.st_dev)) &&
+		if (im->dev == proc_kernel_dev(st.st_dev) &&
 		    im->ino == st.st_ino && (im->pid == -1 || im->pid == pid)) {
 			close(fd);
 			return 0;
@@ -405,8 +405,7 @@ int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *sho
 	ua->images = more;
 	im = &ua->images[ua->nimages++];
 	memset(im, 0, sizeof(*im));
-	/* the kernel's encoding of a device number (MKDEV), as struct super_block.s_dev */
-	im->dev = (__u64)major(st.st_dev) << 20 | minor(st.st_dev);
+	im->dev = proc_kernel_dev(st.st_dev);
 	im->ino = st.st_ino;
 	im->pid = pid;
 	warn_skipped(shown, b);

@@ -307,9 +307,9 @@ struct mapped_image {
 
 static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, int max)
 {
-	char maps[64], line[PATH_MAX + 128], perms[8], file[PATH_MAX];
-	unsigned long long ino;
+	struct proc_mapping m;
 	struct stat st, ex;
+	char maps[64];
 	int n = 0;
 	FILE *f;
 
@@ -319,16 +319,15 @@ static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, i
 		return 0;
 	if (stat(exe, &ex))
 		memset(&ex, 0, sizeof(ex));
-	while (n < max && fgets(line, sizeof(line), f)) {
+	while (n < max && proc_maps_next(f, &m)) {
 		bool seen = false;
 
-		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %llu %4095[^\n]", perms, &ino, file) != 3 ||
-		    perms[2] != 'x' || !ino || file[0] != '/' || strstr(file, " (deleted)"))
+		if (m.perms[2] != 'x' || !m.ino || m.path[0] != '/' || strstr(m.path, " (deleted)"))
 			continue;
 		for (int i = 0; i < n; i++)
-			seen |= !strcmp(out[i].path, file);
-		snprintf(out[n].reach, sizeof(out[n].reach), "/proc/%d/root%s", (int)pid, file);
-		if (seen || stat(out[n].reach, &st) || st.st_ino != ino ||
+			seen |= !strcmp(out[i].path, m.path);
+		snprintf(out[n].reach, sizeof(out[n].reach), "/proc/%d/root%s", (int)pid, m.path);
+		if (seen || stat(out[n].reach, &st) || st.st_ino != m.ino ||
 		    (st.st_ino == ex.st_ino && st.st_dev == ex.st_dev))
 			continue;
 		if (usdt_binary__read(out[n].reach, &out[n].b))
@@ -337,7 +336,7 @@ static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, i
 			usdt_binary__free(&out[n].b);
 			continue;
 		}
-		snprintf(out[n].path, sizeof(out[n].path), "%s", file);
+		snprintf(out[n].path, sizeof(out[n].path), "%s", m.path);
 		n++;
 	}
 	fclose(f);

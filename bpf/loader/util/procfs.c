@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "util/procfs.h"
@@ -185,4 +186,28 @@ __u64 proc_statm_rss(pid_t pid)
 	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
 		return 0;
 	return resident * (__u64)sysconf(_SC_PAGESIZE);
+}
+
+int proc_maps_next(FILE *f, struct proc_mapping *m)
+{
+	char line[sizeof(m->path) + 128];
+	unsigned long long start, end, off, ino;
+
+	while (fgets(line, sizeof(line), f)) {
+		m->path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095[^\n]", &start, &end, m->perms,
+			   &off, &m->maj, &m->min, &ino, m->path) < 7)
+			continue;
+		m->start = start;
+		m->end = end;
+		m->offset = off;
+		m->ino = ino;
+		return 1;
+	}
+	return 0;
+}
+
+__u64 proc_kernel_dev(dev_t d)
+{
+	return ((__u64)major(d) << 20) | minor(d);
 }

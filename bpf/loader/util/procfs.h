@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -20,6 +21,23 @@ void proc_read(pid_t pid, const char *file, char *buf, size_t len);
 int proc_cmdline_words(pid_t pid, char *buf, size_t len, char **words, int max);
 /* The same for any small file (one read: /proc files hand out their text whole). */
 void proc_read_file(const char *path, char *buf, size_t len);
+
+/* A device number as the kernel encodes it inside (MKDEV: struct super_block's s_dev), as
+ * the BPF side reads a file's device: the images map's key. */
+__u64 proc_kernel_dev(dev_t d);
+
+/* One line of /proc/PID/maps. */
+struct proc_mapping {
+	__u64 start, end, offset;
+	unsigned int maj, min; /* the file's device */
+	__u64 ino;	       /* 0: no file */
+	char perms[8];	       /* "r-xp" */
+	char path[4096];       /* "" when none; a file's ends in " (deleted)" once removed */
+};
+
+/* The next mapping of f (an open /proc/PID/maps): 1, or 0 at the end. Lines that do not
+ * parse are skipped. */
+int proc_maps_next(FILE *f, struct proc_mapping *m);
 
 /* The executable's path as the process sees it (readlink of /proc/PID/exe), for display.
  * 0, or -errno. */

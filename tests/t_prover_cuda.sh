@@ -19,7 +19,7 @@ command -v jq >/dev/null || skip_all "needs jq"
 for f in "$INFLIGHT" "$P" "$C/libcuda.so.1"; do
 	[ -e "$f" ] || { not_ok "built: $f" "run make all tests"; finish; }
 done
-"$P" --gpu cuda -n 1 -p 1 --log-n 4 2>&1 | grep -q "this build has no CUDA support" &&
+"$P" --gpu cuda -n 1 -p 1 --log-n 8 2>&1 | grep -q "this build has no CUDA support" &&
 	skip_all "$P was built without CUDA (no nvcc, or SAN=1)"
 
 # the work: 2 proofs of 3 partitions, n = 2^11: each device buffer (a, b, c) and the

@@ -53,7 +53,7 @@ fi
 if [ "$(id -u)" != 0 ]; then
 	skip "the whole check on the stand-in driver: PASS" "needs root (the traced runs)"
 elif [ ! -e "$BUILD/tests/cuda/libcuda.so.1" ] ||
-	"$BUILD/prover" --gpu cuda -n 1 -p 1 --log-n 4 2>&1 | grep -q "no CUDA support"; then
+	"$BUILD/prover" --gpu cuda -n 1 -p 1 --log-n 8 2>&1 | grep -q "no CUDA support"; then
 	skip "the whole check on the stand-in driver: PASS" "no CUDA build or no stand-in (make all tests)"
 else
 	out=$(LD_LIBRARY_PATH=$BUILD/tests/cuda BUILD=$BUILD "$G" --assume-gpu --no-build 2>&1)

@@ -376,10 +376,14 @@ static const struct kernel {
 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
+/* a function handle is its kernel; handed out by cuModuleGetFunction only */
 struct CUfunc_st {
 	const struct kernel *k;
 };
-static struct CUfunc_st functions[NKERNELS];
+static const struct CUfunc_st functions[] = {
+	{ &kernels[0] }, { &kernels[1] }, { &kernels[2] }, { &kernels[3] },
+};
+_Static_assert(sizeof(functions) / sizeof(functions[0]) == NKERNELS, "a handle a kernel");
 
 struct CUmod_st {
 	unsigned magic;
@@ -450,8 +454,6 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 				kernels[i].nparams);
 			return CUDA_ERROR_INVALID_PTX;
 		}
-	for (size_t i = 0; i < NKERNELS; i++)
-		functions[i].k = &kernels[i]; /* the same values at every load */
 	*module = &the_module;
 	return CUDA_SUCCESS;
 }
@@ -468,7 +470,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char
 		return CUDA_ERROR_INVALID_HANDLE;
 	for (size_t i = 0; i < NKERNELS; i++)
 		if (!strcmp(name, kernels[i].name)) {
-			*hfunc = &functions[i];
+			*hfunc = (CUfunction)&functions[i];
 			return CUDA_SUCCESS;
 		}
 	return CUDA_ERROR_NOT_FOUND;
@@ -510,7 +512,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int g
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (!f || f < functions || f >= functions + NKERNELS || !f->k || stream)
+	if (!f || f < functions || f >= functions + NKERNELS || stream)
 		return CUDA_ERROR_INVALID_HANDLE; /* the default stream only */
 	k = f->k;
 	if (!grid_x || !grid_y || !grid_z || !block_x || !block_y || !block_z ||

@@ -8,8 +8,8 @@
 # driver's memory calls) to equal the prover's own probes of its device memory exactly: the
 # a/b/c device buffers (class gpu_abc) and the device twiddle table (class srs: the one srs
 # buffer more than a --gpu=cpu run has), per stage at the peak and over the lifetime, and
-# buffer for buffer by address in a recording. Then the prover without a driver: its plain
-# fallback and refusal lines. Needs root; a prover built with nvcc (not the SAN=1 build).
+# buffer for buffer by address in a recording. Then a driver that fails (the stand-in's
+# failures on demand) and no driver at all: the prover's one-line refusals and fallbacks. Needs root; a prover built with nvcc (not the SAN=1 build).
 source "$(dirname "$0")/lib.sh"
 INFLIGHT=${INFLIGHT:-$BUILD/inflight}
 P=$BUILD/prover
@@ -121,6 +121,20 @@ PY
 )
 check_eq "record: each cuda_device allocation is a probed buffer (same address and size)" \
 	"$pairs" "cuda_device $((3 * PARTS + 1)): gpu_abc $((3 * PARTS)), srs 1, unpaired 0"
+
+# --- a driver that fails: each failure one line naming the call and the CUresult's name
+small=(-n 1 -p 1 --log-n 10)
+jit="CUDA device 0 unusable: cuModuleLoadData: CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)"
+out=$(INFLIGHT_STANDIN_FAIL=cuModuleLoadData LD_LIBRARY_PATH=$C "$P" --gpu cuda "${small[@]}" 2>&1 >/dev/null)
+check_eq "the driver refuses the PTX: --gpu cuda refused (exit 6), naming the call" \
+	"$? $out" "6 prover: --gpu=cuda: $jit"
+out=$(INFLIGHT_STANDIN_FAIL=cuModuleLoadData LD_LIBRARY_PATH=$C "$P" --gpu auto "${small[@]}" 2>&1 >/dev/null)
+check_eq "... --gpu auto falls back to the model, saying why" \
+	"$? $(printf '%s\n' "$out" | grep -cF "prover: GPU stage on a MODELLED device ($jit): ")" "0 1"
+out=$(INFLIGHT_STANDIN_FAIL=cuLaunchKernel:k_scale LD_LIBRARY_PATH=$C "$P" --gpu cuda "${small[@]}" 2>&1 >/dev/null)
+check_eq "a launch fails: the GPU stage fails (exit 5), naming the call, kernel and CUresult" \
+	"$? $(echo "$out" | tail -n 1)" \
+	"5 prover: GPU stage failed: CUDA cuLaunchKernel (k_scale): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested for launch)"
 
 # --- without a driver: the prover says so in one line and falls back, or refuses cuda
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then

@@ -22,6 +22,7 @@ typedef int CUresult; /* an enum in the driver's header: 0 is CUDA_SUCCESS */
 #define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701
 
 typedef unsigned long long CUdeviceptr; /* the _v2 ABI: 64 bits */
 typedef unsigned long long CUmemGenericAllocationHandle;
@@ -81,5 +82,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y,
 #define STANDIN_MAX_BYTES (1ull << 30)
 /* its one device */
 #define STANDIN_DEVICE_NAME "inflight stand-in"
+/* a failure on demand, for the tests of a caller's error path: "cuModuleLoadData" fails
+ * every module load (CUDA_ERROR_INVALID_PTX), "cuLaunchKernel:NAME" every launch of kernel
+ * NAME (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES). The memory calls never read it. */
+#define STANDIN_FAIL_ENV "INFLIGHT_STANDIN_FAIL"
 
 #endif /* INFLIGHT_TEST_CUDA_API_H */

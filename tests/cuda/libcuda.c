@@ -21,7 +21,8 @@
  * prover/gpu_plan.h per-thread functions the PTX was compiled from, here compiled for the
  * host) for every thread of the grid, gridDim x blockDim, one after the other, before it
  * returns, reading the kernel's parameters from kernelParams by the kernel's signature.
- * It emulates exactly these four kernels and nothing else: no other PTX is run.
+ * It emulates exactly these four kernels and nothing else: no other PTX is run. A module
+ * load or a kernel's launches fail on demand (STANDIN_FAIL_ENV, cuda_api.h).
  *
  * No function calls another exported one: the real driver's entry points are not nested
  * either, and a test must count each call once.
@@ -172,7 +173,22 @@ static const struct {
 	  "a PTX JIT compilation failed" },
 	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+	{ CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+	  "too many resources requested for launch" },
 };
+
+/* whether STANDIN_FAIL_ENV asks this call (and kernel) to fail */
+static bool fail_asked(const char *call, const char *kernel)
+{
+	const char *want = getenv(STANDIN_FAIL_ENV);
+	size_t n = strlen(call);
+
+	if (!want || strncmp(want, call, n))
+		return false;
+	if (!kernel)
+		return want[n] == 0;
+	return want[n] == ':' && !strcmp(want + n + 1, kernel);
+}
 
 static int error_index(CUresult code)
 {
@@ -440,6 +456,8 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 		return r;
 	if (!module || !ptx)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (fail_asked("cuModuleLoadData", NULL))
+		return CUDA_ERROR_INVALID_PTX;
 	/* PTX is text: its first directive is .version, then .target and .address_size */
 	s = skip_space(ptx);
 	if (strncmp(s, ".version ", 9) || !strstr(s, "\n.target ") ||
@@ -523,6 +541,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int g
 	for (unsigned i = 0; i < k->nparams; i++)
 		if (!params[i])
 			return CUDA_ERROR_INVALID_VALUE;
+	if (fail_asked("cuLaunchKernel", k->name))
+		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	for (unsigned long long zy = 0; zy < (unsigned long long)grid_z * grid_y; zy++)
 		for (size_t bx = 0; bx < grid_x; bx++)
 			for (unsigned long long tzy = 0;

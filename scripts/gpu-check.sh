@@ -126,7 +126,6 @@ elsewhere=$(awk -F'[; ]' '$2 == "gpu_abc" && $1 != "gpu"' "$OUT/cuda.folded")
 # owner to gpu, so cuda_device covers gpu_abc in stage gpu (in byte-ms); the one driver
 # allocation beyond gpu_abc's is the prover's twiddle table (n/2 + n/2 words; probed as
 # srs), and no runtime allocates behind it: the counts and bytes are equal, exactly
-# (tests/t_prover_cuda.sh checks the same on the stand-in driver)
 # (tests/t_prover_cuda.sh checks the same on the stand-in driver). The totals and the peak
 # come from a live trace of the same work (its JSON summary): a report of a recording
 # carries no lifetime totals.

@@ -16,7 +16,8 @@
 #define GL_GENERATOR 7ull /* generates the whole multiplicative group */
 #define GL_TWO_ADICITY 32
 
-/* the same arithmetic serves the CUDA kernels (prover/gpu_cuda.cu) */
+/* the same arithmetic serves the CUDA kernels (prover/gpu_kernels.cu) and, on the host, the
+ * stand-in driver of the tests that emulates them (tests/cuda/libcuda.c) */
 #ifdef __CUDACC__
 #define GL_FN __host__ __device__ static inline
 #else

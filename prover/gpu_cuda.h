@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The CUDA side of the GPU stage, as plain C calls (prover/gpu_cuda.cu; prover/gpu_nocuda.c
- * stands in when the build has no nvcc or runs sanitized). Tracking stays on the C side.
+ * The CUDA side of the GPU stage, as plain C calls (prover/gpu_driver.c on the driver API,
+ * with the kernels of prover/gpu_kernels.cu; prover/gpu_nocuda.c stands in when the build
+ * has no nvcc or runs sanitized). Tracking stays on the C side.
  * Every call returns 0 on success, or -1 with one line in `err`.
  */
 #ifndef PROVER_GPU_CUDA_H

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The GPU stage's computation, written once for the CUDA kernels and for a host emulation
- * that the unit tests compare with the CPU path: what one GPU thread does (the *_thread
- * functions) and the order of the passes (gpu_plan_h). Only the launching differs.
+ * The GPU stage's computation, written once for the CUDA kernels (prover/gpu_kernels.cu),
+ * for a host emulation that the unit tests compare with the CPU path and for the stand-in
+ * driver of the tests that runs the kernels' launches on the host (tests/cuda/libcuda.c):
+ * what one GPU thread does (the *_thread functions) and the order of the passes
+ * (gpu_plan_h). Only the launching differs.
  */
 #ifndef PROVER_GPU_PLAN_H
 #define PROVER_GPU_PLAN_H

@@ -4,7 +4,10 @@
 # builds, proves the same input with --gpu=cuda and with --gpu=cpu and requires the same
 # proof digest and every H check passed on both, records a CUDA run with inflight and
 # requires device memory (class gpu_abc) in the gpu stage and nowhere else, and libcuda's
-# view of the same run (class cuda_device) to cover it. Ends with one
+# view of the same run (class cuda_device) to equal the prover's own device buffers. The
+# prover calls the driver API itself (prover/gpu_driver.c, libcuda.so.1 opened at run time,
+# no CUDA runtime) and its kernels are PTX that this host's driver JIT-compiles for its
+# device: this is the check that they run on a real one. Ends with one
 # line: "gpu-check: PASS: ..." or "gpu-check: FAIL: WHY", or "gpu-check: NO GPU: WHY" on a
 # host without an NVIDIA device or driver.
 set -uo pipefail
@@ -21,8 +24,9 @@ Usage: scripts/gpu-check.sh [--no-build] [--assume-gpu]
 Checks the prover's CUDA path on this host: the same input proved with --gpu=cuda and
 --gpu=cpu must give the same proof digest with every H check passed, and a CUDA run
 traced by inflight (record, then the folded report) must show class gpu_abc (device
-memory) in stage gpu only, and libcuda's allocations (class cuda_device) to cover
-every gpu_abc buffer. Needs root (BPF) for the traced run. Output in $OUT/.
+memory) in stage gpu only, and libcuda's allocations (class cuda_device) to be exactly
+the gpu_abc buffers and the twiddle table. Needs root (BPF) for the traced run. Output
+in $OUT/.
 
   --no-build     use $BUILD/prover and $BUILD/inflight as they are (default: make them)
   --assume-gpu   skip the driver check (no /dev/nvidiactl, no nvidia-smi): the prover's
@@ -64,20 +68,27 @@ for bin in "$P" "$I"; do
 	[ -x "$bin" ] || fail "$bin is missing (run without --no-build, or make it)"
 done
 
-# the prover's own probe: exit 6 says why CUDA is not usable (no device, a driver too old,
-# or a build without nvcc, which is a failure here, not an absent GPU)
+ldd "$P" | grep -q 'libcudart\|libcuda\.' &&
+	fail "$P links a CUDA library; it should open libcuda.so.1 at run time only"
+
+# the prover's own probe: exit 6 says why CUDA is not usable (no driver, no device, a
+# driver that cannot JIT the prover's PTX, or a build without nvcc: the last two are
+# failures here, not an absent GPU)
 "$P" --gpu cuda -n 1 --partitions 1 --log-n 10 >"$OUT/probe.out" 2>"$OUT/probe.err"
 rc=$?
 if [ "$rc" = 6 ]; then
 	why=$(sed -n 's/^prover: --gpu=cuda: //p' "$OUT/probe.err" | head -n 1)
 	case $why in
 	*"no CUDA support"*) fail "$P was built without CUDA (no nvcc at build time): $why" ;;
+	*cuModuleLoadData* | *cuModuleGetFunction*)
+		fail "the driver cannot load the prover's PTX (a driver older than the nvcc" \
+			"that built it?): $why" ;;
 	*) no_gpu "the prover finds no usable CUDA device: ${why:-exit 6}" ;;
 	esac
 fi
 [ "$rc" = 0 ] || fail "a one-partition CUDA run failed (exit $rc): $(tail -n 1 "$OUT/probe.err")"
 device=$(sed -n 's/^prover: GPU stage on //p' "$OUT/probe.err" | head -n 1)
-echo "gpu-check: device: $device"
+echo "gpu-check: device: $device; the kernels JIT-compiled by its driver from the embedded PTX"
 
 # 1. the same input on CUDA and on the CPU: the same proofs, every H checked
 "$P" gen-c1 -o "$OUT/c1.json" --partitions 10 --seed 7 || fail "gen-c1 failed"
@@ -112,30 +123,52 @@ elsewhere=$(awk -F'[; ]' '$2 == "gpu_abc" && $1 != "gpu"' "$OUT/cuda.folded")
 
 # 3. the same run seen through libcuda (attach/cuda.c): every gpu_abc buffer is a driver
 # allocation made just before its probe and freed just after, by the thread that moved its
-# owner to gpu, so cuda_device covers gpu_abc in stage gpu; the driver allocations beyond
-# gpu_abc's are the prover's twiddle table (and whatever cudart allocates for itself)
+# owner to gpu, so cuda_device covers gpu_abc in stage gpu (in byte-ms); the one driver
+# allocation beyond gpu_abc's is the prover's twiddle table (n/2 + n/2 words; probed as
+# srs), and no runtime allocates behind it: the counts and bytes are equal, exactly
+# (tests/t_prover_cuda.sh checks the same on the stand-in driver). The totals and the peak
+# come from a live trace of the same work (its JSON summary): a report of a recording
+# carries no lifetime totals.
+tw_bytes=$((2 * (1 << 16) / 2 * 8))
 dev_gpu=$(awk '$1 == "gpu;cuda_device" { print $2 }' "$OUT/cuda.folded")
-"$I" report "$OUT/cuda.infl" --format json -o "$OUT/cuda.report.json" 2>"$OUT/report.err" ||
-	fail "inflight report --format json failed: $(tail -n 1 "$OUT/report.err")"
-cuda_view=$(python3 - "$OUT/cuda.report.json" <<'PY'
+rm -f "$OUT/cuda.trace.json"
+"$I" --json -o "$OUT/cuda.trace.json" -- "$P" --gpu cuda -i "$OUT/c1.json" -n 1 --log-n 16 \
+	>"$OUT/trace.out" 2>"$OUT/trace.err" ||
+	fail "inflight's trace of a CUDA run failed (exit $?): $(tail -n 1 "$OUT/trace.err")"
+cuda_view=$(python3 - "$OUT/cuda.trace.json" "$tw_bytes" <<'PY'
 import json, sys
-p = json.load(open(sys.argv[1]))["processes"][0]
+summary = [json.loads(l) for l in open(sys.argv[1]) if '"summary"' in l][-1]
+p, tw = summary["processes"][0], int(sys.argv[2])
 life, an = p["lifetime"], p["anomalies"]
 d, g = life.get("cuda_device", {}), life.get("gpu_abc", {})
+# at the peak, per stage: cuda_device = gpu_abc, plus the twiddle table in (none)
+def cells(cls):
+    return {s["stage"]: (s["classes"][cls]["bufs"], s["classes"][cls]["bytes"])
+            for s in p["peak"]["stages"] if cls in s["classes"]}
+want = cells("gpu_abc")
+n, b = want.get("(none)", (0, 0))
+want["(none)"] = (n + 1, b + tw)
+peak_ok = cells("cuda_device") == want
 print(d.get("allocs", 0), g.get("allocs", 0), d.get("bytes_allocated", 0),
-      g.get("bytes_allocated", 0), an.get("cuda_failed", 0), str(p.get("exact")).lower())
+      g.get("bytes_allocated", 0), d.get("frees", 0), g.get("frees", 0),
+      an.get("cuda_failed", 0), str(p.get("exact")).lower(), str(peak_ok).lower(),
+      ",".join("%s:%d/%d" % (k, *v) for k, v in sorted(cells("cuda_device").items())))
 PY
-) || fail "cannot read $OUT/cuda.report.json"
-read -r d_allocs g_allocs d_bytes g_bytes failed exact <<<"$cuda_view"
+) || fail "cannot read $OUT/cuda.trace.json"
+read -r d_allocs g_allocs d_bytes g_bytes d_frees g_frees failed exact peak_ok peak_cells \
+	<<<"$cuda_view"
 echo "gpu-check: libcuda view: cuda_device $d_allocs allocs $d_bytes B, gpu_abc $g_allocs allocs" \
-	"$g_bytes B, $failed failed calls, exact $exact; stage gpu: cuda_device ${dev_gpu:-0}," \
-	"gpu_abc $in_gpu byte-ms"
-[ "$exact" = true ] || fail "the traced CUDA run is not exact ($OUT/cuda.report.json)"
+	"$g_bytes B, $failed failed calls, exact $exact; at the peak cuda_device $peak_cells;" \
+	"stage gpu: cuda_device ${dev_gpu:-0}, gpu_abc $in_gpu byte-ms"
+[ "$exact" = true ] || fail "the traced CUDA run is not exact ($OUT/cuda.trace.json)"
 [ "$failed" = 0 ] || fail "$failed CUDA memory calls failed in the traced run"
-[ "$d_allocs" -ge "$g_allocs" ] && [ "$d_bytes" -ge "$g_bytes" ] ||
-	fail "libcuda saw fewer device allocations than the gpu_abc probes ($d_allocs/$d_bytes B < $g_allocs/$g_bytes B)"
+[ "$d_allocs" = $((g_allocs + 1)) ] && [ "$d_frees" = $((g_frees + 1)) ] &&
+	[ "$d_bytes" = $((g_bytes + tw_bytes)) ] ||
+	fail "libcuda's device allocations ($d_allocs/$d_bytes B, $d_frees frees) are not the gpu_abc probes' plus the twiddle table ($((g_allocs + 1))/$((g_bytes + tw_bytes)) B, $((g_frees + 1)) frees)"
+[ "$peak_ok" = true ] ||
+	fail "at the peak, cuda_device ($peak_cells) is not gpu_abc per stage plus the twiddle table in (none) ($OUT/cuda.trace.json)"
 [ -n "$dev_gpu" ] && [ "$dev_gpu" -ge "$in_gpu" ] ||
 	fail "cuda_device in stage gpu (${dev_gpu:-none} byte-ms) does not cover gpu_abc ($in_gpu byte-ms)"
 pass "on $device: cuda = cpu (digest $dc, 20/20 H checks each); gpu_abc seen in stage gpu" \
-	"only ($in_gpu byte-ms); libcuda's cuda_device covers it ($dev_gpu byte-ms," \
-	"$((d_allocs - g_allocs)) driver allocations beyond gpu_abc's)"
+	"only ($in_gpu byte-ms); libcuda's cuda_device is gpu_abc plus the twiddle table" \
+	"($d_allocs allocations, $d_bytes B; $dev_gpu byte-ms in stage gpu)"

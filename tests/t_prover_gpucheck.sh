@@ -3,7 +3,8 @@
 # scripts/gpu-check.sh where it can run without a GPU: its command line (help, a bad
 # option) and its NO GPU answer, a distinct exit status and one plain line, both from the
 # driver check and, with --assume-gpu, from the prover's own CUDA probe. The checks it makes
-# on a GPU host (cuda vs cpu digests, gpu_abc in stage gpu) need one: docs/prover.md.
+# on a GPU host (cuda vs cpu digests, gpu_abc in stage gpu) run here too, whole, against the
+# stand-in driver; only a real driver's JIT and a real device need one: docs/prover.md.
 source "$(dirname "$0")/lib.sh"
 G=$ROOT/scripts/gpu-check.sh
 export GPU_CHECK_OUT=$TMP/gpu-check
@@ -45,6 +46,26 @@ if [ -x "$ROOT/build/san/prover" ]; then
 else
 	skip "a prover built without CUDA is a FAIL" "no build/san/prover (make SAN=1 all)"
 	skip "... saying why" "no build/san/prover"
+fi
+
+# the whole check against the stand-in driver of tests/cuda/ (it loads the prover's PTX and
+# emulates its kernels on the host): the script's every step, though no real JIT or GPU
+if [ "$(id -u)" != 0 ]; then
+	skip "the whole check on the stand-in driver: PASS" "needs root (the traced runs)"
+	skip "a driver that cannot load the PTX: FAIL" "needs root"
+elif [ ! -e "$BUILD/tests/cuda/libcuda.so.1" ] ||
+	"$BUILD/prover" --gpu cuda -n 1 -p 1 --log-n 8 2>&1 | grep -q "no CUDA support"; then
+	skip "the whole check on the stand-in driver: PASS" "no CUDA build or no stand-in (make all tests)"
+	skip "a driver that cannot load the PTX: FAIL" "no CUDA build or no stand-in"
+else
+	out=$(LD_LIBRARY_PATH=$BUILD/tests/cuda BUILD=$BUILD "$G" --assume-gpu --no-build 2>&1)
+	check_match "the whole check on the stand-in driver: PASS, libcuda's view exact" \
+		"$? $(printf '%s\n' "$out" | tail -n 1)" \
+		"^0 gpu-check: PASS: on CUDA device 0, inflight stand-in \(sm_90\): cuda = cpu .* libcuda's cuda_device is gpu_abc plus the twiddle table \(31 allocations, 16252928 B;"
+	out=$(INFLIGHT_STANDIN_FAIL=cuModuleLoadData LD_LIBRARY_PATH=$BUILD/tests/cuda BUILD=$BUILD \
+		"$G" --assume-gpu --no-build 2>&1)
+	check_eq "a driver that cannot load the prover's PTX: FAIL (exit 1), not NO GPU" \
+		"$? $out" "1 gpu-check: FAIL: the driver cannot load the prover's PTX (a driver older than the nvcc that built it?): CUDA device 0 unusable: cuModuleLoadData: CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)"
 fi
 
 out=$(BUILD=$TMP/nowhere "$G" --assume-gpu --no-build 2>&1)

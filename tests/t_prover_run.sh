@@ -21,7 +21,7 @@ else
 		"^device +MODELLED, [0-9.]+ ms \+-35% per partition at 100 Mop/s, busy [0-9.]+%$"
 	check_match "... with its overruns" "$out" "^ +overruns [0-9]+ \(the real work took"
 	check_match "... and so does the announcement" "$(cat "$TMP/err")" \
-		"^prover: GPU stage on a MODELLED device \(no CUDA device"
+		"^prover: GPU stage on a MODELLED device \(no CUDA (driver|device)"
 fi
 check_match "... reports wall time, proofs/min and peak RSS" "$out" "^peak RSS +[0-9.]+ MiB$"
 check_match "... proofs/min" "$out" "^proofs/min +[0-9.]+$"

@@ -4,14 +4,16 @@
 # threads on several owners that links it (cuda_workers) or loads it with dlopen()
 # (cuda_workers_dlopen), and one without the contract that links it (cuda_plain). Subjects
 # of the test, built plainly (not under SAN=1), each found through its RUNPATH. The library
-# is built under SAN=1 too, plainly: bench/cuda_loop links it.
+# is built under SAN=1 too, plainly: bench/cuda_loop links it. The library also emulates the
+# prover's four kernels with prover/gpu_plan.h compiled for the host (tests/t_prover_cuda.sh).
 CUDA_TESTS := $(TESTS_DIR)/cuda
 CUDA_CFLAGS := -g -O2 $(WARN) -std=gnu11 -Iprobes -Itests/cuda
 
-$(CUDA_TESTS)/libcuda.so.1: tests/cuda/libcuda.c tests/cuda/cuda_api.h | $(DEPS_STAMP)
+$(CUDA_TESTS)/libcuda.so.1: tests/cuda/libcuda.c tests/cuda/cuda_api.h prover/gpu_plan.h \
+		prover/field.h | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUDA_CFLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 \
+	$(Q)$(CC) $(CUDA_CFLAGS) -Iprover -fPIC -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 \
 		-pthread $< -o $@
 	$(Q)ln -sf libcuda.so.1 $(@D)/libcuda.so
 

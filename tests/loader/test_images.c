@@ -93,7 +93,7 @@ int main(void)
 
 	/* the application alone: counted exactly as it numbers itself */
 	noted(&app, "input", "output", "read", "gpu", "done", true);
-	CHECK(!images__add(&ims, "/srv/app", &app.b, &tag, &refused) && tag == 0 && !refused,
+	CHECK(!images__add(&ims, "/srv/app", &app.b, NULL, &tag, &refused) && tag == 0 && !refused,
 	      "the application: image 0, nothing refused");
 	images__table(&ims, 0, &tab);
 	identity(want);
@@ -108,7 +108,7 @@ int main(void)
 
 	/* a library with the same ids, other names */
 	noted(&gpu, "weights", "kbuf", "upload", "kernel", "fin", false);
-	CHECK(!images__add(&ims, "/usr/lib/libgpu.so", &gpu.b, &tag, &refused) && tag == 1 &&
+	CHECK(!images__add(&ims, "/usr/lib/libgpu.so", &gpu.b, NULL, &tag, &refused) && tag == 1 &&
 		      !refused,
 	      "libgpu.so: image 1");
 	images__table(&ims, 1, &tab);
@@ -135,7 +135,7 @@ int main(void)
 
 	/* a second library: same ids, names kbuf, upload and fin shared with libgpu.so */
 	noted(&aux, "tiles", "kbuf", "upload", "merge", "fin", false);
-	CHECK(!images__add(&ims, "/usr/lib/libaux.so", &aux.b, &tag, &refused) && tag == 2,
+	CHECK(!images__add(&ims, "/usr/lib/libaux.so", &aux.b, NULL, &tag, &refused) && tag == 2,
 	      "libaux.so: image 2");
 	images__table(&ims, 2, &tab);
 	CHECK(tab.cls[0] == 4 && tab.cls[1] == 5 && tab.stage[0] == 6 && tab.stage[1] == 7 &&
@@ -151,7 +151,7 @@ int main(void)
 	      "stage names alike: %s %s %s %s", n.stage[3], n.stage[6], n.stage[5], n.stage[8]);
 
 	/* libgpu.so in another process: the same image, the same slots */
-	CHECK(!images__add(&ims, "/proc/9/root/usr/lib/libgpu.so", &gpu.b, &tag, &refused) &&
+	CHECK(!images__add(&ims, "/proc/9/root/usr/lib/libgpu.so", &gpu.b, NULL, &tag, &refused) &&
 		      tag == 1 && ims.nimg == 3,
 	      "the same library again (another process): image 1 again");
 
@@ -166,7 +166,7 @@ int main(void)
 	site(&plain, INFL_PROBE_FREE, 1);
 	site(&plain, INFL_PROBE_STAGE, 0);
 	site(&plain, INFL_PROBE_STAGE, 1);
-	CHECK(!images__add(&ims, "/usr/lib/libplain.so", &plain.b, &tag, &refused) && tag == 3 &&
+	CHECK(!images__add(&ims, "/usr/lib/libplain.so", &plain.b, NULL, &tag, &refused) && tag == 3 &&
 		      !refused,
 	      "a library without a note: image 3");
 	images__table(&ims, 3, &tab);
@@ -185,7 +185,7 @@ int main(void)
 	snprintf(wide.b.provider, sizeof(wide.b.provider), "prover");
 	site(&wide, INFL_PROBE_ALLOC, -1);
 	site(&wide, INFL_PROBE_STAGE, 3);
-	CHECK(!images__add(&ims, "/opt/libwide.so", &wide.b, &tag, &refused) && tag == 4,
+	CHECK(!images__add(&ims, "/opt/libwide.so", &wide.b, NULL, &tag, &refused) && tag == 4,
 	      "a library without a note passing class ids in registers: image 4");
 	CHECK_EQ_U64(refused, 8, "... 8 of its 16 classes find no slot (said on stderr)");
 	images__table(&ims, 4, &tab);
@@ -194,6 +194,23 @@ int main(void)
 	CHECK(tab.stage[3] == 11 && tab.stage[0] == R && tab.stage[12] == 12,
 	      "... its one constant stage claimed (slot 11), its unclaimed ids by number while free");
 
+	images__free(&ims);
+
+	/* the application counted in its undeclared class 2 and stage 4 before the library came:
+	 * the library's claims pass those slots by, so nothing counted reads as its */
+	images__init(&ims);
+	images__add(&ims, "/srv/app", &app.b, NULL, &tag, &refused);
+	CHECK(!images__add(&ims, "/usr/lib/libgpu.so", &gpu.b,
+			   &(struct image_slots_used){ .cls = 1u << 2, .stage = 1u << 4 }, &tag,
+			   &refused) && !refused,
+	      "counted slots: libgpu.so placed, nothing refused");
+	images__table(&ims, tag, &tab);
+	CHECK(tab.cls[0] == 3 && tab.cls[1] == 4 && tab.stage[0] == 3 && tab.stage[1] == 5 &&
+		      tab.stage[2] == 6,
+	      "counted slots: classes in 3 4 (not the counted 2), stages in 3 5 6 (not 4)");
+	images__table(&ims, 0, &tab);
+	CHECK(tab.cls[2] == 2 && tab.stage[4] == 4,
+	      "... and the application's undeclared ids keep counting where they did");
 	images__free(&ims);
 	return check_done();
 }

@@ -186,6 +186,38 @@ int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_id
 	return 0;
 }
 
+/* The class and stage slots image `p` has counted anything in. */
+static void counted_in(const struct infl_proc *p, struct image_slots_used *u)
+{
+	for (int c = 0; c < INFL_MAX_CLASSES; c++)
+		if (p->allocated[c].count || p->freed[c].count || p->unmatched_free[c].count)
+			u->cls |= 1u << c;
+	for (int st = 0; st < INFL_MAX_STAGES; st++) {
+		bool any = p->owners[st] || p->dwell_count[st] || p->unmatched_stage[st];
+
+		for (int c = 0; !any && c < INFL_CLASSES; c++)
+			any = p->cur[c][st].count != 0;
+		if (any)
+			u->stage |= 1u << st;
+	}
+}
+
+static int counted_one(const void *key, const void *value, void *ctx)
+{
+	(void)key;
+	counted_in(value, ctx);
+	return 0;
+}
+
+void lifecycle__counted_slots(struct session *s, struct image_slots_used *u)
+{
+	memset(u, 0, sizeof(*u));
+	map_walk(bpf_map__fd(s->skel->maps.procs), sizeof(__u32), sizeof(struct infl_proc),
+		 bpf_map__max_entries(s->skel->maps.procs), counted_one, u);
+	for (int i = 0; i < s->nended; i++)
+		counted_in(&s->ended[i].st, u);
+}
+
 int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out)
 {
 	int fd = bpf_map__fd(s->skel->maps.idents);

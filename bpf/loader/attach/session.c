@@ -402,7 +402,11 @@ static void apply_names(struct session *s)
 static int add_image(struct session *s, const char *shown, const struct usdt_binary *b,
 		     unsigned *tag, struct image_slots *tab)
 {
-	int refused, err = images__add(&s->slots, shown, b, tag, &refused);
+	struct image_slots_used counted;
+	int refused, err;
+
+	lifecycle__counted_slots(s, &counted);
+	err = images__add(&s->slots, shown, b, &counted, tag, &refused);
 
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");

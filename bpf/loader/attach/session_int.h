@@ -87,6 +87,9 @@ struct session {
 int lifecycle__on_ctl(void *ctx, void *data, size_t size); /* the control ring's callback */
 void lifecycle__sweep(struct session *s); /* ended records the control ring could not take */
 void lifecycle__free(struct session *s);
+/* The class and stage slots any traced image has counted in so far (the kernel's records and
+ * the ended ones kept): a new image's claims take none of them (contract/images.h). */
+void lifecycle__counted_slots(struct session *s, struct image_slots_used *u);
 
 /* session.c: attach the contract's probes in the binary at `path` (pid -1: every process;
  * `shown` names it in messages, its basename labels its classes and stages), and tell the

@@ -353,9 +353,9 @@ static void names_together(const char *shown, const struct usdt_binary *exe,
 
 	images__init(&ims);
 	if (exe->verdict == USDT_OK)
-		images__add(&ims, shown, exe, &tag, &refused);
+		images__add(&ims, shown, exe, NULL, &tag, &refused);
 	for (int i = 0; i < nlibs; i++)
-		images__add(&ims, libs[i].path, &libs[i].b, &tag, &refused);
+		images__add(&ims, libs[i].path, &libs[i].b, NULL, &tag, &refused);
 	images__names(&ims, out);
 	images__free(&ims);
 }

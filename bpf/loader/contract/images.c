@@ -90,7 +90,8 @@ static const char *own_name(const struct infl_names *n, int kind, unsigned id)
 }
 
 /* The slot of claim (image `tag`, `id`), placed when new; IMAGES_REFUSED when none is free. */
-static __u8 place(struct images *ims, int kind, unsigned tag, unsigned id, bool *refused)
+static __u8 place(struct images *ims, int kind, unsigned tag, unsigned id, __u32 counted,
+		  bool *refused)
 {
 	const struct images_image *im = &ims->img[tag];
 	struct images_claim *c = claims_of(ims, kind);
@@ -102,10 +103,10 @@ static __u8 place(struct images *ims, int kind, unsigned tag, unsigned id, bool 
 		if (c[s].taken && c[s].id == id && !strcmp(c[s].label, im->label) &&
 		    !strcmp(c[s].provider, im->provider) && !strcmp(c[s].name, name))
 			return (__u8)s;
-	if (!c[id].taken)
+	if (!c[id].taken && !(counted >> id & 1))
 		slot = (int)id;
 	for (int s = 0; slot < 0 && s < INFL_USDT_IDS; s++)
-		if (!c[s].taken)
+		if (!c[s].taken && !(counted >> s & 1))
 			slot = s;
 	if (slot < 0) {
 		*refused = true;
@@ -139,8 +140,9 @@ void images__table(const struct images *ims, unsigned tag, struct image_slots *o
 	table_kind(ims, tag, KIND_STAGE, out->stage);
 }
 
-/* Places image `tag`'s new claims `claims` of one kind. */
-static int place_kind(struct images *ims, unsigned tag, int kind, __u16 claims, const char *path)
+/* Places image `tag`'s new claims `claims` of one kind, on slots not `counted` in. */
+static int place_kind(struct images *ims, unsigned tag, int kind, __u16 claims, __u32 counted,
+		      const char *path)
 {
 	struct images_image *im = &ims->img[tag];
 	__u8 *mine = kind == KIND_CLS ? im->slots.cls : im->slots.stage;
@@ -152,7 +154,7 @@ static int place_kind(struct images *ims, unsigned tag, int kind, __u16 claims, 
 	for (unsigned id = 0; id < INFL_USDT_IDS; id++) {
 		if (!(claims >> id & 1))
 			continue;
-		mine[id] = place(ims, kind, tag, id, &no);
+		mine[id] = place(ims, kind, tag, id, counted, &no);
 		if (no)
 			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%u",
 				 refused++ ? "," : "", id);
@@ -165,7 +167,7 @@ static int place_kind(struct images *ims, unsigned tag, int kind, __u16 claims, 
 }
 
 int images__add(struct images *ims, const char *path, const struct usdt_binary *b,
-		unsigned *tag, int *refused)
+		const struct image_slots_used *counted, unsigned *tag, int *refused)
 {
 	struct images_image im = { 0 }, *more;
 	__u16 cls, stage;
@@ -200,8 +202,8 @@ int images__add(struct images *ims, const char *path, const struct usdt_binary *
 	stage &= (__u16)~ims->img[t].stage_claims;
 	ims->img[t].cls_claims |= cls;
 	ims->img[t].stage_claims |= stage;
-	*refused = place_kind(ims, t, KIND_CLS, cls, path) +
-		   place_kind(ims, t, KIND_STAGE, stage, path);
+	*refused = place_kind(ims, t, KIND_CLS, cls, counted ? counted->cls : 0, path) +
+		   place_kind(ims, t, KIND_STAGE, stage, counted ? counted->stage : 0, path);
 	*tag = t;
 	return 0;
 }

@@ -11,7 +11,8 @@
  *   - a claim is (image label, provider, id, name), the label being the file's basename: the
  *     same claim in another process, or in the file rebuilt at the same path, is the same slot;
  *   - a claim takes the slot of its own number when that is free (so one image alone is
- *     counted exactly as it numbers itself), else the lowest free one; with none free it is
+ *     counted exactly as it numbers itself), else the lowest free one; a slot is free when
+ *     no claim holds it and nothing is counted in it yet; with none free the claim is
  *     refused (said at the attach, and its events counted as bad ids);
  *   - an id an image does not claim keeps the slot of its number while no claim holds that
  *     slot, and is refused once one does (never counted as another image's);
@@ -35,6 +36,11 @@
 struct image_slots {
 	__u8 cls[INFL_MAX_CLASSES];
 	__u8 stage[INFL_MAX_STAGES];
+};
+
+/* Slots that hold counts already (bit s): the kernel's records say so. */
+struct image_slots_used {
+	__u32 cls, stage;
 };
 
 struct images_claim {
@@ -66,11 +72,13 @@ void images__free(struct images *ims);
 /*
  * Image `b` (the file `path` names; its basename is the label): its claims placed, `*tag`
  * set to its index (an image with the same label, provider and names note is the same
- * image). `refused` gets the number of its claims that found no slot (each said on stderr
- * once). 0, or -ENOMEM.
+ * image). A new claim takes no slot of `counted` (NULL: none), the classes and stages that
+ * already hold counts: what an earlier image's undeclared id counted there would read as
+ * the new claim's. `refused` gets the number of its claims that found no slot (said on
+ * stderr once). 0, or -ENOMEM.
  */
 int images__add(struct images *ims, const char *path, const struct usdt_binary *b,
-		unsigned *tag, int *refused);
+		const struct image_slots_used *counted, unsigned *tag, int *refused);
 
 /* The table of image `tag` now (the tables of earlier images change when a later one takes
  * a slot one of their undeclared ids used). */

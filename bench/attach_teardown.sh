@@ -84,7 +84,7 @@ at_spawn() {
 	case $cfg in
 	inflight) cmd=("$INFLIGHT" --json -o "$TMPB/at.json" -- "$target" -W 60) ;;
 	inflight_perf) cmd=(env INFLIGHT_ATTACH=perf "$INFLIGHT" --json -o "$TMPB/at.json" -- "$target" -W 60) ;;
-	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -- "$target" -W 60) ;;
+	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -o "$TMPB/at.json" -- "$target" -W 60) ;;
 	bpftrace) at_bpftrace_script "$target"; cmd=(bpftrace -c "$target -W 60" "$TMPB/at.bt") ;;
 	empty | empty_base) ;;
 	*) cmd=("$BENCH/usdt_attach" -m "$mech" -d "$det" -T 3 -o "$rpt" -c -- "$target" -W 60) ;;
@@ -125,7 +125,7 @@ at_spawn() {
 	case $cfg in
 	inflight | inflight_perf | baseline)
 		at_wait_detached "$([ "$cfg" = baseline ] && echo "$BENCH_INFLIGHT_BASELINE" || echo "$INFLIGHT")"
-		# the JSON beside -- CMD goes to -o (the baseline, from before that rule, to stdout)
+		# the JSON beside -- CMD goes to -o (a baseline older than -o wrote it to stdout)
 		hits=$(cat "$TMPB/at.json" "$out" 2>/dev/null | grep '"type":"summary"' | tail -n 1 | grep -o '"events":{[^}]*}' | head -n 1 |
 			grep -o ':[0-9]\+' | tr -d : | awk '{ s += $1 } END { print s + 0 }') ;;
 	bpftrace) hits=$(sed -n 's/^@hits: //p' "$out") ;;

@@ -127,6 +127,16 @@ run_text c-linked
 check_eq "c-linked text: one library, no name qualified" \
 	"$rc $(lines '^  (input|output|weights|kbuf) +5 allocs') $(lines 'libgpu\.so:')" "0 4 0"
 
+# the live tables (to a pipe: plain lines; the last, once both libraries are attached): a
+# qualified name cut to its column keeps its own name and what it can of the image's,
+# without "lib" and ".so"
+d=$I/two-libs
+"$INFLIGHT" -i 10ms --wide -- "$d/app" --items 2000 --lib2 "$d/libaux.so" >"$TMP/live.out" 2>&1
+rc=$?
+check_eq "live tables: both libraries' kbuf told apart in 10 columns (gpu:kbuf, aux:kbuf)" \
+	"$rc $(grep -E '^stage +owners +bufs +bytes' "$TMP/live.out" | tail -n 1 | grep -oE '(gpu|aux):kbuf' |
+		sort | tr '\n' ' ')" "0 aux:kbuf gpu:kbuf "
+
 # a recording's report names and counts the same (a report has no lifetime per class)
 for r in two-libs plain; do
 	rm -f "$TMP/rec.infl"

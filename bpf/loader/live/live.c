@@ -91,12 +91,34 @@ static const char *cell_text(char buf[2 * FMT_LEN], struct infl_cell x)
 	return buf;
 }
 
-/* A name cut to `w` columns, '~' marking the cut. */
+/*
+ * `name` in w columns, cut with a `~` where it does not fit. A name qualified by its image
+ * (libgpu.so:kbuf) keeps what tells it apart: its own name whole, and as much of the image's
+ * as fits, without the "lib" and ".so" every library has (gpu:kbuf, gp~:kbuf).
+ */
 static const char *fit(char *buf, size_t len, const char *name, int w)
 {
+	const char *colon = strchr(name, ':');
+	int nlen, llen;
+
 	if ((int)strlen(name) <= w)
 		return name;
-	snprintf(buf, len, "%.*s~", w - 1, name);
+	nlen = colon ? (int)strlen(colon + 1) : 0;
+	if (colon && nlen + 2 < w) {
+		const char *label = name, *end = colon, *so = strstr(name, ".so");
+
+		if (!strncmp(label, "lib", 3) && label + 3 < end)
+			label += 3;
+		if (so && so < end && so > label)
+			end = so;
+		llen = (int)(end - label);
+		if (llen + 1 + nlen <= w)
+			snprintf(buf, len, "%.*s:%s", llen, label, colon + 1);
+		else
+			snprintf(buf, len, "%.*s~:%s", w - nlen - 2, label, colon + 1);
+		return buf;
+	}
+	snprintf(buf, len, "%.*s~", w - 1, colon ? colon + 1 : name);
 	return buf;
 }
 

@@ -196,6 +196,21 @@ int main(void)
 
 	images__free(&ims);
 
+	/* a copy of the application under another name, its note word for word: the same
+	 * contract, the same slots, nothing qualified */
+	images__init(&ims);
+	images__add(&ims, "/srv/app", &app.b, NULL, &tag, &refused);
+	images__add(&ims, "/usr/lib/libgpu.so", &gpu.b, NULL, &tag, &refused);
+	CHECK(!images__add(&ims, "/tmp/app-copy", &app.b, NULL, &tag, &refused) && tag == 2 &&
+		      !refused,
+	      "a copy of the application: an image of its own");
+	images__table(&ims, 2, &tab);
+	images__names(&ims, &n);
+	CHECK(tab.cls[0] == 0 && tab.cls[1] == 1 && tab.stage[2] == 2 && !strcmp(n.cls[0], "input") &&
+		      n.cls_declared == 0xf,
+	      "... counted in the application's slots, under its unqualified names");
+	images__free(&ims);
+
 	/* the application counted in its undeclared class 2 and stage 4 before the library came:
 	 * the library's claims pass those slots by, so nothing counted reads as its */
 	images__init(&ims);

@@ -1164,6 +1164,7 @@ void session__free(struct session *s)
 	cuda_attach__free(s->cuda);
 	usdt_attach__free(s->usdt);
 	usdt_binary__free(&s->bin);
+	images__free(&s->slots);
 	inflight_bpf__destroy(s->skel);
 	lifecycle__free(s);
 	if (s->pidfd >= 0)

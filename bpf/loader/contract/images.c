@@ -55,6 +55,15 @@ static bool same_names(const struct infl_names *a, const struct infl_names *b)
 	return true;
 }
 
+/* Two images with one names note, word for word (a copy of a binary under another name, a
+ * library under two sonames): one contract, the same classes and stages. Images without a
+ * note name nothing that could tell them apart, so only their file's name does. */
+static bool same_contract(const struct images_image *a, const struct images_image *b)
+{
+	return a->names.contract_version && !strcmp(a->provider, b->provider) &&
+	       same_names(&a->names, &b->names);
+}
+
 /* The ids the sites of `b` pass for `probe`'s argument 1: constants, or every id when some
  * site passes it otherwise. */
 static __u16 site_ids(const struct usdt_binary *b, int kind)
@@ -100,8 +109,9 @@ static __u8 place(struct images *ims, int kind, unsigned tag, unsigned id, __u32
 
 	*refused = false;
 	for (int s = 0; s < INFL_USDT_IDS; s++)
-		if (c[s].taken && c[s].id == id && !strcmp(c[s].label, im->label) &&
-		    !strcmp(c[s].provider, im->provider) && !strcmp(c[s].name, name))
+		if (c[s].taken && c[s].id == id && !strcmp(c[s].provider, im->provider) &&
+		    !strcmp(c[s].name, name) &&
+		    (!strcmp(c[s].label, im->label) || same_contract(&ims->img[c[s].image], im)))
 			return (__u8)s;
 	if (!c[id].taken && !(counted >> id & 1))
 		slot = (int)id;

@@ -10,6 +10,8 @@
  *     claims them all;
  *   - a claim is (image label, provider, id, name), the label being the file's basename: the
  *     same claim in another process, or in the file rebuilt at the same path, is the same slot;
+ *     so is a claim of an image whose names note is the first claimant's word for word (a
+ *     copy of the binary under another name);
  *   - a claim takes the slot of its own number when that is free (so one image alone is
  *     counted exactly as it numbers itself), else the lowest free one; a slot is free when
  *     no claim holds it and nothing is counted in it yet; with none free the claim is

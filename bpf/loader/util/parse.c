@@ -69,40 +69,16 @@ static int scan_decimal(const char **pp, unsigned __int128 *whole, unsigned __in
 	return 0;
 }
 
-int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
-{
-	static const struct {
-		const char *name;
-		__u64 ns;
-	} units[] = { { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
-		      { "us", 1000ull },	 { "m", 60000000000ull },  { "h", 3600000000000ull } };
-	unsigned __int128 whole = 0, frac = 0, scale = 1, ns;
-	const char *p = s;
-	size_t i;
-	int err;
+struct unit {
+	const char *name;
+	__u64 mult;
+};
 
-	err = scan_decimal(&p, &whole, &frac, &scale);
-	if (err)
-		return err;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(p, units[i].name))
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
-		return -EINVAL;
-	ns = whole * units[i].ns + frac * units[i].ns / scale;
-	if (ns > ~0ull || ns < min_ns || ns > max_ns)
-		return -ERANGE;
-	*out_ns = (__u64)ns;
-	return 0;
-}
-
-int parse_size(const char *s, __u64 min, __u64 max, __u64 *out)
+/* A decimal with one of `units` after it (the first whose name matches the rest exactly),
+ * scaled by it: fractions of a unit are kept to the last whole one. */
+static int parse_scaled(const char *s, const struct unit *units, size_t n, __u64 min, __u64 max,
+			__u64 *out)
 {
-	static const struct {
-		const char *name;
-		unsigned shift;
-	} units[] = { { "", 0 },     { "B", 0 },     { "K", 10 },  { "KiB", 10 }, { "M", 20 },
-		      { "MiB", 20 }, { "G", 30 },    { "GiB", 30 }, { "T", 40 },  { "TiB", 40 } };
 	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
 	const char *p = s;
 	size_t i;
@@ -111,16 +87,37 @@ int parse_size(const char *s, __u64 min, __u64 max, __u64 *out)
 	err = scan_decimal(&p, &whole, &frac, &scale);
 	if (err)
 		return err;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (i = 0; i < n; i++)
 		if (!strcmp(p, units[i].name))
 			break;
-	if (i == sizeof(units) / sizeof(units[0]))
+	if (i == n)
 		return -EINVAL;
-	v = (whole << units[i].shift) + ((frac << units[i].shift) / scale);
+	v = whole * units[i].mult + frac * units[i].mult / scale;
 	if (v > ~0ull || v < min || v > max)
 		return -ERANGE;
 	*out = (__u64)v;
 	return 0;
+}
+
+int parse_duration_ns(const char *s, __u64 min_ns, __u64 max_ns, __u64 *out_ns)
+{
+	static const struct unit units[] = {
+		{ "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+		{ "us", 1000ull },     { "m", 60000000000ull }, { "h", 3600000000000ull },
+	};
+
+	return parse_scaled(s, units, sizeof(units) / sizeof(units[0]), min_ns, max_ns, out_ns);
+}
+
+int parse_size(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	static const struct unit units[] = {
+		{ "", 1 },	    { "B", 1 },		{ "K", 1ull << 10 }, { "KiB", 1ull << 10 },
+		{ "M", 1ull << 20 }, { "MiB", 1ull << 20 }, { "G", 1ull << 30 }, { "GiB", 1ull << 30 },
+		{ "T", 1ull << 40 }, { "TiB", 1ull << 40 },
+	};
+
+	return parse_scaled(s, units, sizeof(units) / sizeof(units[0]), min, max, out);
 }
 
 __u64 parse_interval_or_die(const char *arg)

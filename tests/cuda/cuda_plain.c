@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "cuda_api.h"
+#include "gate.h"
 
 int main(void)
 {
@@ -24,15 +25,7 @@ int main(void)
 	if (cuMemAlloc_v2(&big, STANDIN_MAX_BYTES + 1) == CUDA_SUCCESS)
 		return 4;
 	if (getenv("CUDA_PLAIN_GATE")) {
-		sigset_t set;
-		int sig;
-
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		printf("gated\n");
-		fflush(stdout);
-		sigwait(&set, &sig);
+		gate("CUDA_PLAIN_GATE");
 		if (cuMemFree_v2(d[0]) != CUDA_SUCCESS || cuMemFree_v2(d[2]) != CUDA_SUCCESS ||
 		    cuMemAlloc_v2(&d[1], 500) != CUDA_SUCCESS)
 			return 3;

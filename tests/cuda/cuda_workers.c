@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_api.h"
+#include "gate.h"
 #include "inflight_probes.h"
 
 #define CUDA_CLASSES(X) X(0, input)
@@ -165,16 +166,6 @@ int main(int argc, char **argv)
 	for (int t = 0; t < THREADS; t++)
 		pthread_join(th[t], NULL);
 	printf("cuda_workers: %d workers done\n", THREADS);
-	if (getenv("CUDA_WORKERS_GATE")) {
-		sigset_t set;
-		int sig;
-
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		printf("gated\n");
-		fflush(stdout);
-		sigwait(&set, &sig);
-	}
+	gate("CUDA_WORKERS_GATE");
 	return 0;
 }

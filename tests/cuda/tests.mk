@@ -19,18 +19,18 @@ $(CUDA_TESTS)/libcuda.so.1: tests/cuda/libcuda.c tests/cuda/cuda_api.h prover/gp
 
 ifneq ($(SAN),1)
 
-$(CUDA_TESTS)/cuda_workers: tests/cuda/cuda_workers.c tests/cuda/cuda_api.h \
+$(CUDA_TESTS)/cuda_workers: tests/cuda/cuda_workers.c tests/cuda/cuda_api.h tests/cuda/gate.h \
 		probes/inflight_probes.h $(CUDA_TESTS)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CUDA_CFLAGS) $< -pthread -L$(CUDA_TESTS) -Wl,-rpath,'$$ORIGIN' -lcuda -o $@
 
-$(CUDA_TESTS)/cuda_workers_dlopen: tests/cuda/cuda_workers.c tests/cuda/cuda_api.h \
+$(CUDA_TESTS)/cuda_workers_dlopen: tests/cuda/cuda_workers.c tests/cuda/cuda_api.h tests/cuda/gate.h \
 		probes/inflight_probes.h | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUDA_CFLAGS) -DCUDA_DLOPEN $< -pthread -ldl -o $@
 
-$(CUDA_TESTS)/cuda_plain: tests/cuda/cuda_plain.c tests/cuda/cuda_api.h \
+$(CUDA_TESTS)/cuda_plain: tests/cuda/cuda_plain.c tests/cuda/cuda_api.h tests/cuda/gate.h \
 		$(CUDA_TESTS)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CUDA_CFLAGS) $< -L$(CUDA_TESTS) -Wl,-rpath,'$$ORIGIN' -lcuda -o $@

@@ -940,6 +940,172 @@ __noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
 	return 0;
 }
 
+/*
+ * LK_MAP, the queue behind the lock (kernels before 5.17): what deferred.bpf.h is where
+ * cmpxchg and bpf_loop exist, built from what 5.10 has. The ring and its tickets become a
+ * BPF queue map, whose push and pop are atomic in the kernel (the map's own spinlock, held
+ * for a copy, interrupts off): a hit that finds the lock held pushes what its map operations
+ * found and returns; its FIFO order is the accounting order of everything queued. The
+ * bounded loops that drain it are global functions (checked once by the verifier, which
+ * cannot walk a loop over an inlined section) in a program of their own, map_combine,
+ * which hits reach by a tail call: a handler's frame and a drain's would not fit in one
+ * stack.
+ *
+ * The protocol:
+ * - defer_tail (struct infl_proc) counts the hits pushed and not yet applied, defer_head the
+ *   ones applied: a push adds 1 first (atomic add, 5.10 has it) and takes it back if the
+ *   queue is full; the holder adds 1 to defer_head for each hit it applies. So tail == head
+ *   means nothing of this image is queued or being pushed, and tail - head at the image's
+ *   end is what was left (counted as lock_timeouts, as with the ring).
+ * - A hit that gets the lock with something queued goes behind it (push, then combine):
+ *   what was queued may have happened before it. With nothing queued it applies itself.
+ * - Every push is followed by an attempt at the lock (map_combine), and every holder looks
+ *   at tail and head after its release, both after a full barrier (the lock is a hash
+ *   insert and delete under the bucket's lock): either the pusher gets the lock and drains,
+ *   or the holder it failed against sees the push once it released, and drains.
+ * - A queue is drawn from a pool of INFL_DEFER_MAX_QUEUES by the first hit that needs one:
+ *   a claim is an insert of the queue's index into map_queue_claims that fails if the index
+ *   is taken (an atomic test-and-set, like the lock), then the process's name for it in
+ *   deferred_of, as for the ring. The image's end gives it back. A queue's next owner drops
+ *   what an earlier one left (told apart by gen; counted at that image's end).
+ * - A hit that can neither push (the queue full, the pool empty) nor get the lock waits in
+ *   lock_wait_more as before, trying both; past that it gives up, counted.
+ */
+struct map_queue {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, INFL_DEFER_SLOTS); /* resized by the loader (1: not loaded) */
+	__type(value, struct infl_op);
+};
+
+struct map_queue mq_0 SEC(".maps"), mq_1 SEC(".maps"), mq_2 SEC(".maps"), mq_3 SEC(".maps"),
+	mq_4 SEC(".maps"), mq_5 SEC(".maps"), mq_6 SEC(".maps"), mq_7 SEC(".maps"),
+	mq_8 SEC(".maps"), mq_9 SEC(".maps"), mq_10 SEC(".maps"), mq_11 SEC(".maps"),
+	mq_12 SEC(".maps"), mq_13 SEC(".maps"), mq_14 SEC(".maps"), mq_15 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES);
+	__type(key, __u32);
+	__array(values, struct map_queue);
+} map_queues SEC(".maps") = {
+	.values = { &mq_0, &mq_1, &mq_2, &mq_3, &mq_4, &mq_5, &mq_6, &mq_7,
+		    &mq_8, &mq_9, &mq_10, &mq_11, &mq_12, &mq_13, &mq_14, &mq_15 },
+};
+
+/* the pool's queues in use: index -> the gen of the image that holds it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u64);
+} map_queue_claims SEC(".maps");
+
+/* The queue of image (pid, gen) when it has one. */
+static __always_inline void *map_queue_of(__u32 pid, __u64 gen)
+{
+	__u32 *idx = bpf_map_lookup_elem(&deferred_of, &pid);
+	__u64 *owner;
+
+	if (!idx)
+		return NULL;
+	owner = bpf_map_lookup_elem(&map_queue_claims, idx);
+	if (!owner || *owner != gen)
+		return NULL;
+	return bpf_map_lookup_elem(&map_queues, idx);
+}
+
+/* The image's queue, drawn from the pool when it has none yet; NULL when none is free. */
+static __always_inline void *map_queue_claim(__u32 pid, __u64 gen)
+{
+	void *q = map_queue_of(pid, gen);
+
+	if (q || bpf_map_lookup_elem(&deferred_of, &pid))
+		return q;
+#pragma clang loop unroll(full)
+	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
+		__u32 key = i;
+
+		if (bpf_map_update_elem(&map_queue_claims, &key, &gen, BPF_NOEXIST))
+			continue; /* taken, or the pool is smaller */
+		if (!bpf_map_update_elem(&deferred_of, &pid, &key, BPF_NOEXIST))
+			return bpf_map_lookup_elem(&map_queues, &key);
+		/* another thread of the image named its queue first: this one goes back */
+		bpf_map_delete_elem(&map_queue_claims, &key);
+		return map_queue_of(pid, gen);
+	}
+	return NULL;
+}
+
+/* The image ended: its queue goes back to the pool (what it still holds is counted in
+ * lock_timeouts by image_end, and dropped by the next owner). */
+static __always_inline void map_queue_release(__u32 pid, __u64 gen)
+{
+	__u32 *idx = bpf_map_lookup_elem(&deferred_of, &pid);
+	__u64 *owner;
+
+	if (!idx)
+		return;
+	owner = bpf_map_lookup_elem(&map_queue_claims, idx);
+	if (owner && *owner == gen)
+		bpf_map_delete_elem(&map_queue_claims, idx);
+}
+
+/* Queues `op` behind p's lock; false when the queue is full or none is free. */
+static __always_inline bool map_queue_push(struct infl_proc *p, __u32 pid,
+					   const struct infl_op *op)
+{
+	struct infl_op o = *op;
+	void *q = map_queue_claim(pid, p->gen);
+
+	if (!q)
+		return false;
+	o.gen = p->gen;
+	__sync_fetch_and_add(&p->defer_tail, 1); /* before the push: tail >= head always */
+	if (bpf_map_push_elem(q, &o, 0)) {
+		__sync_fetch_and_add(&p->defer_tail, -1);
+		return false;
+	}
+	__sync_fetch_and_add(&deferred_ops, 1);
+	return true;
+}
+
+static __always_inline bool map_queue_empty(struct infl_proc *p)
+{
+	return READ_ONCE(p->defer_tail) == READ_ONCE(p->defer_head);
+}
+
+/* The lock held: the queue's next hit applied, or an earlier owner's dropped. 1 when one
+ * was taken, 0 when the queue is empty. A global function, checked once; before 5.12 one
+ * cannot take pointers, so it looks up its own. */
+__noinline int map_queue_apply_next(__u32 pid)
+{
+	struct infl_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	struct infl_op op;
+	void *q;
+
+	if (!p)
+		return 0;
+	q = map_queue_of(pid, p->gen);
+	if (!q || bpf_map_pop_elem(q, &op))
+		return 0;
+	if (op.gen != p->gen)
+		return 1;
+	apply_relooked(p, &op, LK_MAP);
+	p->defer_head++;
+	return 1;
+}
+
+/* The lock held: the whole queue, in its order; how many were taken. */
+__noinline int map_queue_drain(__u32 pid)
+{
+	int i;
+
+	for (i = 0; i < INFL_DEFER_SLOTS; i++)
+		if (!map_queue_apply_next(pid))
+			break;
+	return i;
+}
+
 struct drain_ctx {
 	struct infl_proc *p;
 	struct infl_deferred *q;
@@ -1055,7 +1221,7 @@ enum lock_outcome {
 	LOCKED,	  /* the lock is ours, the hits queued before applied: account it, release */
 	DEFERRED, /* queued: the lock's holder applies it (deferred.bpf.h) */
 	GAVE_UP,  /* the lock held and the queue full for lock_wait_ns: counted (lock_timeouts) */
-	WAIT_MORE, /* LK_MAP: the lock held for a round of looks: go on in lock_wait_more */
+	WAIT_MORE, /* LK_MAP: the lock held and no room in a queue: go on in lock_wait_more */
 };
 
 struct room_wait {
@@ -1145,10 +1311,18 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 			return DEFERRED;
 		goto gave_up;
 	}
-	if (!lock_map_wait(pid, true))
-		return WAIT_MORE;
-	section_begin(p);
-	return LOCKED;
+	/* LK_MAP: the same, with map_queue_push for queue_op (the queue map's order is the
+	 * tickets'), and the wait in lock_wait_more */
+	if (!defer_all && lock_map_look(pid, LOCK_LOOKS)) {
+		section_begin(p);
+		if (map_queue_empty(p))
+			return LOCKED;
+		proc_unlock(p, pid, lk);
+	}
+	if (map_queue_push(p, pid, op))
+		return DEFERRED;
+	__sync_fetch_and_add(&deferred_full, 1);
+	return WAIT_MORE;
 gave_up:
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
 	return GAVE_UP;
@@ -1166,16 +1340,24 @@ gave_up:
  * preemption disabled and never two on one CPU at once (bpf_prog_active), so the chain has
  * its CPU's slot to itself, and the hit's thread, held in its probe, keeps its order.
  */
-#define LOCK_WAIT_ROUNDS 32 /* tail calls: the kernel's limit is 32 (33 from 5.12) */
+/* tail calls: the kernel's limit is 32 (33 from 5.12), and map_combine needs two after them */
+#define LOCK_WAIT_ROUNDS 28
 
 /* rounds waited in lock_wait_more, all processes: how often holders stalled (bench, -v) */
 __u64 lock_wait_rounds = 0;
+
+/* what map_combine is entered for */
+enum carry_mode {
+	CARRY_COMBINE, /* a hit was queued, or a holder released with hits queued: drain */
+	CARRY_LOCKED,  /* the carried hit holds the lock and found hits queued: they go first */
+};
 
 struct lock_carry {
 	struct infl_op op;
 	__u64 gen;    /* the image whose hit it is */
 	__u32 pid;
-	__u32 rounds; /* rounds waited in lock_wait_more */
+	__u16 rounds; /* rounds waited in lock_wait_more */
+	__u16 mode;   /* enum carry_mode */
 };
 
 struct {
@@ -1185,10 +1367,11 @@ struct {
 	__type(value, struct lock_carry);
 } lock_carry SEC(".maps");
 
-/* slot 0: lock_wait_more, set by the loader where the LK_MAP programs are loaded */
+/* the LK_MAP programs' tail calls, set by the loader where they are loaded */
+enum lock_prog { LP_WAIT_MORE, LP_COMBINE, LP__COUNT };
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, LP__COUNT);
 	__type(key, __u32);
 	__type(value, __u32);
 } lock_wait_progs SEC(".maps");
@@ -1224,9 +1407,19 @@ static __always_inline void wait_more(void *ctx, struct infl_proc *p, __u32 pid,
 		c->gen = p->gen;
 		c->pid = pid;
 		c->rounds = 0;
-		bpf_tail_call(ctx, &lock_wait_progs, 0);
+		bpf_tail_call(ctx, &lock_wait_progs, LP_WAIT_MORE);
 	}
 	hit_gave_up(p, op, pid);
+}
+
+/* LK_MAP: into map_combine, with the carry's fields set for it (no return when it runs) */
+static __always_inline void combine_call(void *ctx, struct lock_carry *c, __u32 pid, __u64 gen,
+					 enum carry_mode mode)
+{
+	c->pid = pid;
+	c->gen = gen;
+	c->mode = mode;
+	bpf_tail_call(ctx, &lock_wait_progs, LP_COMBINE);
 }
 
 SEC("usdt")
@@ -1243,15 +1436,83 @@ int lock_wait_more(struct pt_regs *ctx)
 	if (!p || p->gen != c->gen) /* cannot be: the hit's thread lives in the image */
 		return 0;
 	__sync_fetch_and_add(&lock_wait_rounds, 1);
+	if (map_queue_push(p, pid, &c->op)) {
+		/* room again: queued like any other; the push's attempt at the lock follows */
+		combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
+		return 0; /* no tail call left: the holder it failed against drains it */
+	}
 	if (lock_map_wait(pid, false)) {
 		section_begin(p);
+		if (!map_queue_empty(p)) {
+			/* what is queued may have happened before this hit: it goes behind */
+			combine_call(ctx, c, pid, p->gen, CARRY_LOCKED);
+			proc_unlock(p, pid, LK_MAP);
+			hit_gave_up(p, &c->op, pid);
+			return 0;
+		}
 		apply_relooked(p, &c->op, LK_MAP);
 		proc_unlock(p, pid, LK_MAP);
+		if (!map_queue_empty(p))
+			combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0;
 	}
+	/* rounds end a tail call early: map_combine needs one after them */
 	if (++c->rounds < LOCK_WAIT_ROUNDS)
-		bpf_tail_call(ctx, &lock_wait_progs, 0);
+		bpf_tail_call(ctx, &lock_wait_progs, LP_WAIT_MORE);
 	hit_gave_up(p, &c->op, pid);
+	return 0;
+}
+
+/* map_combine's rounds: each takes the lock (a few looks), drains the queue, releases; the
+ * last looks once more and goes on in a tail call of its own while hits keep coming */
+#define COMBINE_ROUNDS 4
+#define COMBINE_LOOKS 64
+/* a carried hit that finds the queue refilled while it drains gives up after this many
+ * drains (it is counted): producers then outrun the holder by a queue's length each time */
+#define CARRY_PUSH_TRIES 4
+
+/*
+ * LK_MAP: the queue applied by whoever can take the lock now (the combining of the LK_CAS
+ * programs, proc_combine). Entered by a tail call, from a handler after its push or after
+ * its release with hits queued (CARRY_COMBINE), or from lock_wait_more holding the lock
+ * (CARRY_LOCKED: its carried hit goes behind the queue).
+ */
+SEC("usdt")
+int map_combine(struct pt_regs *ctx)
+{
+	__u32 zero = 0, pid;
+	struct lock_carry *c = bpf_map_lookup_elem(&lock_carry, &zero);
+	struct infl_proc *p;
+	bool queued = false;
+	int r;
+
+	if (!c)
+		return 0;
+	pid = c->pid;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p || p->gen != c->gen) /* cannot be: the hit's thread lives in the image */
+		return 0;
+	if (c->mode == CARRY_LOCKED) {
+		c->mode = CARRY_COMBINE;
+		for (r = 0; r < CARRY_PUSH_TRIES && !queued; r++) {
+			map_queue_drain(pid);
+			queued = map_queue_push(p, pid, &c->op);
+		}
+		if (queued)
+			map_queue_drain(pid);
+		proc_unlock(p, pid, LK_MAP);
+		if (!queued)
+			hit_gave_up(p, &c->op, pid);
+	}
+	for (r = 0; r < COMBINE_ROUNDS; r++) {
+		if (map_queue_empty(p) || !lock_map_look(pid, COMBINE_LOOKS))
+			return 0; /* nothing left, or a holder that looks after its release */
+		section_begin(p);
+		map_queue_drain(pid);
+		proc_unlock(p, pid, LK_MAP);
+	}
+	if (!map_queue_empty(p))
+		bpf_tail_call(ctx, &lock_wait_progs, LP_COMBINE);
 	return 0;
 }
 
@@ -1344,6 +1605,21 @@ static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __
 				 .tid = (__u32)bpf_get_current_pid_tgid() };
 }
 
+/* LK_MAP, at a handler's very end: hits queued (its own, or others' it saw after its
+ * release) are applied by map_combine, which a tail call enters. */
+static __always_inline void combine_after(void *ctx, struct infl_proc *p, __u32 pid,
+					  const enum lock_kind lk)
+{
+	__u32 zero = 0;
+	struct lock_carry *c;
+
+	if (lk != LK_MAP || map_queue_empty(p))
+		return;
+	c = bpf_map_lookup_elem(&lock_carry, &zero);
+	if (c)
+		combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
+}
+
 /*
  * The handlers: map operations first, outside the lock (a buffer's insert or delete decides
  * who owns it when threads race), then the section, or the queue.
@@ -1412,6 +1688,7 @@ locked:
 		proc_unlock(p, pid, lk);
 	}
 	proc_combine(p, pid, lk);
+	combine_after(ctx, p, pid, lk);
 	return 0;
 }
 
@@ -1470,6 +1747,7 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	proc_combine(p, pid, lk);
 	if (retired)
 		owner_forget(pid, p->gen, op.prev.owner);
+	combine_after(ctx, p, pid, lk);
 	return 0;
 }
 
@@ -1526,6 +1804,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	proc_combine(p, pid, lk);
 	if (retired)
 		owner_forget(pid, p->gen, op.arg);
+	combine_after(ctx, p, pid, lk);
 	return 0;
 }
 
@@ -1795,10 +2074,10 @@ static __always_inline __u64 rss_update(struct infl_proc *p, __u32 member, long 
  * Record mode: an RSS change of a step or more becomes an event. Its time and order are
  * taken while no section runs, so that it sits between the accounting events around it in
  * both; the tracepoint never waits, though: when a section runs, this change is not
- * recorded, and the next one (or the next snapshot) carries the value. With the queue
- * (LK_CAS) it does not even take the lock, whose release would owe the queue a look: the
- * seqlock words tell that no section ran while it read, and a compare-and-swap on
- * rss_emitted lets one of two CPUs emit a step.
+ * recorded, and the next one (or the next snapshot) carries the value. It does not take
+ * the lock, whose release would owe the queue a look: the seqlock words tell that no
+ * section ran while it read, and a compare-and-swap on rss_emitted lets one of two CPUs
+ * emit a step (before 5.12 both may).
  */
 static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total,
 				     const enum lock_kind lk)
@@ -1808,26 +2087,20 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 
 	if (total - last < RSS_EVENT_STEP && last - total < RSS_EVENT_STEP)
 		return;
+	end = READ_ONCE(p->write_end); /* the seqlock's order: write_end first */
+	barrier();
+	now = bpf_ktime_get_ns();
+	seq = READ_ONCE(p->seq);
+	tracked = READ_ONCE(p->tracked_at_rss_peak);
+	barrier();
+	if (READ_ONCE(p->write_begin) != end)
+		return; /* a section ran meanwhile */
 	if (lk == LK_CAS) {
-		end = READ_ONCE(p->write_end); /* the seqlock's order: write_end first */
-		barrier();
-		now = bpf_ktime_get_ns();
-		seq = READ_ONCE(p->seq);
-		tracked = READ_ONCE(p->tracked_at_rss_peak);
-		barrier();
-		if (READ_ONCE(p->write_begin) != end)
-			return; /* a section ran meanwhile */
 		if (__sync_val_compare_and_swap(&p->rss_emitted, last, total) != last)
 			return; /* another CPU emitted this step */
 	} else {
-		if (!proc_trylock(p, pid, lk))
-			return;
-		section_begin(p);
-		now = bpf_ktime_get_ns();
-		seq = p->seq;
-		tracked = p->tracked_at_rss_peak;
-		p->rss_emitted = total;
-		proc_unlock(p, pid, lk);
+		/* no cmpxchg before 5.12: two CPUs may emit one step, each a true reading */
+		WRITE_ONCE(p->rss_emitted, total);
 	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
@@ -1950,6 +2223,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	pid_mark(pid, 0); /* an exec's new image marks it again (proc_create) */
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
+	map_queue_release(pid, p->gen); /* before deferred_release, which forgets its name */
 	deferred_release(pid, p->gen);
 	if (p->seq && record_events) {
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);

@@ -109,6 +109,22 @@ static __always_inline bool lock_map_wait(__u32 pid, bool timed)
 	}
 }
 
+/* LK_MAP: true when the lock is ours within `looks` looks: the holder of a short section is
+ * let finish, one that is off its CPU is not waited for. */
+static __always_inline bool lock_map_look(__u32 pid, int looks)
+{
+	int i;
+
+	if (lock_map_try(pid))
+		return true;
+	for (i = 1;; i++) { /* the loop's shape: lock_map_wait */
+		if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
+			return true;
+		if (i >= looks)
+			return false;
+	}
+}
+
 static __always_inline void proc_lock_release(struct infl_proc *p, __u32 pid,
 					      const enum lock_kind lk)
 {

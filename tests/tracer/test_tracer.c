@@ -225,14 +225,11 @@ static void test_hammer(void)
 		CHECK_EQ_U64(accounted + p->lock_timeouts, hits,
 			     "%shammer: every probe hit accounted or counted as given up "
 			     "(%llu timeouts)", Q, (unsigned long long)p->lock_timeouts);
-		if (session__has_queue(s))
-			CHECK(p->lock_timeouts == 0,
-			      "%shammer: with the queue behind the lock no hit gave up (%llu did)", Q,
-			      (unsigned long long)p->lock_timeouts);
-		else
-			printf("# %shammer: no queue on this kernel (before 5.17): a hit that waits "
-			       "too long gives up, counted; %llu rounds waited past the first\n", Q,
-			       (unsigned long long)session__lock_wait_rounds(s));
+		CHECK(p->lock_timeouts == 0,
+		      "%shammer: with the queue behind the lock no hit gave up (%llu did)", Q,
+		      (unsigned long long)p->lock_timeouts);
+		printf("# %shammer: %llu rounds waited in lock_wait_more (before 5.17: a full "
+		       "queue)\n", Q, (unsigned long long)session__lock_wait_rounds(s));
 		CHECK(consistent(p), "%shammer: never wrong: cells and totals agree, none below 0", Q);
 		CHECK(p->lock_timeouts ? proc_inexact(p) :
 					 !p->total_bytes && p->owners_done == 20000 && !proc_inexact(p),
@@ -464,30 +461,6 @@ static void test_drop_caps(void)
 		     "not privileged: a process without CAP_BPF/CAP_PERFMON is told so");
 }
 
-/* Whether this kernel queues hits behind the lock; where it does not (before 5.17: no
- * bpf_loop, or before 5.12: no cmpxchg), a session given defer_all must not have queued any. */
-static bool queue_exists(void)
-{
-	char *argv[] = { probegen, "threads", "2", "5", NULL };
-	struct infl_features f;
-	struct infl_proc got;
-	int status;
-	bool has;
-
-	if (features__probe(&f)) {
-		CHECK(0, "queued: the kernel's features probed");
-		return false;
-	}
-	has = f.atomics && f.bpf_loop;
-	if (!has) {
-		CHECK(trace_spawn(argv, &got, &status) == 0 && last_deferred == 0 &&
-			      got.events[INFL_PROBE_ALLOC] == 10,
-		      "queued: no queue on %s (no BPF cmpxchg or bpf_loop): every hit took the lock "
-		      "(%llu queued)", f.release, (unsigned long long)last_deferred);
-	}
-	return has;
-}
-
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX];
@@ -506,13 +479,11 @@ int main(int argc, char **argv)
 	test_late_attach();
 	test_errors();
 	/* again with every probe hit through the queue behind the lock: its holder's path
-	 * (bpf/deferred.bpf.h), exact like the lock's own, on the kernels that have it */
+	 * (bpf/deferred.bpf.h, or the queue maps before 5.17), exact like the lock's own */
 	queued = true;
-	if (queue_exists()) {
-		test_random_scripts();
-		test_threads();
-		test_hammer();
-	}
+	test_random_scripts();
+	test_threads();
+	test_hammer();
 	queued = false;
 	test_drop_caps(); /* last: this process keeps no capability */
 	{

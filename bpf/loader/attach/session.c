@@ -264,6 +264,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
 	}
 	bpf_program__set_autoload(k->progs.lock_wait_more, !cas);
+	bpf_program__set_autoload(k->progs.map_combine, !cas);
 	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
 	{
 		/* [lock form][layout]: inflight.bpf.c's RSS_PROG rows */
@@ -293,6 +294,24 @@ static __u32 pid_chunks(void)
 	return (__u32)((max + 63) / 64);
 }
 
+/* The LK_MAP programs' queue maps (inflight.bpf.c), one slot each where they are not used:
+ * the pool's template too, which each must match. */
+static int shrink_map_queues(struct inflight_bpf *skel)
+{
+	struct bpf_map *q[] = {
+		bpf_map__inner_map(skel->maps.map_queues), skel->maps.mq_0, skel->maps.mq_1,
+		skel->maps.mq_2, skel->maps.mq_3, skel->maps.mq_4, skel->maps.mq_5,
+		skel->maps.mq_6, skel->maps.mq_7, skel->maps.mq_8, skel->maps.mq_9,
+		skel->maps.mq_10, skel->maps.mq_11, skel->maps.mq_12, skel->maps.mq_13,
+		skel->maps.mq_14, skel->maps.mq_15,
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]) && !err; i++)
+		err = q[i] ? bpf_map__set_max_entries(q[i], 1) : -ENOENT;
+	return err;
+}
+
 static int configure(struct session *s, const struct session_opts *o)
 {
 	struct inflight_bpf *skel = s->skel;
@@ -320,11 +339,16 @@ static int configure(struct session *s, const struct session_opts *o)
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of,
 						      INFL_DEFER_QUEUES(o->max_procs));
 	}
-	/* the queues behind the lock exist with the LK_CAS programs only (deferred.bpf.h) */
-	if (!(s->feat.atomics && s->feat.bpf_loop)) {
+	if (o->max_procs)
+		err = err ?: bpf_map__set_max_entries(skel->maps.map_queue_claims,
+						      INFL_DEFER_QUEUES(o->max_procs));
+	/* the queues behind the lock: the ring's pool with the LK_CAS programs
+	 * (deferred.bpf.h), the queue maps' with the LK_MAP ones (inflight.bpf.c); the other
+	 * pool takes no memory */
+	if (s->feat.atomics && s->feat.bpf_loop)
+		err = err ?: shrink_map_queues(skel);
+	else
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of, 1);
-	}
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
@@ -360,16 +384,21 @@ static int load_error(int err, const char *what)
 	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
 }
 
-/* The LK_MAP programs' longer wait (inflight.bpf.c: lock_wait_more) is a tail call: its
- * slot is set here, where those programs were loaded. */
+/* The LK_MAP programs' longer wait and their combining (inflight.bpf.c: lock_wait_more,
+ * map_combine) are tail calls: their slots (enum lock_prog) are set here, where those
+ * programs were loaded. */
 static int link_wait_more(struct session *s)
 {
-	int fd = bpf_program__fd(s->skel->progs.lock_wait_more), slot = 0;
+	int fds[] = { bpf_program__fd(s->skel->progs.lock_wait_more),
+		      bpf_program__fd(s->skel->progs.map_combine) };
 
-	if (fd < 0)
-		return 0; /* LK_CAS: not loaded, not needed */
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lock_wait_progs), &slot, &fd, BPF_ANY))
-		return load_error(-errno, "set the lock's wait program");
+	for (int slot = 0; slot < 2; slot++) {
+		if (fds[slot] < 0)
+			return 0; /* LK_CAS: not loaded, not needed */
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lock_wait_progs), &slot,
+					&fds[slot], BPF_ANY))
+			return load_error(-errno, "set the lock's tail-call programs");
+	}
 	return 0;
 }
 
@@ -1110,11 +1139,6 @@ enum session_mode session__mode(const struct session *s)
 __u64 session__ring_lost(const struct session *s)
 {
 	return s->ring_lost;
-}
-
-bool session__has_queue(const struct session *s)
-{
-	return s->feat.atomics && s->feat.bpf_loop;
 }
 
 __u64 session__deferred_ops(const struct session *s, __u64 *full)

@@ -110,10 +110,9 @@ int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_
 /* How many ended processes' final records the session keeps (cheap: no snapshot). */
 int session__nended(const struct session *s);
 
-/* Whether probe hits that find their process's lock held are queued for its holder
- * (bpf/deferred.bpf.h: kernels with BPF cmpxchg and bpf_loop); how many were so far, and how
- * many found their queue full and waited (for a slot or the lock). */
-bool session__has_queue(const struct session *s);
+/* Probe hits that found their process's lock held and were queued for its holder
+ * (bpf/deferred.bpf.h, or the queue maps of inflight.bpf.c before 5.17), and how many found
+ * their queue full and waited (for a slot or the lock). */
 __u64 session__deferred_ops(const struct session *s, __u64 *full);
 /* kernels without the queue: rounds hits waited past the first for a stalled holder */
 __u64 session__lock_wait_rounds(const struct session *s);

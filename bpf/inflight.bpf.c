@@ -9,17 +9,18 @@
  * Concurrency: a process's threads hit probes at once, and a stage event moves an owner's
  * buffers between stages while another thread frees one of them, so all accounting of one
  * process happens under one lock in its infl_proc (proc_lock.bpf.h: its two forms). A uprobe
- * handler that finds it held queues its hit for the holder and returns (deferred.bpf.h; on
- * kernels with cmpxchg and bpf_loop); only when the queue is full, or on older kernels, does
- * it wait (on older kernels for longer, in lock_wait_more), and then it gives up and counts
- * the event in lock_timeouts, which marks the totals inexact. The tracepoint handlers never wait: the RSS fields are written
- * without the lock, and exit and exec run when no other thread of the process is left to
- * race with. A handler's map element creation and deletion happen outside the lock; a
- * queued hit's lookups are repeated by whoever applies it.
+ * handler that finds it held queues its hit for the holder and returns: in a ring where the
+ * kernel has cmpxchg and bpf_loop (deferred.bpf.h), in a BPF queue map before 5.17 (below:
+ * "the queue behind the lock before 5.17"). Only when the queue is full does it wait, and
+ * then it gives up and counts the event in lock_timeouts, which marks the totals inexact.
+ * The tracepoint handlers never wait: the RSS fields are written without the lock, and exit
+ * and exec run when no other thread of the process is left to race with. A handler's map
+ * element creation and deletion happen outside the lock; a queued hit's lookups are
+ * repeated by whoever applies it.
  *
  * Every program exists twice, for the two lock forms (suffix _nocas: kernels without BPF
- * cmpxchg or bpf_loop, before 5.17, with lock_wait_more); the loader loads one set
- * (attach/session.c, from attach/features.c's answers).
+ * cmpxchg or bpf_loop, before 5.17, with the queue map, map_combine and lock_wait_more);
+ * the loader loads one set (attach/session.c, from attach/features.c's answers).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -13,14 +13,16 @@
  *           (deferred.bpf.h), and waits (inflight.bpf.c: lock_or_defer) only while the
  *           queue is full.
  *   LK_MAP  for kernels before 5.17: 5.10 and 5.11 have no BPF cmpxchg at all, 5.12-5.16
- *           no bpf_loop, which the queue's drain needs. Inserting the pid into the `locks`
+ *           no bpf_loop, which the ring's drain needs. Inserting the pid into the `locks`
  *           hash map with BPF_NOEXIST is an atomic test-and-set (the insert checks and
  *           links under the bucket lock); deleting the key releases it. A hit that finds it
- *           held waits: lock_wait_ns, then LOCK_WAIT_ROUNDS rounds of LOCK_MAP_SPINS looks
- *           each, tail calls of inflight.bpf.c's lock_wait_more; only after them does it
- *           give up and count the event (lock_timeouts), which makes that process's totals
- *           inexact. Those kernels run uprobe handlers with preemption off (before 6.0), so
- *           a holder is never preempted there, only interrupted, or stalled with its vCPU.
+ *           held after a few looks is pushed into a BPF queue map for its holder
+ *           (inflight.bpf.c: "the queue behind the lock before 5.17"); only while that is
+ *           full does it wait, LOCK_WAIT_ROUNDS rounds of LOCK_MAP_SPINS looks in
+ *           inflight.bpf.c's lock_wait_more, and then give up and count the event
+ *           (lock_timeouts), which makes that process's totals inexact. Those kernels run
+ *           uprobe handlers with preemption off (before 6.0), so a holder is never
+ *           preempted there, only interrupted, or stalled with its vCPU.
  *
  * Since 6.0 uprobe programs run with migration, not preemption, disabled
  * (bpf_prog_run_array_uprobe), so the holder may be preempted on a preemptible or PREEMPT_RT

@@ -24,8 +24,8 @@ run_one() {
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && return
 	local out="$log/${name//\//_}.log" start=$SECONDS rc
 	local limit=${TEST_TIMEOUT:-600}
-	# the kernel matrix boots six emulated guests, two at a time: it has a budget of its own
-	[ "$name" = t_kernels.sh ] && limit=${TEST_TIMEOUT_KERNELS:-1200}
+	# the kernel matrix boots eleven emulated guests, two at a time: it has a budget of its own
+	[ "$name" = t_kernels.sh ] && limit=${TEST_TIMEOUT_KERNELS:-1500}
 	timeout -k 10 "$limit" "$@" >"$out" 2>&1
 	rc=$?
 	local p f s n plan

@@ -15,6 +15,8 @@
 #   cuda    libcuda's memory calls on the stand-in driver, linked and dlopen'd, exact
 #   ring    the flight recorder: a dump on SIGUSR1 holding what was in flight at it
 #   images  an application and two libraries, the same ids in each, counted apart, exact
+#   stress  (not in the default list: the matrix boots it on its own, with two vCPUs) 4 threads
+#           flat out, three runs live and one recorded: every hit counted, none given up
 # Output: the protocol on fd 3 (a copy on stdout), one line each:
 #   ok - DESC | not ok - DESC (WHY) | # NOTE | time NAME SECONDS | kernel UNAME-R
 #   load-failed INFLIGHT-ERROR | verifier LAST-LINE | file NAME, base64 lines, end NAME | done
@@ -407,6 +409,33 @@ sec_ring() {
 		sed -n 's/^ *check *//p')"
 }
 
+# The stress row (the matrix boots it with two vCPUs, 4 threads to them): probegen's hammer
+# fires the contract flat out, 100,000 hits a run, where a holder of a process's lock is
+# preempted, or its vCPU stalled by the loaded host. Every run must count every hit, give
+# up none and be exact; one run is recorded and sent back, for the host's independent
+# decoder to replay its peak (tests/vm/matrix.sh: vm_check_stress).
+sec_stress() {
+	local r v n=5000 cpus
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	emit "kernel $(uname -r)"
+	note "stress: $cpus vCPUs, 4 threads"
+	for r in 1 2 3; do
+		timeout 240 "$W/inflight" --json -o "$W/stress.json" -- "$W/probegen" hammer 4 "$n" \
+			>/dev/null 2>"$W/stress.err"
+		v=$(tail -n 1 "$W/stress.json" 2>/dev/null | jq -c '.processes[0] |
+			[(.events | add), .anomalies.lock_timeouts, .exact, .at_end.bytes, .owners.done]')
+		check_eq "stress: $cpus vCPUs, 4 threads, run $r: every hit counted, none given up, exact" \
+			"$v" "[100000,0,true,0,20000]"
+	done
+	timeout 240 "$W/inflight" record -q -o "$W/stress.rec" -- "$W/probegen" hammer 4 "$n" \
+		>/dev/null 2>"$W/stress.err"
+	v=$("$W/inflight" report "$W/stress.rec" --format json 2>/dev/null | jq -c '.processes[0] |
+		[(.events | add), .anomalies.lock_timeouts, .exact]')
+	check_eq "stress: $cpus vCPUs, 4 threads, recorded: every hit counted, none given up, exact" \
+		"$v" "[100000,0,true]"
+	[ -s "$W/stress.rec" ] && send_file stress.rec "$W/stress.rec"
+}
+
 t_all=$(now)
 t_prep=$t_all
 # in a guest, its uptime when the driver starts is the boot's cost
@@ -416,12 +445,12 @@ emit "time prepare $(since "$t_prep")"
 sections=${*:-env load tracer prover priv cuda ring images}
 for s in $sections; do
 	case $s in
-	env | load | tracer | prover | priv | cuda | ring | images)
+	env | load | tracer | prover | priv | cuda | ring | images | stress)
 		t=$(now)
 		"sec_$s"
 		emit "time $s $(since "$t")"
 		;;
-	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda ring images" ;;
+	*) not_ok "driver: section '$s'" "unknown: use env load tracer prover priv cuda ring images stress" ;;
 	esac
 done
 emit "time driver $(since "$t_all")"

@@ -8,18 +8,23 @@ VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VM_SMP=${VM_SMP:-1}
 VM_MEM=${VM_MEM:-1024}
 
-# vm_run_row ROW OUTDIR TIMEOUT-S INITRD: boots the row's cached kernel (vm_fetch first) with
-# the driver, or runs the driver here for the host row; writes OUTDIR/status ("rc SECONDS")
+# The stress row's guests: two vCPUs each (tests/vm/driver.sh: sec_stress)
+VM_STRESS_SMP=${VM_STRESS_SMP:-2}
+
+# vm_run_row ROW OUTDIR TIMEOUT-S INITRD [SMP SECTION...]: boots the row's cached kernel
+# (vm_fetch first) with the driver (the INITRD says which sections), or runs the driver here
+# for the host row (the SECTIONs, or all); writes OUTDIR/status ("rc SECONDS")
 vm_run_row() {
-	local row=$1 out=$2 limit=$3 initrd=$4 t0=$SECONDS rc
+	local row=$1 out=$2 limit=$3 initrd=$4 smp=${5:-$VM_SMP} t0=$SECONDS rc
+	shift 5 2>/dev/null || shift $#
 	rm -rf "$out"
 	mkdir -p "$out"
 	if [ "$row" = host ]; then
 		INFL_BIN=${BUILD:-$VM_ROOT/build} timeout -k 5 "$limit" bash "$VM_ROOT/tests/vm/driver.sh" \
-			3>"$out/proto.txt" >"$out/console.log" 2>&1
+			"$@" 3>"$out/proto.txt" >"$out/console.log" 2>&1
 		rc=$?
 	else
-		vm_boot "$VM_DIR/kernels/$row" "$initrd" "$out" "$limit" "$VM_SMP" "$VM_MEM"
+		vm_boot "$VM_DIR/kernels/$row" "$initrd" "$out" "$limit" "$smp" "$VM_MEM"
 		rc=$?
 	fi
 	echo "$rc $((SECONDS - t0))" >"$out/status"
@@ -56,7 +61,7 @@ vm_report_row() {
 		"ok - "*) ok "$name: ${line#ok - }" ;;
 		"not ok - "*) not_ok "$name: ${line#not ok - }" ;;
 		"# "*) echo "# $name: ${line#\# }" ;;
-		"time boot "* | "time load "* | "time tracer "* | "time prover "* | "time priv "* | "time cuda "* | "time ring "* | "time images "* | "time driver "*)
+		"time boot "* | "time load "* | "time tracer "* | "time prover "* | "time priv "* | "time cuda "* | "time ring "* | "time images "* | "time stress "* | "time driver "*)
 			times="$times ${line#time }s" ;;
 		"load-failed "*) why=${line#load-failed } ;;
 		"verifier "*) verifier=${line#verifier } ;;
@@ -70,7 +75,11 @@ vm_report_row() {
 		not_ok "$name: the driver ran to its end" \
 			"$(vm_status_text "$rc" "$secs"); console: $(vm_console_tail "$out")"
 	fi
-	[ "$booted" = 1 ] && vm_check_recording "$name" "$out"
+	if [ "$booted" = 1 ] && [ -n "${VM_STRESS_ROW:-}" ]; then
+		vm_check_stress "$name" "$out"
+	elif [ "$booted" = 1 ]; then
+		vm_check_recording "$name" "$out"
+	fi
 	VM_SUMMARY="kernel $name: $((_n - _failed - p0)) passed, $((_failed - f0)) failed"
 	VM_SUMMARY="$VM_SUMMARY ($row, ${kver:-the host kernel}; ${secs}s:${times:- no timings})"
 	[ -n "$why" ] && VM_SUMMARY="$VM_SUMMARY; BPF load failed: $why"
@@ -99,6 +108,23 @@ vm_status_text() {
 
 # the last kernel or init line on the console, for a guest that did not finish
 vm_console_tail() { tr -d '\r' <"$1/console.log" | grep -v '^\s*$' | tail -n 3 | tr '\n' '|' | cut -c1-400; }
+
+# vm_check_stress NAME OUTDIR: the stress row's recorded run, its peak replayed here by the
+# independent decoder against the kernel's own (the schedule makes it differ run to run)
+vm_check_stress() {
+	local name=$1 f=$2/files kernel replay
+	if [ ! -s "$f/stress.rec" ]; then
+		not_ok "$name: host: the guest sent back its stress recording" \
+			"missing; what came back: $(ls "$f" 2>/dev/null | tr '\n' ' ')"
+		return
+	fi
+	kernel=$("${BUILD:-$VM_ROOT/build}/inflight" report "$f/stress.rec" --format json 2>&1 |
+		jq -r '.processes[0] | "peak \(.peak.bytes)"' 2>&1)
+	replay=$(python3 "$VM_ROOT/tests/record/recdump.py" "$f/stress.rec" summary 2>&1 |
+		awk '{ print "peak", $2 }')
+	check_eq "$name: host: the stress recording's peak equals the independent replay's" \
+		"$kernel" "$replay"
+}
 
 # vm_check_recording NAME OUTDIR: the guest's recording decoded here by the independent
 # reader, against the live session that watched the same run in the guest

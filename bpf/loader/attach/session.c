@@ -294,12 +294,13 @@ static __u32 pid_chunks(void)
 	return (__u32)((max + 63) / 64);
 }
 
-/* The LK_MAP programs' queue maps (inflight.bpf.c), one slot each where they are not used:
- * the pool's template too, which each must match. */
+/* The LK_MAP programs' queue maps (inflight.bpf.c), one slot each where they are not used
+ * (an inner queue map need not match the pool's template in size; the template is only
+ * created while the pool is). */
 static int shrink_map_queues(struct inflight_bpf *skel)
 {
 	struct bpf_map *q[] = {
-		bpf_map__inner_map(skel->maps.map_queues), skel->maps.mq_0, skel->maps.mq_1,
+		skel->maps.mq_0, skel->maps.mq_1,
 		skel->maps.mq_2, skel->maps.mq_3, skel->maps.mq_4, skel->maps.mq_5,
 		skel->maps.mq_6, skel->maps.mq_7, skel->maps.mq_8, skel->maps.mq_9,
 		skel->maps.mq_10, skel->maps.mq_11, skel->maps.mq_12, skel->maps.mq_13,
@@ -308,7 +309,7 @@ static int shrink_map_queues(struct inflight_bpf *skel)
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]) && !err; i++)
-		err = q[i] ? bpf_map__set_max_entries(q[i], 1) : -ENOENT;
+		err = bpf_map__set_max_entries(q[i], 1);
 	return err;
 }
 

@@ -38,6 +38,11 @@
 #ifndef INFLIGHT_DEFERRED_BPF_H
 #define INFLIGHT_DEFERRED_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "inflight.h"
+#include "once.bpf.h"
+
 /* The slot-then-state and state-then-slot orders above are x86-64's (TSO: stores are not
  * reordered with stores, nor loads with loads); the compiler barriers only keep clang from
  * reordering them. A weakly ordered CPU needs release and acquire there instead. */
@@ -50,43 +55,27 @@ struct infl_deferred {
 	struct infl_op ops[INFL_DEFER_SLOTS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader (1: no queues) */
-	__type(key, __u32);
-	__type(value, struct infl_deferred);
-} deferred SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized with deferred */
-	__type(key, __u32);   /* pid */
-	__type(value, __u32); /* its queue in deferred */
-} deferred_of SEC(".maps");
-
-/* probe hits that went through a queue, and that found one full and waited, all processes
- * (the tests) */
-__u64 deferred_ops = 0;
-__u64 deferred_full = 0;
-
 /* The queue of image (pid, gen) when it has one. */
-static __always_inline struct infl_deferred *deferred_queue(__u32 pid, __u64 gen)
+/* `pool`: an array of struct infl_deferred; `names`: a hash, pid -> its queue's index. */
+static __always_inline struct infl_deferred *deferred_queue(void *pool, void *names, __u32 pid,
+							    __u64 gen)
 {
-	__u32 *idx = bpf_map_lookup_elem(&deferred_of, &pid);
+	__u32 *idx = bpf_map_lookup_elem(names, &pid);
 	struct infl_deferred *q;
 
 	if (!idx)
 		return NULL;
-	q = bpf_map_lookup_elem(&deferred, idx);
+	q = bpf_map_lookup_elem(pool, idx);
 	return q && READ_ONCE(q->owner) == gen ? q : NULL;
 }
 
 /* The image's queue, drawn from the pool when it has none yet; NULL when none is free. */
-static __always_inline struct infl_deferred *deferred_claim(__u32 pid, __u64 gen)
+static __always_inline struct infl_deferred *deferred_claim(void *pool, void *names, __u32 pid,
+							    __u64 gen)
 {
-	struct infl_deferred *q = deferred_queue(pid, gen);
+	struct infl_deferred *q = deferred_queue(pool, names, pid, gen);
 
-	if (q || bpf_map_lookup_elem(&deferred_of, &pid))
+	if (q || bpf_map_lookup_elem(names, &pid))
 		return q; /* ours, or a stale name (never: the image's end removes it) */
 	/* unrolled: the index lives on the stack for the lookups, where the verifier cannot
 	 * follow a loop counter ("infinite loop detected") */
@@ -94,16 +83,16 @@ static __always_inline struct infl_deferred *deferred_claim(__u32 pid, __u64 gen
 	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
 		__u32 key = i;
 
-		q = bpf_map_lookup_elem(&deferred, &key);
+		q = bpf_map_lookup_elem(pool, &key);
 		if (!q)
 			return NULL; /* the pool is smaller: all taken */
 		if (READ_ONCE(q->owner) || __sync_val_compare_and_swap(&q->owner, 0, gen))
 			continue;
-		if (!bpf_map_update_elem(&deferred_of, &pid, &key, BPF_NOEXIST))
+		if (!bpf_map_update_elem(names, &pid, &key, BPF_NOEXIST))
 			return q;
 		/* another thread of the image named its queue first: this one goes back */
 		WRITE_ONCE(q->owner, 0);
-		return deferred_queue(pid, gen);
+		return deferred_queue(pool, names, pid, gen);
 	}
 	return NULL;
 }
@@ -111,29 +100,23 @@ static __always_inline struct infl_deferred *deferred_claim(__u32 pid, __u64 gen
 /* The image ended: its queue goes back to the pool. No thread of it is left to use it. A
  * plain store: the exit tracepoint runs on every kernel, 5.10's too, which has no BPF xchg;
  * the next owner's slots are told apart by their gen, not by what this left in them. */
-static __always_inline void deferred_release(__u32 pid, __u64 gen)
+static __always_inline void deferred_release(void *pool, void *names, __u32 pid, __u64 gen)
 {
-	struct infl_deferred *q = deferred_queue(pid, gen);
+	struct infl_deferred *q = deferred_queue(pool, names, pid, gen);
 
 	if (q)
 		WRITE_ONCE(q->owner, 0);
-	bpf_map_delete_elem(&deferred_of, &pid);
+	bpf_map_delete_elem(names, &pid);
 }
 
-/* Queues `op` for the holder of p's lock, the current process's; 0 when the queue is full
- * (or the map has no room for it): the caller then waits for the lock or a slot. A global
- * function: the kernel's verifier checks it once, whatever calls it. */
-__noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
+/* Queues `op` in q for the holder of p's lock; 0 when the queue is full (the caller then
+ * waits for the lock or a slot). */
+static __always_inline int deferred_push(struct infl_deferred *q, struct infl_proc *p,
+					 const struct infl_op *op)
 {
-	struct infl_deferred *q;
 	struct infl_op *slot;
 	__u64 t, h;
 
-	if (!p || !op)
-		return 0;
-	q = deferred_claim(bpf_get_current_pid_tgid() >> 32, p->gen);
-	if (!q)
-		return 0;
 	for (int i = 0; i < 8; i++) {
 		t = READ_ONCE(p->defer_tail);
 		h = READ_ONCE(p->defer_head);
@@ -146,7 +129,6 @@ __noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
 		slot->gen = p->gen;
 		barrier(); /* the slot before its state */
 		WRITE_ONCE(slot->state, t + 1);
-		__sync_fetch_and_add(&deferred_ops, 1);
 		return 1;
 	}
 	return 0;

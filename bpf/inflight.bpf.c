@@ -26,16 +26,15 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "usdt_args.bpf.h"
 #include "inflight.h"
-
-#ifndef READ_ONCE
-#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
-#endif
-#include "proc_lock.bpf.h"
+#include "once.bpf.h"
 #include "deferred.bpf.h"
+#include "maps.bpf.h"
 #include "mm_rss.bpf.h"
+#include "oom.bpf.h"
+#include "oom.h"
+#include "proc_lock.bpf.h"
+#include "usdt_args.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -160,6 +159,93 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* ~70 final records in flight */
 } ctl SEC(".maps");
+
+/* --- the USDT argument fetch's maps (usdt_args.bpf.h; attach/usdt_attach.c fills them) --- */
+
+/* set by the loader before load: false on kernels without bpf_get_attach_cookie (< 5.15) */
+const volatile bool usdt_have_cookie = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INFL_USDT_MAX_SPECS);
+	__type(key, __u32);
+	__type(value, struct infl_usdt_spec);
+} usdt_specs SEC(".maps");
+
+/* kernels without cookies: site (file, offset) -> spec id; sized to 1 by the loader elsewhere */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_USDT_MAX_SITES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct infl_usdt_ip_key);
+	__type(value, __u32);
+} usdt_ips SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct usdt_ip_cache_key);
+	__type(value, __u32);
+} usdt_ip_cache SEC(".maps");
+
+/* --- the per-process lock's (proc_lock.bpf.h) and the queue behind it (deferred.bpf.h) --- */
+
+/*
+ * How long a probe hit waits for the lock (LK_MAP), or for the lock or a slot when its
+ * queue is full (LK_CAS), before it gives up. A critical section takes well under a
+ * microsecond, a few when it captures a new peak, and contenders queue behind each other;
+ * an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of that and
+ * nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU), which is
+ * what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/ (probe_cost,
+ * lock_stall), docs/bench.md.
+ */
+#define LOCK_WAIT_NS 50000   /* the default of lock_wait_ns */
+#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits; the clock ends them long before */
+/* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
+ * emulated CPU (TCG), where a microsecond of work takes fifty (session_opts.lock_wait_ns). */
+const volatile __u64 lock_wait_ns = LOCK_WAIT_NS;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFAULT_MAX_PROCS); /* resized with procs */
+	__type(key, __u32);
+	__type(value, __u8);
+} locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader (1: no queues) */
+	__type(key, __u32);
+	__type(value, struct infl_deferred);
+} deferred SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized with deferred */
+	__type(key, __u32);   /* pid */
+	__type(value, __u32); /* its queue in deferred */
+} deferred_of SEC(".maps");
+
+/* probe hits that went through a queue, and that found one full and waited, all processes
+ * (the tests) */
+__u64 deferred_ops = 0;
+__u64 deferred_full = 0;
+
+/* Queues `op` for the holder of p's lock, the current process's; 0 when the queue is full
+ * (or the pool has none free): the caller then waits for the lock or a slot. A global
+ * function: the kernel's verifier checks it once, whatever calls it. */
+__noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
+{
+	struct infl_deferred *q;
+
+	if (!p || !op)
+		return 0;
+	q = deferred_claim(&deferred, &deferred_of, bpf_get_current_pid_tgid() >> 32, p->gen);
+	if (!q || !deferred_push(q, p, op))
+		return 0;
+	__sync_fetch_and_add(&deferred_ops, 1);
+	return 1;
+}
 
 /* templates for new map elements (too big for the 512-byte stack); a record other threads
  * may find before it is filled is not ready until its gen is set (proc_init) */
@@ -376,11 +462,11 @@ static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
-	if (!lock_map_wait(pid, true)) {
+	if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
 			__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
-	proc_lock_release(p, pid, lk);
+	proc_lock_release(&locks, p, pid, lk);
 	return READ_ONCE(p->gen) ? p : NULL;
 }
 
@@ -393,12 +479,12 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 
 	if (image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time)))
 		flags |= INFL_PROC_FROM_START;
-	if (lk == LK_MAP && !lock_map_try(pid))
+	if (lk == LK_MAP && !lock_map_try(&locks, pid))
 		return proc_wait_ready(bpf_map_lookup_elem(&procs, &pid), pid, lk);
 	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST)) {
 		/* EEXIST: another thread made it first; else the map is full */
 		if (lk == LK_MAP)
-			proc_lock_release(NULL, pid, lk);
+			proc_lock_release(&locks, NULL, pid, lk);
 		p = bpf_map_lookup_elem(&procs, &pid);
 		if (!p)
 			proc_denied(task, pid);
@@ -408,7 +494,7 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 	if (p)
 		proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns());
 	if (lk == LK_MAP)
-		proc_lock_release(NULL, pid, lk);
+		proc_lock_release(&locks, NULL, pid, lk);
 	return p;
 }
 
@@ -469,12 +555,14 @@ static __always_inline __u64 account_event(struct infl_proc *p, __u32 probe, boo
 	return now;
 }
 
-static __always_inline void event_fill(struct infl_event *ev, struct infl_proc *p, __u64 now,
-				       __u32 pid, __u32 tid, __u8 type, __u8 id, __u8 flags,
-				       __u8 slot, __u64 a0, __u64 a1, __u64 a2)
+/* Every recorded event is built here: `seq` is the accounting order it takes (or, for one
+ * that is not an accounting event, follows). */
+static __always_inline void event_fill(struct infl_event *ev, __u64 seq, __u64 now, __u32 pid,
+				       __u32 tid, __u8 type, __u8 id, __u8 flags, __u8 slot,
+				       __u64 a0, __u64 a1, __u64 a2)
 {
 	ev->ts_ns = now;
-	ev->seq = p->seq;
+	ev->seq = seq;
 	ev->pid = pid;
 	ev->tid = tid;
 	ev->type = type;
@@ -511,7 +599,7 @@ static __always_inline void event_note(struct infl_event *ev, struct infl_proc *
 				       __u8 slot, __u64 a0, __u64 a1, __u64 a2)
 {
 	if (record_events)
-		event_fill(ev, p, now, bpf_get_current_pid_tgid() >> 32, op->tid, type, id, flags,
+		event_fill(ev, p->seq, now, bpf_get_current_pid_tgid() >> 32, op->tid, type, id, flags,
 			   slot, a0, a1, a2);
 }
 
@@ -607,12 +695,7 @@ static __always_inline void owner_admit(struct infl_proc *p, struct infl_owner *
 /* An owner's record, created (not yet counted: owner_admit) when first seen. */
 static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 {
-	struct infl_owner *o = bpf_map_lookup_elem(&owners, k);
-
-	if (o)
-		return o;
-	bpf_map_update_elem(&owners, k, &new_owner, BPF_NOEXIST); /* EEXIST: another thread */
-	return bpf_map_lookup_elem(&owners, k);
+	return map_lookup_or_init(&owners, k, &new_owner);
 }
 
 enum alloc_kind { AK_NEW, AK_DUP, AK_BAD_CLASS, AK_MAP_FULL };
@@ -1146,7 +1229,7 @@ static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid)
 
 	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pid, p->gen);
+	d.q = deferred_queue(&deferred, &deferred_of, pid, p->gen);
 	bpf_loop(INFL_DEFER_SLOTS, drain_one, &d, 0);
 }
 
@@ -1174,7 +1257,7 @@ static long combine_one(__u32 i, void *ctx)
 	if (apply_next(d, p))
 		return 0;
 	section_end(p);
-	proc_lock_release(p, d->pid, LK_CAS);
+	proc_lock_release(&locks, p, d->pid, LK_CAS);
 	d->locked = 0;
 	/* go on if the head was committed meanwhile: its producer may have failed to take the
 	 * lock from us; if it is still being written, its producer takes the lock after */
@@ -1197,18 +1280,18 @@ static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const e
 
 	if (lk != LK_CAS || READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pid, p->gen);
+	d.q = deferred_queue(&deferred, &deferred_of, pid, p->gen);
 	bpf_loop(COMBINE_STEPS, combine_one, &d, 0);
 	if (d.locked) {
 		section_end(p);
-		proc_lock_release(p, pid, lk);
+		proc_lock_release(&locks, p, pid, lk);
 	}
 }
 
 static __always_inline void proc_unlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	section_end(p);
-	proc_lock_release(p, pid, lk);
+	proc_lock_release(&locks, p, pid, lk);
 }
 
 /* How many looks a hit gives a held lock before it queues: ~0.1-0.3 us here, the length of
@@ -1314,7 +1397,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 	}
 	/* LK_MAP: the same, with map_queue_push for queue_op (the queue map's order is the
 	 * tickets'), and the wait in lock_wait_more */
-	if (!defer_all && lock_map_look(pid, LOCK_LOOKS)) {
+	if (!defer_all && lock_map_look(&locks, pid, LOCK_LOOKS)) {
 		section_begin(p);
 		if (map_queue_empty(p))
 			return LOCKED;
@@ -1442,7 +1525,7 @@ int lock_wait_more(struct pt_regs *ctx)
 		combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0; /* no tail call left: the holder it failed against drains it */
 	}
-	if (lock_map_wait(pid, false)) {
+	if (lock_map_wait(&locks, pid, 0)) {
 		section_begin(p);
 		if (!map_queue_empty(p)) {
 			/* what is queued may have happened before this hit: it goes behind */
@@ -1506,7 +1589,7 @@ int map_combine(struct pt_regs *ctx)
 			hit_gave_up(p, &c->op, pid);
 	}
 	for (r = 0; r < COMBINE_ROUNDS; r++) {
-		if (map_queue_empty(p) || !lock_map_look(pid, COMBINE_LOOKS))
+		if (map_queue_empty(p) || !lock_map_look(&locks, pid, COMBINE_LOOKS))
 			return 0; /* nothing left, or a holder that looks after its release */
 		section_begin(p);
 		map_queue_drain(pid);
@@ -1565,12 +1648,8 @@ static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
 
 	if (!cuda_enabled || !READ_ONCE(cuda_attached))
 		return;
-	cur = bpf_map_lookup_elem(&cuda_threads, &tid);
-	if (!cur) {
-		bpf_map_update_elem(&cuda_threads, &tid, &t, BPF_NOEXIST);
-		return;
-	}
-	if (cur->owner != owner || cur->gen != t.gen) {
+	cur = map_lookup_or_init(&cuda_threads, &tid, &t);
+	if (cur && (cur->owner != owner || cur->gen != t.gen)) {
 		cur->owner = owner;
 		cur->gen = t.gen;
 	}
@@ -1592,7 +1671,10 @@ static __always_inline void thread_forget(__u32 tgid, __u32 tid)
  * later libbpf adds lands in that counter until this learns it. */
 static __always_inline bool probe_args(struct pt_regs *ctx, struct infl_proc *p, __u64 *a, int n)
 {
-	if (!usdt_args(ctx, a, n))
+	const struct usdt_maps m = { .specs = &usdt_specs, .ips = &usdt_ips,
+				     .ip_cache = &usdt_ip_cache, .have_cookie = usdt_have_cookie };
+
+	if (!usdt_args(ctx, &m, a, n))
 		return true;
 	__sync_fetch_and_add(&p->arg_errors, 1);
 	return false;
@@ -1882,11 +1964,9 @@ static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32
 	/* a call nested in another (the driver calling its own entry points) replaces it: its
 	 * return consumes it, and the outer return finds none pending, so one allocation is
 	 * counted once */
-	t = bpf_map_lookup_elem(&cuda_threads, &tid);
-	if (!t) {
-		bpf_map_update_elem(&cuda_threads, &tid, &c, BPF_NOEXIST);
-		return 0;
-	}
+	t = map_lookup_or_init(&cuda_threads, &tid, &c);
+	if (!t)
+		return 0; /* the map is full: the thread's calls are not seen */
 	t->out = out;
 	t->bytes = bytes;
 	t->pitch = pitch;
@@ -2109,18 +2189,8 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 		return;
 	}
 	/* not an accounting event: seq is the accounting order it follows */
-	ev->ts_ns = now;
-	ev->seq = seq;
-	ev->pid = pid;
-	ev->tid = (__u32)bpf_get_current_pid_tgid();
-	ev->type = INFL_EV_RSS;
-	ev->id = 0;
-	ev->flags = 0;
-	ev->from_slot = INFL_SLOT_NONE;
-	ev->pad = 0;
-	ev->arg0 = total;
-	ev->arg1 = tracked;
-	ev->arg2 = 0;
+	event_fill(ev, seq, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_RSS, 0, 0,
+		   INFL_SLOT_NONE, total, tracked, 0);
 	bpf_ringbuf_submit(ev, ring_flags());
 }
 
@@ -2225,11 +2295,11 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
 	map_queue_release(pid, p->gen); /* before deferred_release, which forgets its name */
-	deferred_release(pid, p->gen);
+	deferred_release(&deferred, &deferred_of, pid, p->gen);
 	if (p->seq && record_events) {
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 		if (ev) {
-			event_fill(ev, p, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_EXIT,
+			event_fill(ev, p->seq, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_EXIT,
 				   0, 0, INFL_SLOT_NONE, p->total_bytes, p->total_bufs, 0);
 			bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 		} else {
@@ -2321,4 +2391,34 @@ int BPF_PROG(on_process_fork, struct task_struct *parent, struct task_struct *ch
 	return 0;
 }
 
-#include "oom.bpf.h" /* the OOM killer's victims: bpf/oom.bpf.h (its own map, reads procs) */
+/* --- the OOM killer's victims among the traced processes (oom.bpf.h) ----------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INFL_OOM_MAX);
+	__type(key, __u32); /* the traced pid (tgid) */
+	__type(value, struct infl_oom_kill);
+} oom_kills SEC(".maps");
+
+SEC("raw_tp/mark_victim")
+int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct infl_oom_kill k = { 0 };
+	struct infl_proc *p;
+	__u32 tgid, tid;
+
+	oom_victim_of(ctx->args[0], &tgid, &tid);
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0; /* not a process we trace */
+	k.ns = bpf_ktime_get_ns();
+	k.tid = tid;
+	/* read without the process lock: a snapshot of the instant, not an update */
+	k.seq = p->seq;
+	k.tracked_bytes = p->total_bytes;
+	k.tracked_bufs = p->total_bufs;
+	k.rss_bytes = p->rss_total;
+	bpf_map_update_elem(&oom_kills, &tgid, &k, BPF_ANY);
+	return 0;
+}
+

@@ -11,6 +11,9 @@
 #ifndef INFLIGHT_MM_RSS_BPF_H
 #define INFLIGHT_MM_RSS_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+
 struct mm_rss_stat___pre62 {
 	atomic_long_t count[4];
 } __attribute__((preserve_access_index));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The OOM killer's victims among the traced processes. Included at the end of
- * inflight.bpf.c (it reads the `procs` map defined there).
+ * Who the OOM killer chose, from oom:mark_victim's arguments (its program and map:
+ * inflight.bpf.c, "the OOM killer's victims").
  *
  * oom:mark_victim fires when the kernel's OOM killer has chosen a process, before it dies.
  * It is attached as a raw tracepoint: no tracefs needed, and its prototype changed from
@@ -15,48 +15,25 @@
 #ifndef INFLIGHT_OOM_BPF_H
 #define INFLIGHT_OOM_BPF_H
 
-#include "oom.h"
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_OOM_MAX);
-	__type(key, __u32); /* the traced pid (tgid) */
-	__type(value, struct infl_oom_kill);
-} oom_kills SEC(".maps");
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 
 /* the event's record since the task argument came (CO-RE's ___flavour: only `uid` asked) */
 struct trace_event_raw_mark_victim___task {
 	unsigned int uid;
 } __attribute__((preserve_access_index));
 
-SEC("raw_tp/mark_victim")
-int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
+/* The victim's process and thread from the tracepoint's first argument. */
+static __always_inline void oom_victim_of(__u64 arg0, __u32 *tgid, __u32 *tid)
 {
-	__u64 a0 = ctx->args[0];
-	struct infl_oom_kill k = { 0 };
-	struct infl_proc *p;
-	__u32 tgid, tid;
-
 	if (bpf_core_field_exists(struct trace_event_raw_mark_victim___task, uid)) {
-		struct task_struct *t = (struct task_struct *)a0;
+		struct task_struct *t = (struct task_struct *)arg0;
 
-		tgid = BPF_CORE_READ(t, tgid);
-		tid = BPF_CORE_READ(t, pid);
+		*tgid = BPF_CORE_READ(t, tgid);
+		*tid = BPF_CORE_READ(t, pid);
 	} else {
-		tgid = tid = (__u32)a0;
+		*tgid = *tid = (__u32)arg0;
 	}
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p)
-		return 0; /* not a process we trace */
-	k.ns = bpf_ktime_get_ns();
-	k.tid = tid;
-	/* read without the process lock: a snapshot of the instant, not an update */
-	k.seq = p->seq;
-	k.tracked_bytes = p->total_bytes;
-	k.tracked_bufs = p->total_bufs;
-	k.rss_bytes = p->rss_total;
-	bpf_map_update_elem(&oom_kills, &tgid, &k, BPF_ANY);
-	return 0;
 }
 
 #endif /* INFLIGHT_OOM_BPF_H */

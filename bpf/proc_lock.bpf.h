@@ -33,6 +33,11 @@
 #ifndef INFLIGHT_PROC_LOCK_BPF_H
 #define INFLIGHT_PROC_LOCK_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "inflight.h"
+#include "once.bpf.h"
+
 /* The seqlock words (section_begin, section_end) are ordered by compiler barriers alone:
  * enough on x86-64, whose stores are seen in program order (TSO), not on a weakly ordered
  * CPU, which needs release stores there (and the loader's reader acquire loads). */
@@ -42,38 +47,16 @@
 
 enum lock_kind { LK_CAS, LK_MAP };
 
-/*
- * How long a probe hit waits for the lock (LK_MAP), or for the lock or a slot when its
- * queue is full (LK_CAS), before it gives up. A critical section takes well under a
- * microsecond, a few when it captures a new peak, and contenders queue behind each other;
- * an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of that and
- * nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU), which is
- * what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/ (probe_cost,
- * lock_stall), docs/bench.md.
- */
-#define LOCK_WAIT_NS 50000   /* the default of lock_wait_ns */
-#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits; the clock ends them long before */
 /* LK_MAP: at most this many looks (a hash lookup and the clock each, 60-100 ns: ~15-25 us,
  * under lock_wait_ns natively). The verifier walks every iteration: 1024 made 5.10 take
  * 16-33 s (TCG) to load the three programs, 256 takes 9 s. */
 #define LOCK_MAP_SPINS 256
 
-/* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
- * emulated CPU (TCG), where a microsecond of work takes fifty (session_opts.lock_wait_ns). */
-const volatile __u64 lock_wait_ns = LOCK_WAIT_NS;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_DEFAULT_MAX_PROCS); /* resized with procs */
-	__type(key, __u32);
-	__type(value, __u8);
-} locks SEC(".maps");
-
-static const __u8 lock_held_val = 1;
-
-static __always_inline bool lock_map_try(__u32 pid)
+/* LK_MAP: the lock of process `pid`, a key in `locks` (a hash map, pid -> any byte) */
+static __always_inline bool lock_map_try(void *locks, __u32 pid)
 {
-	return bpf_map_update_elem(&locks, &pid, &lock_held_val, BPF_NOEXIST) == 0;
+	/* the value is pid's first byte: any will do, and it needs no stack of its own */
+	return bpf_map_update_elem(locks, &pid, &pid, BPF_NOEXIST) == 0;
 }
 
 static __always_inline bool cas_try(struct infl_proc *p)
@@ -82,56 +65,58 @@ static __always_inline bool cas_try(struct infl_proc *p)
 }
 
 /* One attempt, no waiting: for tracepoint handlers. */
-static __always_inline bool proc_trylock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+static __always_inline bool proc_trylock(void *locks, struct infl_proc *p, __u32 pid,
+					const enum lock_kind lk)
 {
 	if (lk == LK_MAP)
-		return lock_map_try(pid);
+		return lock_map_try(locks, pid);
 	return cas_try(p);
 }
 
-/* LK_MAP: true when the lock is ours, within lock_wait_ns (`timed`) or LOCK_MAP_SPINS looks. */
-static __always_inline bool lock_map_wait(__u32 pid, bool timed)
+/* LK_MAP: true when the lock is ours, within `wait_ns` (0: no limit) or LOCK_MAP_SPINS
+ * looks. */
+static __always_inline bool lock_map_wait(void *locks, __u32 pid, __u64 wait_ns)
 {
 	__u64 deadline;
 	int i;
 
-	if (lock_map_try(pid))
+	if (lock_map_try(locks, pid))
 		return true;
-	deadline = timed ? bpf_ktime_get_ns() + lock_wait_ns : ~0ull;
+	deadline = wait_ns ? bpf_ktime_get_ns() + wait_ns : ~0ull;
 	/* one way back to the loop's head: a loop entered by a jump into its middle and closed
 	 * by a fall-through is refused by 5.10's check_cfg ("back-edge from insn N to N+1"), and
 	 * clang builds that shape from a plain for loop here */
 	for (i = 1;; i++) {
-		if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
+		if (!bpf_map_lookup_elem(locks, &pid) && lock_map_try(locks, pid))
 			return true;
 		if (i == LOCK_MAP_SPINS)
 			return false;
-		if (timed && bpf_ktime_get_ns() > deadline)
+		if (wait_ns && bpf_ktime_get_ns() > deadline)
 			return false;
 	}
 }
 
 /* LK_MAP: true when the lock is ours within `looks` looks: the holder of a short section is
  * let finish, one that is off its CPU is not waited for. */
-static __always_inline bool lock_map_look(__u32 pid, int looks)
+static __always_inline bool lock_map_look(void *locks, __u32 pid, int looks)
 {
 	int i;
 
-	if (lock_map_try(pid))
+	if (lock_map_try(locks, pid))
 		return true;
 	for (i = 1;; i++) { /* the loop's shape: lock_map_wait */
-		if (!bpf_map_lookup_elem(&locks, &pid) && lock_map_try(pid))
+		if (!bpf_map_lookup_elem(locks, &pid) && lock_map_try(locks, pid))
 			return true;
 		if (i >= looks)
 			return false;
 	}
 }
 
-static __always_inline void proc_lock_release(struct infl_proc *p, __u32 pid,
+static __always_inline void proc_lock_release(void *locks, struct infl_proc *p, __u32 pid,
 					      const enum lock_kind lk)
 {
 	if (lk == LK_MAP)
-		bpf_map_delete_elem(&locks, &pid); /* the helper call orders the section's stores */
+		bpf_map_delete_elem(locks, &pid); /* the helper call orders the section's stores */
 	else if (p)
 		__sync_lock_test_and_set(&p->lock, 0); /* xchg: a full barrier on every JIT */
 }

@@ -15,43 +15,28 @@
 #ifndef INFLIGHT_USDT_ARGS_BPF_H
 #define INFLIGHT_USDT_ARGS_BPF_H
 
+#include "vmlinux.h"
 #include <linux/errno.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "usdt_spec.h"
 
-/* set by the loader before load: false on kernels without bpf_get_attach_cookie (< 5.15) */
-const volatile bool usdt_have_cookie = true;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, INFL_USDT_MAX_SPECS);
-	__type(key, __u32);
-	__type(value, struct infl_usdt_spec);
-} usdt_specs SEC(".maps");
-
-/* kernels without cookies: site (file, offset) -> spec id; sized to 1 by the loader elsewhere */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_USDT_MAX_SITES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct infl_usdt_ip_key);
-	__type(value, __u32);
-} usdt_ips SEC(".maps");
-
-/* ... and what the walk below found, per process (its start time), address space (an exec
- * gets a new one) and probe address: one lookup per hit after a site's first (sized to 1
- * where cookies exist) */
+/* The key of what usdt_spec_by_ip found, per process (its start time), address space (an
+ * exec gets a new one) and probe address: one lookup per hit after a site's first */
 struct usdt_ip_cache_key {
 	__u64 mm;
 	__u64 start;
 	__u64 ip;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct usdt_ip_cache_key);
-	__type(value, __u32);
-} usdt_ip_cache SEC(".maps");
+/* The maps the fetch reads (their definitions: inflight.bpf.c) */
+struct usdt_maps {
+	void *specs;	/* array: spec id -> struct infl_usdt_spec */
+	void *ips;	/* kernels without cookies: struct infl_usdt_ip_key -> spec id */
+	void *ip_cache; /* LRU: struct usdt_ip_cache_key -> spec id */
+	bool have_cookie; /* bpf_get_attach_cookie finds the spec (5.15+) */
+};
 
 #ifdef __TARGET_ARCH_x86
 /*
@@ -158,7 +143,8 @@ struct mm_struct___list {
 
 #define USDT_MAX_VMAS 512 /* mappings walked before the site is taken as not found */
 
-static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
+static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, const struct usdt_maps *m,
+					   __u32 *id)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct mm_struct___list *mm = (void *)BPF_CORE_READ(task, mm);
@@ -175,7 +161,7 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 		return -EOPNOTSUPP;
 	USDT_CTX_LOAD(ctx, ip, &ip);
 	ck.ip = ip;
-	found = bpf_map_lookup_elem(&usdt_ip_cache, &ck);
+	found = bpf_map_lookup_elem(m->ip_cache, &ck);
 	if (found) {
 		*id = *found;
 		return 0;
@@ -188,11 +174,11 @@ static __always_inline int usdt_spec_by_ip(struct pt_regs *ctx, __u32 *id)
 			k.off = ip - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);
 			k.ino = BPF_CORE_READ(vma, vm_file, f_inode, i_ino);
 			k.dev = BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev);
-			found = bpf_map_lookup_elem(&usdt_ips, &k);
+			found = bpf_map_lookup_elem(m->ips, &k);
 			if (!found)
 				return -ESRCH;
 			*id = *found;
-			bpf_map_update_elem(&usdt_ip_cache, &ck, id, BPF_ANY);
+			bpf_map_update_elem(m->ip_cache, &ck, id, BPF_ANY);
 			return 0;
 		}
 		vma = BPF_CORE_READ(vma, vm_next);
@@ -213,18 +199,20 @@ static __always_inline __u64 usdt_id_slot(const struct infl_usdt_spec *spec, __u
 }
 
 /* The first n (<= 4) arguments of the probe that fired, argument 1 as its slot. 0, or
- * -errno. */
-static __always_inline int usdt_args(struct pt_regs *ctx, __u64 *out, int n)
+ * -errno. `m` is a constant the caller builds where it calls (inlined, each field is the
+ * map itself). */
+static __always_inline int usdt_args(struct pt_regs *ctx, const struct usdt_maps *m, __u64 *out,
+				     int n)
 {
 	struct infl_usdt_spec *spec;
 	__u32 id = 0;
 	int err = 0;
 
-	if (usdt_have_cookie)
+	if (m->have_cookie)
 		id = (__u32)bpf_get_attach_cookie(ctx);
-	else if (usdt_spec_by_ip(ctx, &id))
+	else if (usdt_spec_by_ip(ctx, m, &id))
 		return -ESRCH;
-	spec = bpf_map_lookup_elem(&usdt_specs, &id);
+	spec = bpf_map_lookup_elem(m->specs, &id);
 	if (!spec || spec->nargs < n)
 		return -ESRCH;
 	for (int i = 0; i < INFL_USDT_MAX_ARGS; i++)

@@ -1061,10 +1061,9 @@ struct map_queue {
 	__type(value, struct infl_op);
 };
 
+/* INFL_DEFER_MAX_QUEUES of them */
 struct map_queue mq_0 SEC(".maps"), mq_1 SEC(".maps"), mq_2 SEC(".maps"), mq_3 SEC(".maps"),
-	mq_4 SEC(".maps"), mq_5 SEC(".maps"), mq_6 SEC(".maps"), mq_7 SEC(".maps"),
-	mq_8 SEC(".maps"), mq_9 SEC(".maps"), mq_10 SEC(".maps"), mq_11 SEC(".maps"),
-	mq_12 SEC(".maps"), mq_13 SEC(".maps"), mq_14 SEC(".maps"), mq_15 SEC(".maps");
+	mq_4 SEC(".maps"), mq_5 SEC(".maps"), mq_6 SEC(".maps"), mq_7 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
@@ -1072,9 +1071,9 @@ struct {
 	__type(key, __u32);
 	__array(values, struct map_queue);
 } map_queues SEC(".maps") = {
-	.values = { &mq_0, &mq_1, &mq_2, &mq_3, &mq_4, &mq_5, &mq_6, &mq_7,
-		    &mq_8, &mq_9, &mq_10, &mq_11, &mq_12, &mq_13, &mq_14, &mq_15 },
+	.values = { &mq_0, &mq_1, &mq_2, &mq_3, &mq_4, &mq_5, &mq_6, &mq_7 },
 };
+_Static_assert(INFL_DEFER_MAX_QUEUES == 8, "map_queues: one mq_N for each queue of the pool");
 
 /* the pool's queues in use: index -> the gen of the image that holds it */
 struct {
@@ -1179,15 +1178,27 @@ __noinline int map_queue_apply_next(__u32 pid)
 	return 1;
 }
 
-/* The lock held: the whole queue, in its order; how many were taken. */
-__noinline int map_queue_drain(__u32 pid)
+/* The lock held: up to MAP_DRAIN_STEP of the queue, in its order; how many were taken. Two
+ * loops, each a global function: the verifier walks every iteration of a loop and keeps a
+ * branch of each pending, 8192 at most. */
+#define MAP_DRAIN_STEP 256
+__noinline int map_queue_drain_step(__u32 pid)
 {
 	int i;
 
-	for (i = 0; i < INFL_DEFER_SLOTS; i++)
+	for (i = 0; i < MAP_DRAIN_STEP; i++)
 		if (!map_queue_apply_next(pid))
 			break;
 	return i;
+}
+
+/* The lock held: the whole queue, in its order. */
+__noinline int map_queue_drain(__u32 pid)
+{
+	for (int i = 0; i < INFL_DEFER_SLOTS / MAP_DRAIN_STEP; i++)
+		if (map_queue_drain_step(pid) < MAP_DRAIN_STEP)
+			break;
+	return 0;
 }
 
 struct drain_ctx {

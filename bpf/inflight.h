@@ -269,14 +269,16 @@ struct infl_event {
 
 /* Deep enough to hold what every other thread of a process fires while the lock's holder is
  * off its CPU for a scheduler's time slice, or its vCPU for a hypervisor's: a flat-out storm
- * of dozens of threads on this project's machines, and 4 threads on 2 emulated vCPUs, never
- * filled it (docs/bench.md); past it a hit waits like before (lock_wait_ns) and is then
- * counted. 4096 slots: 288 KiB a queue. */
-#define INFL_DEFER_SLOTS 4096
-/* Queues at most, whatever --max-procs says: 4.5 MiB preallocated, in a pool that a process
- * draws one from when its lock is first found held (bpf/deferred.bpf.h) and gives back when
- * its image ends. A process that finds none free waits for the lock like before. */
-#define INFL_DEFER_MAX_QUEUES 16
+ * of dozens of threads on this project's machines never filled 4096, but 3 threads on 2
+ * emulated vCPUs of a loaded host did, recording on PREEMPT_RT (435 hits given up in a run
+ * of 100000); past it a hit waits like before (lock_wait_ns) and is then counted. 16384
+ * slots: 1.1 MiB a queue. */
+#define INFL_DEFER_SLOTS 16384
+/* Queues at most, whatever --max-procs says: 9 MiB preallocated, in a pool that a process
+ * draws one from when its lock is first found held (bpf/deferred.bpf.h, or inflight.bpf.c's
+ * queue maps before 5.17) and gives back when its image ends. A process that finds none
+ * free waits for the lock like before. */
+#define INFL_DEFER_MAX_QUEUES 8
 #define INFL_DEFER_QUEUES(max_procs)                                                           \
 	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 

@@ -412,8 +412,10 @@ sec_ring() {
 # The stress row (the matrix boots it with two vCPUs, 4 threads to them): probegen's hammer
 # fires the contract flat out, 100,000 hits a run, where a holder of a process's lock is
 # preempted, or its vCPU stalled by the loaded host. Every run must count every hit, give
-# up none and be exact; one run is recorded and sent back, for the host's independent
-# decoder to replay its peak (tests/vm/matrix.sh: vm_check_stress).
+# up none and be exact; one more run, of 20,000 hits, is recorded and sent back for the
+# host's independent decoder to replay its peak (tests/vm/matrix.sh: vm_check_stress). Not
+# more: 100,000 hits are 3 MiB of base64 on the guest's serial line, and 6.1-rt with two
+# vCPUs disabled the line's interrupt ("irq 3: nobody cared") during one.
 sec_stress() {
 	local r v n=5000 cpus
 	cpus=$(grep -c '^processor' /proc/cpuinfo)
@@ -427,12 +429,12 @@ sec_stress() {
 		check_eq "stress: $cpus vCPUs, 4 threads, run $r: every hit counted, none given up, exact" \
 			"$v" "[100000,0,true,0,20000]"
 	done
-	timeout 240 "$W/inflight" record -q -o "$W/stress.rec" -- "$W/probegen" hammer 4 "$n" \
+	timeout 240 "$W/inflight" record -q -o "$W/stress.rec" -- "$W/probegen" hammer 4 1000 \
 		>/dev/null 2>"$W/stress.err"
 	v=$("$W/inflight" report "$W/stress.rec" --format json 2>/dev/null | jq -c '.processes[0] |
 		[(.events | add), .anomalies.lock_timeouts, .exact]')
 	check_eq "stress: $cpus vCPUs, 4 threads, recorded: every hit counted, none given up, exact" \
-		"$v" "[100000,0,true]"
+		"$v" "[20000,0,true]"
 	[ -s "$W/stress.rec" ] && send_file stress.rec "$W/stress.rec"
 }
 

@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/timeline.h"
 #include "recording/rec_reader.h"
 #include "render/compare.h"
 #include "render/render.h"
-#include "render/timeline.h"
 
 #define PROMISE(cond)                                                                            \
 	do {                                                                                     \

@@ -15,7 +15,7 @@
 #include "recording/rec_reader.h"
 #include "render/compare.h"
 #include "render/render.h"
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 #define MAX_RUNS 64 /* recordings per side */
 

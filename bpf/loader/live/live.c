@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include "live/figures.h"
 #include "live/live.h"
 #include "live/summary.h"
+#include "model/figures.h"
 
 #define STAGE_W 11 /* "wait_permit" */
 #define CELL_W 10  /* "1234/23.4G" */

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 struct live_opts {
 	bool json;

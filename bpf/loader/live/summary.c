@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "contract/usdt_notes.h"
-#include "live/figures.h"
 #include "live/summary.h"
+#include "model/figures.h"
 #include "util/fmt.h"
 #include "util/sanitize.h"
 

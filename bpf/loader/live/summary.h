@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include "contract/names.h"
 #include "live/idents.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 #include "util/fmt.h"
 
 /* The version of the JSON shapes of docs/json.md: every top-level object says it ("schema"). */

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 struct cmp_run {
 	const char *file;

@@ -8,7 +8,7 @@
 #include "util/sanitize.h"
 #include "contract/names.h"
 #include "live/summary.h"
-#include "render/columns.h"
+#include "model/columns.h"
 #include "render/compare.h"
 #include "render/render.h"
 #include "render/svg_plot.h"

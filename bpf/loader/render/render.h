@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 struct render_opts {
 	__u64 step_ns;	   /* text/csv/json rows; 0: chosen from the recording's length */

@@ -3,7 +3,7 @@
  * `report --format html`: one self-contained page of one process (no network: the style,
  * the script and the data are all inline). The stacked timeline of tracked bytes by stage
  * or by class with the RSS line and the peak, drawn by the page's own script from the
- * embedded columns (render/columns.h): hover for the composition at that instant, the wheel
+ * embedded columns (model/columns.h): hover for the composition at that instant, the wheel
  * zooms, a drag pans. Below it the peak's composition (stage x class) and dwell per stage,
  * as tables written here. Every string from the recording is escaped for HTML, and the data
  * block cannot close its <script> element.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "render/columns.h"
+#include "model/columns.h"
 #include "render/html_assets.h"
 #include "render/render.h"
 #include "render/svg_plot.h"

@@ -5,7 +5,7 @@
  * by stage, then the same bytes stacked by class, on one time and byte scale, each with the
  * RSS line and the exact peak marked and annotated with its composition; below them one
  * lane per stage with the owners in it. Each pixel column shows the composition at the
- * instant of its largest total (render/columns.h), so no peak falls between columns.
+ * instant of its largest total (model/columns.h), so no peak falls between columns.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "render/columns.h"
+#include "model/columns.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
 #include "live/summary.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "util/fmt.h"
-#include "live/figures.h"
+#include "model/figures.h"
 #include "live/summary.h"
 #include "recording/rec_reader.h"
 #include "util/sanitize.h"

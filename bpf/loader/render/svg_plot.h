@@ -2,7 +2,7 @@
 /*
  * The pieces of inflight's SVG charts, shared by `report --format svg` and `compare -o
  * X.svg`: a time axis and a byte axis, stacked areas of tracked bytes by stage or by class
- * from render/columns.h, the RSS line, the peak marked with its composition, and lanes of
+ * from model/columns.h, the RSS line, the peak marked with its composition, and lanes of
  * owners per stage. Every string from a recording goes out escaped for XML.
  */
 #ifndef INFLIGHT_SVG_PLOT_H
@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "contract/names.h"
-#include "render/columns.h"
-#include "render/timeline.h"
+#include "model/columns.h"
+#include "model/timeline.h"
 
 #define SVG_W 1200
 #define SVG_X0 90   /* plot area, left */

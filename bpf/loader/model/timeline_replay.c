@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "render/timeline.h"
-#include "render/timeline_replay.h"
+#include "model/timeline.h"
+#include "model/timeline_replay.h"
 
 /* Open addressing, linear probing, backward-shift deletion (no tombstones). */
 static size_t map_hash(const struct u64map *m, __u64 key)

@@ -9,7 +9,7 @@
 #define INFLIGHT_COLUMNS_H
 
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 struct render_col {
 	__u64 t0, t1;			/* [t0, t1), CLOCK_MONOTONIC */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 /* u64 key -> fixed-size value; values move on growth and deletion (do not keep pointers) */
 struct u64map {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Columns of a timeline for the drawn views. render/columns.h */
+/* Columns of a timeline for the drawn views. model/columns.h */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "render/columns.h"
+#include "model/columns.h"
 
 struct col_pass {
 	struct render_col *cur;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Figures of a process's kernel record shared by every view. live/figures.h */
+/* Figures of a process's kernel record shared by every view. model/figures.h */
 #include <stdio.h>
 #include <string.h>
-#include "live/figures.h"
-#include "live/snapshot.h"
+#include "model/figures.h"
+#include "model/snapshot.h"
 #include "usdt_spec.h"
 #include "util/errors.h"
 

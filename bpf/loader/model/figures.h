@@ -34,6 +34,15 @@ bool composition_row_shown(const struct composition_totals *t, const __u64 owner
 void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 		      const __u64 owners[INFL_SLOTS], const struct infl_names *n);
 
+/* Leak candidates: what owners in terminal stages (n->terminal_mask) still hold. */
+struct leak_candidates {
+	__u64 owners;
+	struct infl_cell all;
+	struct infl_cell cls[INFL_CLASSES];
+};
+void leak_candidates(const struct infl_proc *p, const struct infl_names *n,
+		     struct leak_candidates *lk);
+
 /* The anomalies of inflight.h's INFL_ANOMALIES table, for every output. */
 enum infl_anomaly_kind { INFL_AN_DROPPED, INFL_AN_REJECTED, INFL_AN_VIOLATION };
 struct infl_anomaly {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "live/summary.h"
+#include "model/clock.h"
 #include "render/compare.h"
 #include "render/render.h"
 
@@ -455,11 +455,11 @@ static void verdict_oom(struct cmp *c)
 
 			if (!r->p->oom.ns)
 				continue;
-			finding(c, "oom_kill", r->file, summary_rel_s(r->p->oom.ns, r->tl->t0),
+			finding(c, "oom_kill", r->file, clock__rel_s(r->p->oom.ns, r->tl->t0),
 				r->p->oom.tracked_bytes);
 			say(c, "OOM       %c: %s was killed by the kernel's OOM killer at %.3f s, "
 			    "holding %s tracked\n", 'A' + s, r->file,
-			    summary_rel_s(r->p->oom.ns, r->tl->t0),
+			    clock__rel_s(r->p->oom.ns, r->tl->t0),
 			    fmt_bytes(b, r->p->oom.tracked_bytes));
 		}
 	}

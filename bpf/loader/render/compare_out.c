@@ -7,7 +7,8 @@
 #include "util/fmt.h"
 #include "util/sanitize.h"
 #include "contract/names.h"
-#include "live/summary.h"
+#include "model/clock.h"
+#include "model/proc_facts.h"
 #include "model/columns.h"
 #include "render/compare.h"
 #include "render/render.h"
@@ -175,7 +176,7 @@ static void runs_json(struct json *j, const struct cmp *c, int s)
 		json_kv_bool(j, "exact", tl_proc__exact(r->p));
 		json_kv_f64(j, "program_s", r->p->first_ts && r->p->t_end > r->p->first_ts ?
 			    (r->p->t_end - r->p->first_ts) / 1e9 : 0, 6);
-		json_kv_f64(j, "peak_time_s", summary_rel_s(r->p->peak_ts, r->tl->t0), 6);
+		json_kv_f64(j, "peak_time_s", clock__rel_s(r->p->peak_ts, r->tl->t0), 6);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

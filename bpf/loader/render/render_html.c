@@ -18,7 +18,7 @@
 #include "render/html_assets.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
-#include "live/summary.h"
+#include "model/proc_facts.h"
 
 #define HTML_COLS 4000 /* columns embedded: the zoom's finest detail */
 
@@ -261,7 +261,7 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 		char oom[160];
 
 		fputs("<div class=\"facts oom\" id=\"oom\">OOM-KILLED: ", f);
-		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		svg_text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
 		fputs("</div>\n", f);
 	}
 	fputs("<div class=\"bar\"><button id=\"by-stage\">by stage</button><button id=\"by-class\">"

@@ -16,7 +16,7 @@
 #include "model/columns.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
-#include "live/summary.h"
+#include "model/proc_facts.h"
 
 #define PANEL_H 250
 #define TOP 92
@@ -117,7 +117,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 
 		fprintf(f, "<text class=\"oom-facts\" x=\"%d\" y=\"%d\" font-size=\"12\" "
 			"font-weight=\"bold\" fill=\"#7b1fa2\">OOM-KILLED: ", SVG_X0, 58 + 14 * lines);
-		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		svg_text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
 		fprintf(f, "</text>\n");
 	}
 

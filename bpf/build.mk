@@ -9,6 +9,7 @@
 #   live/       views of a snapshot: the live timeline, the summary, Prometheus.
 #   recording/  the recording format, its writer and its reader.
 #   render/     timeline -> text, csv, json, chrome, folded, svg, html.
+#   analysis/   compare: two sets of recordings, their figures and a verdict.
 #   contract/   what a traced binary carries: USDT notes, the names note.
 #   util/       errors, number formatting and parsing, /proc.
 #   cmd/        main and one file per subcommand, tying the others together.
@@ -30,7 +31,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
 BPF_CFLAGS := $(LIBBPF_CFLAGS) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
-LOADER_OFFLINE_DIRS := util contract recording model live render
+LOADER_OFFLINE_DIRS := util contract recording model live render analysis
 loader_objs = $(patsubst bpf/loader/%.c,$(LOADER_DIR)/%.o,$(wildcard $(1)))
 LOADER_OFFLINE_OBJS := $(call loader_objs,$(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
 LOADER_ATTACH_OBJS := $(call loader_objs,bpf/loader/attach/*.c)

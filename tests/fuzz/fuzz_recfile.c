@@ -16,7 +16,7 @@
 #include <string.h>
 #include "model/timeline.h"
 #include "recording/rec_reader.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 
 #define PROMISE(cond)                                                                            \

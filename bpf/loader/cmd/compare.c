@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `inflight compare A B`, `inflight compare A1 A2 ... vs B1 B2 ...`: runs side by side
- * (render/compare.h): the figures of each side's traced process, averaged over its runs,
+ * (analysis/compare.h): the figures of each side's traced process, averaged over its runs,
  * B/A, and a verdict computed from them. Text under 80 columns, --json, or an SVG (-o X.svg
  * or --format svg). Works offline, in memory bounded by the processes (docs/bench.md).
  */
@@ -13,7 +13,7 @@
 #include "util/errors.h"
 #include "util/suggest.h"
 #include "recording/rec_reader.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 #include "model/timeline.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* compare's outputs: text, JSON, SVG (render/compare.h). */
+/* compare's outputs: text, JSON, SVG (analysis/compare.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "model/clock.h"
 #include "model/proc_facts.h"
 #include "model/columns.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* compare's figures and verdict (render/compare.h). */
+/* compare's figures and verdict (analysis/compare.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include "util/fmt.h"
 #include "contract/names.h"
 #include "model/clock.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 
 /* what a metric is computed over */

@@ -465,7 +465,7 @@ static void verdict_oom(struct cmp *c)
 	}
 }
 
-int cmp_build(struct cmp *c)
+int cmp__build(struct cmp *c)
 {
 	c->names = &c->side[0].runs[0].rec->names;
 	collect(c);
@@ -477,7 +477,7 @@ int cmp_build(struct cmp *c)
 	return c->err;
 }
 
-void cmp_free(struct cmp *c)
+void cmp__free(struct cmp *c)
 {
 	free(c->m);
 	free(c->f);

@@ -161,13 +161,13 @@ int cmd_compare(int argc, char **argv)
 			ret = load(&c.side[s].runs[i]);
 		}
 	}
-	if (!ret && cmp_build(&c))
+	if (!ret && cmp__build(&c))
 		ret = infl_err(EXIT_GENERIC, NULL, "compare: %s", strerror(ENOMEM));
 	if (!ret)
 		ret = render_output_open_guarded(a.out, inputs, ninputs, &out);
 	if (!ret) {
-		int err = fmt == F_SVG ? cmp_print_svg(out, &c) : fmt == F_JSON ?
-			  cmp_print_json(out, &c) : cmp_print_text(out, &c);
+		int err = fmt == F_SVG ? cmp__print_svg(out, &c) : fmt == F_JSON ?
+			  cmp__print_json(out, &c) : cmp__print_text(out, &c);
 
 		ret = render_output_close(out, a.out, what[fmt], err);
 	}
@@ -178,6 +178,6 @@ int cmd_compare(int argc, char **argv)
 		}
 		free(c.side[s].runs);
 	}
-	cmp_free(&c);
+	cmp__free(&c);
 	return ret;
 }

@@ -59,7 +59,7 @@ static void series_names(struct json *j, const char *key, bool by_stage, __u32 m
 	json_arr_end(j);
 }
 
-static void columns_json(struct json *j, const struct timeline *tl, const struct render_col *col,
+static void columns_json(struct json *j, const struct timeline *tl, const struct column *col,
 			 int n, const unsigned *cls, int ncls, const unsigned *slots, int nslots)
 {
 	json_key(j, "cols");
@@ -121,7 +121,7 @@ static void peak_json(struct json *j, const struct timeline *tl, const struct tl
 
 /* The data block: everything the script draws. */
 static int data_block(FILE *f, const struct timeline *tl, const struct tl_proc *p,
-		      const struct render_col *col, int n)
+		      const struct column *col, int n)
 {
 	const struct infl_names *nm = &tl->rec->names;
 	unsigned cls[INFL_CLASSES], slots[INFL_SLOTS];
@@ -277,7 +277,7 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct tl_proc *p = render_proc(tl, o);
 	int ncols = o->columns > 0 && o->columns < HTML_COLS ? o->columns : HTML_COLS;
-	struct render_col *col;
+	struct column *col;
 	__u64 t1;
 	int err;
 
@@ -291,7 +291,7 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	col = calloc(ncols, sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = render_columns(p, tl->t0, t1, ncols, col);
+	err = columns__build(p, tl->t0, t1, ncols, col);
 	if (!err) {
 		head(f, tl, p);
 		peak_table(f, tl, p);

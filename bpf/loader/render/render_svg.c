@@ -57,7 +57,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct tl_proc *p = render_proc(tl, o);
 	const struct infl_names *nm = &tl->rec->names;
-	struct render_col *col;
+	struct column *col;
 	struct svg_panel a, b;
 	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], cap[160];
 	__u32 slots, classes, lane_slots = 0;
@@ -74,7 +74,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	col = calloc(SVG_NCOLS, sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = render_columns(p, tl->t0, t1, SVG_NCOLS, col);
+	err = columns__build(p, tl->t0, t1, SVG_NCOLS, col);
 	if (err) {
 		free(col);
 		return err;

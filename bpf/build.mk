@@ -4,9 +4,12 @@
 # User side, bpf/loader/, in folders that follow the data (docs/architecture.md):
 #   attach/     the session: load, attach, snapshot the kernel maps. The only code that
 #               includes the skeleton or calls libbpf.
+#   model/      what live output and rendering share: the snapshot, the figures, the clock,
+#               a process's JSON shape, a recording replayed into a timeline, its columns.
 #   live/       views of a snapshot: the live timeline, the summary, Prometheus.
 #   recording/  the recording format, its writer and its reader.
-#   render/     recording -> timeline -> text, csv, json, chrome, folded, svg.
+#   render/     timeline -> text, csv, json, chrome, folded, svg, html.
+#   analysis/   compare: two sets of recordings, their figures and a verdict.
 #   contract/   what a traced binary carries: USDT notes, the names note.
 #   util/       errors, number formatting and parsing, /proc.
 #   cmd/        main and one file per subcommand, tying the others together.
@@ -28,7 +31,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
 BPF_CFLAGS := $(LIBBPF_CFLAGS) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
-LOADER_OFFLINE_DIRS := util contract live recording render
+LOADER_OFFLINE_DIRS := util contract recording model live render analysis
 loader_objs = $(patsubst bpf/loader/%.c,$(LOADER_DIR)/%.o,$(wildcard $(1)))
 LOADER_OFFLINE_OBJS := $(call loader_objs,$(LOADER_OFFLINE_DIRS:%=bpf/loader/%/*.c))
 LOADER_ATTACH_OBJS := $(call loader_objs,bpf/loader/attach/*.c)

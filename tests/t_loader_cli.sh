@@ -201,7 +201,7 @@ check_match "--version names the contract" "$version" '^inflight [0-9.]+ \(probe
 
 # --- docs/architecture.md stays true: every folder it names exists ---
 has_code() { compgen -G "$1" >/dev/null; } # (a redirect on `check` would hide its line)
-for d in $(grep -oE '`(attach|live|recording|render|contract|util|cmd)/`' "$ROOT/docs/architecture.md" |
+for d in $(grep -oE '`(attach|model|live|recording|render|analysis|contract|util|cmd)/`' "$ROOT/docs/architecture.md" |
 	tr -d '`' | sort -u); do
 	check "docs/architecture.md: bpf/loader/$d exists and holds code" \
 		has_code "$ROOT/bpf/loader/$d*.c"

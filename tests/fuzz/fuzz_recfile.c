@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/timeline.h"
 #include "recording/rec_reader.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
-#include "render/timeline.h"
 
 #define PROMISE(cond)                                                                            \
 	do {                                                                                     \
@@ -55,10 +55,10 @@ static void render_all(struct recording *r, struct timeline *tl)
 			struct cmp c = { .side = { { &run, 1 }, { &run, 1 } } };
 			size_t k = i - sizeof(fns) / sizeof(fns[0]);
 
-			PROMISE(cmp_build(&c) == 0);
-			err = k == 0 ? cmp_print_text(f, &c) : k == 1 ? cmp_print_json(f, &c)
-							      : cmp_print_svg(f, &c);
-			cmp_free(&c);
+			PROMISE(cmp__build(&c) == 0);
+			err = k == 0 ? cmp__print_text(f, &c) : k == 1 ? cmp__print_json(f, &c)
+							       : cmp__print_svg(f, &c);
+			cmp__free(&c);
 		}
 		fclose(f);
 		PROMISE(!err);

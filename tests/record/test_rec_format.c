@@ -13,10 +13,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "check.h"
+#include "model/timeline.h"
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
 #include "recording/rec_writer.h"
-#include "render/timeline.h"
 #include "scenario.h"
 
 static unsigned char *file_bytes(int fd, size_t *len)

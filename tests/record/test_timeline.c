@@ -10,8 +10,8 @@
 #include "check.h"
 #include "render/render.h"
 #include "recording/rec_reader.h"
-#include "render/timeline.h"
-#include "render/timeline_replay.h"
+#include "model/timeline.h"
+#include "model/timeline_replay.h"
 #include <unistd.h>
 #include "scenario.h"
 #include "../../probes/prover_ids.h"

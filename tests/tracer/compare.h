@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
-#include "live/figures.h"
-#include "live/snapshot.h"
 #include "model.h"
+#include "model/figures.h"
+#include "model/snapshot.h"
 #include <bpf/libbpf.h>
 
 /* Attaching to every process of a position-independent binary (-b, and following forks)

@@ -18,7 +18,7 @@
 #include "attach/caps.h"
 #include "attach/features.h"
 #include "check.h"
-#include "live/figures.h"
+#include "model/figures.h"
 #include "util/errors.h"
 #include "model.h"
 #include "probegen_ids.h"

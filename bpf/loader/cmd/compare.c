@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `inflight compare A B`, `inflight compare A1 A2 ... vs B1 B2 ...`: runs side by side
- * (render/compare.h): the figures of each side's traced process, averaged over its runs,
+ * (analysis/compare.h): the figures of each side's traced process, averaged over its runs,
  * B/A, and a verdict computed from them. Text under 80 columns, --json, or an SVG (-o X.svg
  * or --format svg). Works offline, in memory bounded by the processes (docs/bench.md).
  */
@@ -13,9 +13,9 @@
 #include "util/errors.h"
 #include "util/suggest.h"
 #include "recording/rec_reader.h"
-#include "render/compare.h"
+#include "analysis/compare.h"
 #include "render/render.h"
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 #define MAX_RUNS 64 /* recordings per side */
 
@@ -161,13 +161,13 @@ int cmd_compare(int argc, char **argv)
 			ret = load(&c.side[s].runs[i]);
 		}
 	}
-	if (!ret && cmp_build(&c))
+	if (!ret && cmp__build(&c))
 		ret = infl_err(EXIT_GENERIC, NULL, "compare: %s", strerror(ENOMEM));
 	if (!ret)
 		ret = render_output_open_guarded(a.out, inputs, ninputs, &out);
 	if (!ret) {
-		int err = fmt == F_SVG ? cmp_print_svg(out, &c) : fmt == F_JSON ?
-			  cmp_print_json(out, &c) : cmp_print_text(out, &c);
+		int err = fmt == F_SVG ? cmp__print_svg(out, &c) : fmt == F_JSON ?
+			  cmp__print_json(out, &c) : cmp__print_text(out, &c);
 
 		ret = render_output_close(out, a.out, what[fmt], err);
 	}
@@ -178,6 +178,6 @@ int cmd_compare(int argc, char **argv)
 		}
 		free(c.side[s].runs);
 	}
-	cmp_free(&c);
+	cmp__free(&c);
 	return ret;
 }

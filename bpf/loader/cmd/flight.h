@@ -16,7 +16,7 @@
 #include "inflight.h"
 #include "contract/names.h"
 #include "live/prom.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 #include "recording/rec_writer.h"
 
 enum flight_trigger {

@@ -6,7 +6,7 @@
 
 #include "cmd/flight.h"
 #include "live/idents.h"
-#include "render/timeline_replay.h"
+#include "model/timeline_replay.h"
 
 extern const char *const flight_trigger_names[FLIGHT__COUNT];
 

@@ -23,7 +23,7 @@
 #include "cmd/flight.h"
 #include "cmd/record_ring.h"
 #include "cmd/run_loop.h"
-#include "live/figures.h"
+#include "model/figures.h"
 #include "util/errors.h"
 #include "util/suggest.h"
 #include "util/sanitize.h"
@@ -55,7 +55,7 @@ struct recorder {
 	int npids;
 	__u64 user_lost;      /* session__ring_lost at the last snapshot */
 	__u64 snapshots;
-	__u32 warned;	      /* kinds of anomaly said on stderr (live/figures.h) */
+	__u32 warned;	      /* kinds of anomaly said on stderr (model/figures.h) */
 	unsigned names_gen;   /* session__names_gen when the names were last written */
 	int err;	      /* first write error */
 	struct flight *flight; /* --ring: events and records go to it, not to a file */

@@ -13,7 +13,7 @@
 #include "util/suggest.h"
 #include "recording/rec_reader.h"
 #include "render/render.h"
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 typedef int (*render_fn)(FILE *f, const struct timeline *tl, const struct render_opts *o);
 

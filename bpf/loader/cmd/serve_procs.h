@@ -15,7 +15,7 @@
 
 #include <linux/types.h>
 #include "live/prom.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 #define SERVE_RETIRED_KEEP 64
 

@@ -24,7 +24,7 @@
 #include "util/suggest.h"
 #include "util/procfs.h"
 #include "util/sanitize.h"
-#include "live/figures.h"
+#include "model/figures.h"
 #include "live/live.h"
 #include "live/summary.h"
 
@@ -222,7 +222,7 @@ struct tracer {
 	struct summary_info *info;
 	FILE *out;	   /* where the summaries go: stdout or -o FILE */
 	__u64 shown_ns[2]; /* when the timeline last printed, and the time before */
-	__u32 warned;	   /* kinds of anomaly said on stderr (live/figures.h) */
+	__u32 warned;	   /* kinds of anomaly said on stderr (model/figures.h) */
 	__u64 next_check;  /* when to look at the processes next */
 	struct proc_idents idents; /* who they are, read when first seen */
 };

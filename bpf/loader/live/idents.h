@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 #include "inflight.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 struct proc_ident {
 	__u32 pid;

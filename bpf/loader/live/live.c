@@ -7,9 +7,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include "live/figures.h"
 #include "live/live.h"
-#include "live/summary.h"
+#include "model/clock.h"
+#include "model/figures.h"
+#include "model/proc_facts.h"
 
 #define STAGE_W 11 /* "wait_permit" */
 #define CELL_W 10  /* "1234/23.4G" */
@@ -177,7 +178,7 @@ static void text_row(struct live *l, const char *label, __u64 owners, struct inf
 
 static double rel_s(const struct live *l, __u64 t)
 {
-	return summary_rel_s(t, l->origin);
+	return clock__rel_s(t, l->origin);
 }
 
 static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
@@ -235,7 +236,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	if (ps->oom.ns) {
 		char oom[160];
 
-		line(l, "  %s", summary_oom_text(oom, sizeof(oom), &ps->oom, l->origin));
+		line(l, "  %s", proc_facts__oom_text(oom, sizeof(oom), &ps->oom, l->origin));
 	}
 	line(l, "%s", "");
 }
@@ -271,7 +272,7 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
 	json_obj_end(j);
 	json_kv_bool(j, "exact", !proc_inexact(p));
-	summary_json_oom(j, &ps->oom, l->origin);
+	proc_facts__oom_json(j, &ps->oom, l->origin);
 	json_composition(j, p->cur, p->owners, l->names);
 	json_obj_end(j);
 }
@@ -284,7 +285,7 @@ static void print_json(struct live *l, const struct snapshot *snap)
 	json_obj(&j);
 	json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 	json_kv_str(&j, "type", "interval");
-	summary_json_clock(&j, l->origin, l->origin_pid);
+	clock__json(&j, l->origin, l->origin_pid);
 	json_key(&j, "time_s");
 	if (l->origin)
 		json_f64(&j, rel_s(l, snap->mono_ns), 6);
@@ -320,7 +321,7 @@ static int tty_rows(const struct live *l)
 static void note_seen(struct live *l, const struct snapshot *snap)
 {
 	__u32 pid;
-	__u64 o = summary_origin(snap, &pid);
+	__u64 o = clock__origin(snap, &pid);
 
 	if (o && (!l->origin || o < l->origin)) {
 		l->origin = o;

@@ -6,7 +6,7 @@
  * summed in "other"; --wide gives every class its column), or one JSON object per line
  * (docs/json.md). On a terminal (`tty`) each interval redraws one screen in place, like
  * top; elsewhere the tables follow each other as plain lines. Times are seconds since the
- * run's first probe event (summary_origin()), labelled once. Works on snapshots only: no
+ * run's first probe event (clock__origin()), labelled once. Works on snapshots only: no
  * BPF here, so it renders recordings too.
  */
 #ifndef INFLIGHT_LIVE_H
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 struct live_opts {
 	bool json;

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 #include "contract/usdt_notes.h"
-#include "live/figures.h"
 #include "live/prom.h"
+#include "model/figures.h"
 #include "util/sanitize.h"
 
 enum prom_type { GAUGE, COUNTER, HISTOGRAM, INFO };

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 #include "contract/names.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 #define PROM_CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define PROM_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"

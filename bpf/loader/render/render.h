@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 struct render_opts {
 	__u64 step_ns;	   /* text/csv/json rows; 0: chosen from the recording's length */
@@ -60,7 +60,7 @@ double render_mean_dwell_ms(const struct tl_proc *p, unsigned stage); /* -1: no 
 double render_per_minute(const struct tl_proc *p, __u64 count);
 __u64 render_active_ns(const struct tl_proc *p);
 
-/* The live summary's figures of one process (live/summary.h), from its replay, into the
+/* The live summary's figures of one process (model/proc_facts.h), from its replay, into the
  * current JSON object: report and compare write processes under the same keys. */
 struct json;
 void render_json_proc_figures(struct json *j, const struct timeline *tl,

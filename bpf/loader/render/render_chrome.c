@@ -24,7 +24,7 @@
 #include "util/fmt.h"
 #include "contract/names.h"
 #include "render/render.h"
-#include "render/timeline_replay.h"
+#include "model/timeline_replay.h"
 
 #define STAGE_TID_BASE 100   /* tid of the lane of stage s: STAGE_TID_BASE + s */
 #define OWNER_TID_BASE 10000 /* owners of kind k, lane j: OWNER_TID_BASE * (k + 1) + j */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include "util/errors.h"
 #include "util/fmt.h"
-#include "live/summary.h"
+#include "model/clock.h"
 #include "render/render.h"
 #include "util/sanitize.h"
 
@@ -76,7 +76,7 @@ __u64 render_next_t(__u64 t, __u64 step)
 
 double render_t(const struct timeline *tl, __u64 ns)
 {
-	return summary_rel_s(ns, tl->t0);
+	return clock__rel_s(ns, tl->t0);
 }
 
 const char *render_command(const struct timeline *tl, const struct tl_proc *p)

@@ -3,7 +3,7 @@
  * `report --format html`: one self-contained page of one process (no network: the style,
  * the script and the data are all inline). The stacked timeline of tracked bytes by stage
  * or by class with the RSS line and the peak, drawn by the page's own script from the
- * embedded columns (render/columns.h): hover for the composition at that instant, the wheel
+ * embedded columns (model/columns.h): hover for the composition at that instant, the wheel
  * zooms, a drag pans. Below it the peak's composition (stage x class) and dwell per stage,
  * as tables written here. Every string from the recording is escaped for HTML, and the data
  * block cannot close its <script> element.
@@ -14,11 +14,11 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "render/columns.h"
+#include "model/columns.h"
 #include "render/html_assets.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
-#include "live/summary.h"
+#include "model/proc_facts.h"
 
 #define HTML_COLS 4000 /* columns embedded: the zoom's finest detail */
 
@@ -59,7 +59,7 @@ static void series_names(struct json *j, const char *key, bool by_stage, __u32 m
 	json_arr_end(j);
 }
 
-static void columns_json(struct json *j, const struct timeline *tl, const struct render_col *col,
+static void columns_json(struct json *j, const struct timeline *tl, const struct column *col,
 			 int n, const unsigned *cls, int ncls, const unsigned *slots, int nslots)
 {
 	json_key(j, "cols");
@@ -121,7 +121,7 @@ static void peak_json(struct json *j, const struct timeline *tl, const struct tl
 
 /* The data block: everything the script draws. */
 static int data_block(FILE *f, const struct timeline *tl, const struct tl_proc *p,
-		      const struct render_col *col, int n)
+		      const struct column *col, int n)
 {
 	const struct infl_names *nm = &tl->rec->names;
 	unsigned cls[INFL_CLASSES], slots[INFL_SLOTS];
@@ -261,7 +261,7 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 		char oom[160];
 
 		fputs("<div class=\"facts oom\" id=\"oom\">OOM-KILLED: ", f);
-		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		svg_text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
 		fputs("</div>\n", f);
 	}
 	fputs("<div class=\"bar\"><button id=\"by-stage\">by stage</button><button id=\"by-class\">"
@@ -277,7 +277,7 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct tl_proc *p = render_proc(tl, o);
 	int ncols = o->columns > 0 && o->columns < HTML_COLS ? o->columns : HTML_COLS;
-	struct render_col *col;
+	struct column *col;
 	__u64 t1;
 	int err;
 
@@ -291,7 +291,7 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	col = calloc(ncols, sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = render_columns(p, tl->t0, t1, ncols, col);
+	err = columns__build(p, tl->t0, t1, ncols, col);
 	if (!err) {
 		head(f, tl, p);
 		peak_table(f, tl, p);

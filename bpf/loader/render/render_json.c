@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * `report --format json`: one document with the recording's facts and, per process, the
- * figures of the live summary under the same keys (live/summary.h: summary__json_proc, fed
+ * figures of the live summary under the same keys (model/proc_facts.h: proc_facts__json, fed
  * with the replay's count of the process's kernel record), then what only a recording
  * knows: each class's and stage's own peak, memory x time per stage, completions per owner
  * kind, losses, the replay check and the timeline at the step. Schema: docs/json.md.
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "live/summary.h"
+#include "model/clock.h"
+#include "model/proc_facts.h"
 #include "render/render.h"
 
 static void name_tables(struct json *j, const struct infl_names *nm)
@@ -297,7 +298,7 @@ void render_json_proc_figures(struct json *j, const struct timeline *tl, const s
 
 	if (pf.command && !pf.command[0])
 		pf.command = NULL;
-	summary__json_proc(j, &pf);
+	proc_facts__json(j, &pf);
 }
 
 int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
@@ -315,7 +316,7 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 	json_kv_str(&j, "format", "inflight-report");
 	json_kv_u64(&j, "version", 2);
-	summary_json_clock(&j, tl->t0_pid ? tl->t0 : 0, tl->t0_pid);
+	clock__json(&j, tl->t0_pid ? tl->t0 : 0, tl->t0_pid);
 	recording_facts(&j, tl, o);
 	json_key(&j, "processes");
 	json_arr(&j);

@@ -5,7 +5,7 @@
  * by stage, then the same bytes stacked by class, on one time and byte scale, each with the
  * RSS line and the exact peak marked and annotated with its composition; below them one
  * lane per stage with the owners in it. Each pixel column shows the composition at the
- * instant of its largest total (render/columns.h), so no peak falls between columns.
+ * instant of its largest total (model/columns.h), so no peak falls between columns.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,10 +13,10 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "render/columns.h"
+#include "model/columns.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
-#include "live/summary.h"
+#include "model/proc_facts.h"
 
 #define PANEL_H 250
 #define TOP 92
@@ -57,7 +57,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct tl_proc *p = render_proc(tl, o);
 	const struct infl_names *nm = &tl->rec->names;
-	struct render_col *col;
+	struct column *col;
 	struct svg_panel a, b;
 	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], cap[160];
 	__u32 slots, classes, lane_slots = 0;
@@ -74,7 +74,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	col = calloc(SVG_NCOLS, sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = render_columns(p, tl->t0, t1, SVG_NCOLS, col);
+	err = columns__build(p, tl->t0, t1, SVG_NCOLS, col);
 	if (err) {
 		free(col);
 		return err;
@@ -117,7 +117,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 
 		fprintf(f, "<text class=\"oom-facts\" x=\"%d\" y=\"%d\" font-size=\"12\" "
 			"font-weight=\"bold\" fill=\"#7b1fa2\">OOM-KILLED: ", SVG_X0, 58 + 14 * lines);
-		svg_text(f, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		svg_text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
 		fprintf(f, "</text>\n");
 	}
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include "util/fmt.h"
-#include "live/figures.h"
-#include "live/summary.h"
+#include "model/figures.h"
+#include "model/proc_facts.h"
 #include "recording/rec_reader.h"
 #include "util/sanitize.h"
 #include "render/render.h"
@@ -312,7 +312,7 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 			"window began (after event %" PRIu64 ")\n", (uint64_t)p->carried_bufs,
 			fmt_plural(p->carried_bufs), (uint64_t)p->carried_owners,
 			fmt_plural(p->carried_owners), (uint64_t)p->window_seq);
-	summary_text_unmatched_others(f, &p->fig);
+	proc_facts__unmatched_text(f, &p->fig);
 	if (p->rejected || p->untracked || p->dups)
 		fprintf(f, "  anomalies: %" PRIu64 " rejected ids, %" PRIu64 " untracked (map "
 			"full), %" PRIu64 " double allocs\n", (uint64_t)p->rejected,
@@ -384,7 +384,7 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		if (p->oom.ns) {
 			char oom[160];
 
-			wrapped(f, "  OOM-KILLED", 13, summary_oom_text(oom, sizeof(oom), &p->oom, tl->t0));
+			wrapped(f, "  OOM-KILLED", 13, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0));
 		}
 		fprintf(f, "  ran %.3f s to %.3f s: %s from its first event to its %s\n",
 			render_t(tl, p->first_ts ? p->first_ts : tl->t0), render_t(tl, p->t_end),

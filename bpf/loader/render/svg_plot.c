@@ -156,7 +156,7 @@ void svg_time_caption(FILE *f, int y, const char *what)
 	fprintf(f, "</text>\n");
 }
 
-static __u64 series(const struct render_col *c, bool by_stage, unsigned k)
+static __u64 series(const struct column *c, bool by_stage, unsigned k)
 {
 	return by_stage ? c->slot[k] : c->cls[k];
 }
@@ -189,7 +189,7 @@ static void tops(FILE *f, const struct svg_panel *pn, const __u64 *v, int n, boo
 	}
 }
 
-void svg_stack(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
+void svg_stack(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	       bool by_stage, __u32 mask, const struct infl_names *nm, const char *id)
 {
 	__u64 *below = calloc(n, sizeof(*below)), *above = calloc(n, sizeof(*above));
@@ -225,7 +225,7 @@ void svg_stack(FILE *f, const struct svg_panel *pn, const struct render_col *col
 	free(above);
 }
 
-void svg_rss(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n)
+void svg_rss(FILE *f, const struct svg_panel *pn, const struct column *col, int n)
 {
 	int i = 0;
 
@@ -377,7 +377,7 @@ void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)
 		fmt_bytes(b, p->oom.tracked_bytes));
 }
 
-int svg_lanes(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
+int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	      __u32 slots, const struct infl_names *nm, int y0)
 {
 	const int h = 22;
@@ -455,7 +455,7 @@ int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct in
 	return y;
 }
 
-__u32 svg_slots_used(const struct render_col *col, int n)
+__u32 svg_slots_used(const struct column *col, int n)
 {
 	__u32 m = 0;
 
@@ -466,7 +466,7 @@ __u32 svg_slots_used(const struct render_col *col, int n)
 	return m;
 }
 
-__u32 svg_classes_used(const struct render_col *col, int n)
+__u32 svg_classes_used(const struct column *col, int n)
 {
 	__u32 m = 0;
 

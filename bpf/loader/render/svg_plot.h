@@ -2,7 +2,7 @@
 /*
  * The pieces of inflight's SVG charts, shared by `report --format svg` and `compare -o
  * X.svg`: a time axis and a byte axis, stacked areas of tracked bytes by stage or by class
- * from render/columns.h, the RSS line, the peak marked with its composition, and lanes of
+ * from model/columns.h, the RSS line, the peak marked with its composition, and lanes of
  * owners per stage. Every string from a recording goes out escaped for XML.
  */
 #ifndef INFLIGHT_SVG_PLOT_H
@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "contract/names.h"
-#include "render/columns.h"
-#include "render/timeline.h"
+#include "model/columns.h"
+#include "model/timeline.h"
 
 #define SVG_W 1200
 #define SVG_X0 90   /* plot area, left */
@@ -44,10 +44,10 @@ void svg_axes(FILE *f, const struct svg_panel *pn, const char *title, bool time_
 void svg_time_caption(FILE *f, int y, const char *what);
 /* A stacked area of the columns: by stage (`by_stage`) or by class, one path per series
  * in `mask`, each with its name as a tooltip; `id` names the group (element id). */
-void svg_stack(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
+void svg_stack(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	       bool by_stage, __u32 mask, const struct infl_names *nm, const char *id);
 /* The RSS line (the highest RSS of each column). */
-void svg_rss(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n);
+void svg_rss(FILE *f, const struct svg_panel *pn, const struct column *col, int n);
 /* The peak: a dashed line, a dot, "peak SIZE at T s" and a box with its composition by
  * stage (bytes, owners and the largest classes of each). */
 void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
@@ -55,13 +55,13 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 /* The OOM kill: a purple line and "OOM kill at T s" (element g.oom), when there was one. */
 void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p);
 /* One lane per stage in `slots` below y0 with the owners in it; returns the y under them. */
-int svg_lanes(FILE *f, const struct svg_panel *pn, const struct render_col *col, int n,
+int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	      __u32 slots, const struct infl_names *nm, int y0);
 /* A legend of the series in `mask` at (x, y); returns the y under it. */
 int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct infl_names *nm,
 	       bool rss);
 /* The slots with bytes in any column / the classes with bytes in any column. */
-__u32 svg_slots_used(const struct render_col *col, int n);
-__u32 svg_classes_used(const struct render_col *col, int n);
+__u32 svg_slots_used(const struct column *col, int n);
+__u32 svg_classes_used(const struct column *col, int n);
 
 #endif /* INFLIGHT_SVG_PLOT_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* A snapshot's memory. live/snapshot.h */
+/* A snapshot's memory. model/snapshot.h */
 #include <stdlib.h>
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 void snapshot__free(struct snapshot *snap)
 {

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 struct cmp_run {
 	const char *file;
@@ -60,12 +60,12 @@ struct cmp {
 };
 
 /* Computes the metrics and the verdict of both sides. 0 or -ENOMEM. */
-int cmp_build(struct cmp *c);
-void cmp_free(struct cmp *c);
+int cmp__build(struct cmp *c);
+void cmp__free(struct cmp *c);
 
-int cmp_print_text(FILE *f, const struct cmp *c);
-int cmp_print_json(FILE *f, const struct cmp *c);
+int cmp__print_text(FILE *f, const struct cmp *c);
+int cmp__print_json(FILE *f, const struct cmp *c);
 /* The first run of each side, bytes by stage, on one time and byte scale. */
-int cmp_print_svg(FILE *f, const struct cmp *c);
+int cmp__print_svg(FILE *f, const struct cmp *c);
 
 #endif /* INFLIGHT_COMPARE_H */

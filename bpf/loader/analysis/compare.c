@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* compare's figures and verdict (render/compare.h). */
+/* compare's figures and verdict (analysis/compare.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "contract/names.h"
-#include "live/summary.h"
-#include "render/compare.h"
+#include "model/clock.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 
 /* what a metric is computed over */
@@ -455,17 +455,17 @@ static void verdict_oom(struct cmp *c)
 
 			if (!r->p->oom.ns)
 				continue;
-			finding(c, "oom_kill", r->file, summary_rel_s(r->p->oom.ns, r->tl->t0),
+			finding(c, "oom_kill", r->file, clock__rel_s(r->p->oom.ns, r->tl->t0),
 				r->p->oom.tracked_bytes);
 			say(c, "OOM       %c: %s was killed by the kernel's OOM killer at %.3f s, "
 			    "holding %s tracked\n", 'A' + s, r->file,
-			    summary_rel_s(r->p->oom.ns, r->tl->t0),
+			    clock__rel_s(r->p->oom.ns, r->tl->t0),
 			    fmt_bytes(b, r->p->oom.tracked_bytes));
 		}
 	}
 }
 
-int cmp_build(struct cmp *c)
+int cmp__build(struct cmp *c)
 {
 	c->names = &c->side[0].runs[0].rec->names;
 	collect(c);
@@ -477,7 +477,7 @@ int cmp_build(struct cmp *c)
 	return c->err;
 }
 
-void cmp_free(struct cmp *c)
+void cmp__free(struct cmp *c)
 {
 	free(c->m);
 	free(c->f);

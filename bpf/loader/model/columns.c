@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Columns of a timeline for the drawn views. render/columns.h */
+/* Columns of a timeline for the drawn views. model/columns.h */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "render/columns.h"
+#include "model/columns.h"
 
 struct col_pass {
-	struct render_col *cur;
+	struct column *cur;
 	__u64 rss; /* the latest sample */
 };
 
@@ -20,7 +20,7 @@ static void on_rss(void *ctx, __u64 ts, __u64 bytes)
 		cp->cur->rss = bytes;
 }
 
-static void take(struct render_col *c, const struct tl_state *st)
+static void take(struct column *c, const struct tl_state *st)
 {
 	c->total = st->total_bytes;
 	c->bufs = st->total_bufs;
@@ -33,7 +33,7 @@ static void take(struct render_col *c, const struct tl_state *st)
 	}
 }
 
-int render_columns(const struct tl_proc *p, __u64 t0, __u64 t1, int n, struct render_col *col)
+int columns__build(const struct tl_proc *p, __u64 t0, __u64 t1, int n, struct column *col)
 {
 	struct col_pass cp = { 0 };
 	struct tl_cursor c;
@@ -48,7 +48,7 @@ int render_columns(const struct tl_proc *p, __u64 t0, __u64 t1, int n, struct re
 	tl_cursor__until(&c, t0 ? t0 - 1 : 0);
 	tl_cursor__rss_at(&c, t0 ? t0 - 1 : 0);
 	for (int i = 0; i < n; i++) {
-		struct render_col *k = &col[i];
+		struct column *k = &col[i];
 
 		k->t0 = t0 + (__u64)((double)span * i / n);
 		k->t1 = i == n - 1 ? t1 : t0 + (__u64)((double)span * (i + 1) / n);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Figures of a process's kernel record shared by every view. live/figures.h */
+/* Figures of a process's kernel record shared by every view. model/figures.h */
 #include <stdio.h>
 #include <string.h>
-#include "live/figures.h"
-#include "live/snapshot.h"
+#include "model/figures.h"
+#include "model/snapshot.h"
 #include "usdt_spec.h"
 #include "util/errors.h"
 
@@ -186,4 +186,21 @@ void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES]
 		json_obj_end(j);
 	}
 	json_obj_end(j);
+}
+
+void leak_candidates(const struct infl_proc *p, const struct infl_names *n,
+		     struct leak_candidates *lk)
+{
+	memset(lk, 0, sizeof(*lk));
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		if (!(n->terminal_mask & (1u << s)))
+			continue;
+		lk->owners += p->owners[s];
+		for (int c = 0; c < INFL_CLASSES; c++) {
+			lk->cls[c].count += p->cur[c][s].count;
+			lk->cls[c].bytes += p->cur[c][s].bytes;
+			lk->all.count += p->cur[c][s].count;
+			lk->all.bytes += p->cur[c][s].bytes;
+		}
+	}
 }

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "render/timeline.h"
-#include "render/timeline_replay.h"
+#include "model/timeline.h"
+#include "model/timeline_replay.h"
 
 /* Open addressing, linear probing, backward-shift deletion (no tombstones). */
 static size_t map_hash(const struct u64map *m, __u64 key)
@@ -36,7 +36,7 @@ static __u64 slot_key(const unsigned char *s)
 	return k;
 }
 
-void *u64map_get(const struct u64map *m, __u64 key)
+void *u64map__get(const struct u64map *m, __u64 key)
 {
 	if (!m->cap)
 		return NULL;
@@ -62,14 +62,14 @@ static int map_grow(struct u64map *m)
 		bool created;
 
 		if (slot_used(s))
-			memcpy(u64map_put(&n, slot_key(s), &created), s + 16, m->vsize);
+			memcpy(u64map__put(&n, slot_key(s), &created), s + 16, m->vsize);
 	}
 	free(m->slots);
 	*m = n;
 	return 0;
 }
 
-void *u64map_put(struct u64map *m, __u64 key, bool *created)
+void *u64map__put(struct u64map *m, __u64 key, bool *created)
 {
 	*created = false;
 	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
@@ -90,11 +90,11 @@ void *u64map_put(struct u64map *m, __u64 key, bool *created)
 	}
 }
 
-void u64map_del(struct u64map *m, __u64 key)
+void u64map__del(struct u64map *m, __u64 key)
 {
 	size_t i, j;
 
-	if (!u64map_get(m, key))
+	if (!u64map__get(m, key))
 		return;
 	for (i = map_hash(m, key); slot_key(slot_at(m, i)) != key; i = (i + 1) & (m->cap - 1))
 		;
@@ -112,7 +112,7 @@ void u64map_del(struct u64map *m, __u64 key)
 	m->n--;
 }
 
-void u64map_free(struct u64map *m)
+void u64map__free(struct u64map *m)
 {
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
@@ -153,7 +153,7 @@ static bool holds_nothing(const struct tl_owner *o)
 static struct tl_owner *owner_create(struct tl_replay *rp, __u64 owner, __u64 ts)
 {
 	bool created;
-	struct tl_owner *o = u64map_put(&rp->owners, owner, &created);
+	struct tl_owner *o = u64map__put(&rp->owners, owner, &created);
 
 	if (!o) {
 		rp->oom = true;
@@ -182,7 +182,7 @@ static void owner_retire(struct tl_replay *rp, __u64 owner, struct tl_owner *o, 
 		rp->st.owners[o->slot]--;
 	if (rp->hooks && rp->hooks->life_retire)
 		rp->hooks->life_retire(rp->hook_ctx, owner, o, ts);
-	u64map_del(&rp->owners, owner);
+	u64map__del(&rp->owners, owner);
 }
 
 /* libcuda's pointers are not the program's buffer ids: a table of their own (the kernel's
@@ -207,14 +207,14 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 		return;
 	if (ev->arg2 && !(ev->flags & INFL_EVF_UNSTAGED))
 		o = owner_create(rp, ev->arg2, rp->st.ts);
-	b = u64map_put(bufs_of(rp, ev), ev->arg0, &created);
+	b = u64map__put(bufs_of(rp, ev), ev->arg0, &created);
 	if (!b) {
 		rp->oom = true;
 		return;
 	}
 	if (!created) {
 		/* a live buffer allocated again: the kernel replaces the old record */
-		struct tl_owner *old_o = b->staged ? u64map_get(&rp->owners, b->owner) : NULL;
+		struct tl_owner *old_o = b->staged ? u64map__get(&rp->owners, b->owner) : NULL;
 		unsigned old_slot = old_o ? old_o->slot : INFL_SLOT_NONE;
 
 		if (old_o) {
@@ -246,13 +246,13 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 
 	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNMATCHED))
 		return;
-	b = u64map_get(bufs_of(rp, ev), ev->arg0);
+	b = u64map__get(bufs_of(rp, ev), ev->arg0);
 	if (!b) {
 		/* its alloc was lost: trust the kernel's slot and the recorded size */
 		rp->diverged++;
 		if (!cell_sub(&rp->st, ev->id, ev->from_slot, ev->arg1))
 			return;
-		o = ev->from_slot < INFL_SLOT_NONE ? u64map_get(&rp->owners, ev->arg2) : NULL;
+		o = ev->from_slot < INFL_SLOT_NONE ? u64map__get(&rp->owners, ev->arg2) : NULL;
 		if (o && o->held[ev->id].count) {
 			o->held[ev->id].count--;
 			o->held[ev->id].bytes -= ev->arg1;
@@ -261,9 +261,9 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 		return;
 	}
 	rec = *b;
-	u64map_del(bufs_of(rp, ev), ev->arg0);
+	u64map__del(bufs_of(rp, ev), ev->arg0);
 	if (rec.staged)
-		o = u64map_get(&rp->owners, rec.owner);
+		o = u64map__get(&rp->owners, rec.owner);
 	slot = o ? o->slot : INFL_SLOT_NONE;
 	if (slot != ev->from_slot)
 		rp->diverged++;
@@ -285,7 +285,7 @@ static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
 
 	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNTRACKED))
 		return;
-	created = !u64map_get(&rp->owners, ev->arg0);
+	created = !u64map__get(&rp->owners, ev->arg0);
 	o = owner_create(rp, ev->arg0, rp->st.ts);
 	if (!o)
 		return;
@@ -369,9 +369,9 @@ void tl_replay__free(struct tl_replay *rp)
 {
 	if (!rp)
 		return;
-	u64map_free(&rp->bufs);
-	u64map_free(&rp->cuda_bufs);
-	u64map_free(&rp->owners);
+	u64map__free(&rp->bufs);
+	u64map__free(&rp->cuda_bufs);
+	u64map__free(&rp->owners);
 	free(rp);
 }
 

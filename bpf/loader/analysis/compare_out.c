@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* compare's outputs: text, JSON, SVG (render/compare.h). */
+/* compare's outputs: text, JSON, SVG (analysis/compare.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -7,9 +7,10 @@
 #include "util/fmt.h"
 #include "util/sanitize.h"
 #include "contract/names.h"
-#include "live/summary.h"
-#include "render/columns.h"
-#include "render/compare.h"
+#include "model/clock.h"
+#include "model/proc_facts.h"
+#include "model/columns.h"
+#include "analysis/compare.h"
 #include "render/render.h"
 #include "render/svg_plot.h"
 
@@ -107,7 +108,7 @@ static void runs_text(FILE *f, const struct cmp *c, int s)
 	}
 }
 
-int cmp_print_text(FILE *f, const struct cmp *c)
+int cmp__print_text(FILE *f, const struct cmp *c)
 {
 	const char *group = NULL, *line = c->verdict;
 	char b1[FMT_LEN], b2[FMT_LEN];
@@ -175,14 +176,14 @@ static void runs_json(struct json *j, const struct cmp *c, int s)
 		json_kv_bool(j, "exact", tl_proc__exact(r->p));
 		json_kv_f64(j, "program_s", r->p->first_ts && r->p->t_end > r->p->first_ts ?
 			    (r->p->t_end - r->p->first_ts) / 1e9 : 0, 6);
-		json_kv_f64(j, "peak_time_s", summary_rel_s(r->p->peak_ts, r->tl->t0), 6);
+		json_kv_f64(j, "peak_time_s", clock__rel_s(r->p->peak_ts, r->tl->t0), 6);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
 }
 
-int cmp_print_json(FILE *f, const struct cmp *c)
+int cmp__print_json(FILE *f, const struct cmp *c)
 {
 	static const char *const units[] = { "bytes", "ns", "byte_s", "per_minute", "count",
 					     "share" };
@@ -259,11 +260,11 @@ int cmp_print_json(FILE *f, const struct cmp *c)
 
 #define PANEL_H 240
 
-int cmp_print_svg(FILE *f, const struct cmp *c)
+int cmp__print_svg(FILE *f, const struct cmp *c)
 {
 	const struct cmp_run *r[2] = { &c->side[0].runs[0], &c->side[1].runs[0] };
-	struct render_col *col[2] = { calloc(SVG_NCOLS, sizeof(struct render_col)),
-				      calloc(SVG_NCOLS, sizeof(struct render_col)) };
+	struct column *col[2] = { calloc(SVG_NCOLS, sizeof(struct column)),
+				  calloc(SVG_NCOLS, sizeof(struct column)) };
 	__u64 span = 1, top = 0;
 	__u32 slots = 0;
 	int err = 0, y, height;
@@ -281,7 +282,7 @@ int cmp_print_svg(FILE *f, const struct cmp *c)
 		if (!col[s])
 			err = -ENOMEM;
 		else
-			err = render_columns(r[s]->p, r[s]->tl->t0, r[s]->tl->t0 + span, SVG_NCOLS,
+			err = columns__build(r[s]->p, r[s]->tl->t0, r[s]->tl->t0 + span, SVG_NCOLS,
 					     col[s]);
 		if (!err)
 			slots |= svg_slots_used(col[s], SVG_NCOLS);

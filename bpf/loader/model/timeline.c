@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "live/figures.h"
+#include "model/figures.h"
+#include "model/timeline.h"
+#include "model/timeline_replay.h"
 #include "recording/rec_format.h"
-#include "render/timeline.h"
-#include "render/timeline_replay.h"
 
 #define RSS_RING 64 /* recent samples kept to find the one at a new tracked peak */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Cursors (render/timeline.h): one process replayed again from the file, in accounting
+ * Cursors (model/timeline.h): one process replayed again from the file, in accounting
  * order, with one event of look-ahead; RSS samples come from its kernel RSS events (in the
  * same order) or from the RSS records, kept in a small queue until the cursor's time
  * reaches them. The recorder writes an RSS record only after every event before it, so a
@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/timeline.h"
+#include "model/timeline_replay.h"
 #include "recording/rec_format.h"
-#include "render/timeline.h"
-#include "render/timeline_replay.h"
 
 struct tl_cursor_priv {
 	struct rec_stream *rs;

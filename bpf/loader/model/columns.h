@@ -9,9 +9,9 @@
 #define INFLIGHT_COLUMNS_H
 
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
-struct render_col {
+struct column {
 	__u64 t0, t1;			/* [t0, t1), CLOCK_MONOTONIC */
 	__u64 at;			/* the instant of the largest total */
 	__u64 total;			/* tracked bytes then */
@@ -24,6 +24,6 @@ struct render_col {
 };
 
 /* Fills n columns over [t0, t1). Returns 0, -ENOMEM, or the cursor's read error. */
-int render_columns(const struct tl_proc *p, __u64 t0, __u64 t1, int n, struct render_col *col);
+int columns__build(const struct tl_proc *p, __u64 t0, __u64 t1, int n, struct column *col);
 
 #endif /* INFLIGHT_COLUMNS_H */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "render/timeline.h"
+#include "model/timeline.h"
 
 /* u64 key -> fixed-size value; values move on growth and deletion (do not keep pointers) */
 struct u64map {
@@ -14,10 +14,10 @@ struct u64map {
 	size_t cap, n, vsize;
 };
 
-void *u64map_get(const struct u64map *m, __u64 key);
-void *u64map_put(struct u64map *m, __u64 key, bool *created); /* NULL on ENOMEM */
-void u64map_del(struct u64map *m, __u64 key);
-void u64map_free(struct u64map *m);
+void *u64map__get(const struct u64map *m, __u64 key);
+void *u64map__put(struct u64map *m, __u64 key, bool *created); /* NULL on ENOMEM */
+void u64map__del(struct u64map *m, __u64 key);
+void u64map__free(struct u64map *m);
 
 struct tl_buf {
 	__u64 bytes;

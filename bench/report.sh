@@ -78,7 +78,7 @@ $(sed -n 's/^note=/Note: /p' "$dir/env.txt")
 $(w=$(env_of baseline_what); [ -n "$w" ] && echo "\"Before\" (the baseline inflight, c0): $w.")
 
 Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
-\`scripts/bench.sh SECTION...\` (probe_cost lock_stall attach_latency prover_overhead loader_cost
+\`scripts/bench.sh SECTION...\` (probe_cost scaling lock_stall attach_latency prover_overhead loader_cost
 rss_cost record_ceiling attach_teardown offline_memory). Knobs: BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS,
 BENCH_RSS_REPS, BENCH_LOADER_SECONDS, BENCH_ATTACH_REPS; and BENCH_INFLIGHT_BASELINE=PATH adds
 another inflight binary to sections 1 and 7 for before/after figures.
@@ -156,6 +156,39 @@ LTTng events discarded per run (its default discard mode, 4 x 512 KiB sub-buffer
 1 thread $(cell probe_cost lttng 1 discarded), 2 threads $(cell probe_cost lttng 2 discarded).
 EOF
 	notes_of probe_cost
+}
+
+section_scaling() {
+	local t
+	cat <<EOF
+
+## Scaling: cost per probe hit, 1 to 8 threads
+
+Section 1's loop and measure (CPU nanoseconds of the firing threads per event) with 1, 2, 4
+and 8 threads firing, for the floor (b), inflight (c) and bpftrace (d), alternated within
+each round; the ratios are taken within a round.
+
+| threads | (b) floor ns/hit | (c) inflight ns/hit | (d) bpftrace ns/hit | c/b | c/d |
+|---:|---:|---:|---:|---:|---:|
+EOF
+	for t in 1 2 4 8; do
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$t" \
+			"$(cell scaling empty "$t" ns_per_hit)" "$(cell scaling inflight "$t" ns_per_hit)" \
+			"$(cell scaling bpftrace "$t" ns_per_hit)" "$(cell scaling inflight/empty "$t" ratio)" \
+			"$(cell scaling inflight/bpftrace "$t" ratio)"
+	done
+	cat <<EOF
+
+This machine has $(env_of cpus) CPUs, so 4 and 8 threads show the shape of contention (threads
+taking turns on the CPUs and on the tracers' shared state), not parallel speedup; the targets
+(c/b <= 1.2, c/d <= 1.0) are judged in section 1.
+inflight's final totals equal the events fired in
+$(awk -F, '$1 == "scaling" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs;
+its lock timeouts per run: 1 thread $(cell scaling inflight 1 lock_timeouts),
+2 threads $(cell scaling inflight 2 lock_timeouts), 4 threads $(cell scaling inflight 4 lock_timeouts),
+8 threads $(cell scaling inflight 8 lock_timeouts).
+EOF
+	notes_of scaling
 }
 
 section_attach_latency() {
@@ -554,7 +587,7 @@ EOF
 source "$(dirname "$0")/attach_report.sh"
 
 header
-for s in probe_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
+for s in probe_cost scaling lock_stall attach_latency prover_overhead loader_cost rss_cost \
 	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then

@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -32,6 +31,7 @@
 #include "attach/session_int.h"
 #include "attach/usdt_attach.h"
 #include "attach/watch.h"
+#include "util/clock.h"
 #include "util/errors.h"
 #include "contract/usdt_binary.h"
 #include "util/procfs.h"
@@ -51,44 +51,12 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 
 __u64 session__now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return mono_ns();
 }
 
 static int pidfd_open(pid_t pid)
 {
 	return syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Reads the binary's sites and verdict into `b`; one line and an exit code when it cannot be
- * traced (`b` then empty): the same verdict, in the same words, as `inflight list`. */
-static int read_binary(const char *path, const char *shown, struct usdt_binary *b)
-{
-	const char *hint;
-	char why[512];
-	int err = usdt_binary__read(path, b);
-
-	switch (err) {
-	case 0:
-		break;
-	case -ENOENT:
-		return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s", shown,
-				strerror(ENOENT));
-	case -ENOEXEC:
-		return infl_err(EXIT_NO_BINARY, "give the path of an executable",
-				"%s: not an ELF file", shown);
-	case -EBADMSG:
-		return infl_err(EXIT_NO_PROBES, NULL, "%s: malformed .note.stapsdt", shown);
-	default:
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
-	}
-	if (b->verdict == USDT_OK)
-		return 0;
-	usdt_binary__why(b, why, sizeof(why), &hint);
-	usdt_binary__free(b); /* an error leaves nothing to free */
-	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }
 
 /* SPAWN: a binary refused whatever its libraries carry (32-bit, a provider mismatch, no
@@ -99,10 +67,10 @@ static int refuse_early(struct session *s, const char *shown)
 	int err = usdt_binary__read(s->path, &b);
 
 	if (err)
-		return read_binary(s->path, shown, &s->bin); /* the words for the error */
+		return usdt_attach__read(s->path, shown, &s->bin); /* the words for the error */
 	err = b.verdict == USDT_OK || (b.verdict == USDT_MISSING && !b.other_provider[0]);
 	usdt_binary__free(&b);
-	return err ? 0 : read_binary(s->path, shown, &s->bin);
+	return err ? 0 : usdt_attach__read(s->path, shown, &s->bin);
 }
 
 /*
@@ -120,7 +88,7 @@ static int choose_image(struct session *s, const char *shown)
 		return infl_err(EXIT_TARGET_EXITED, NULL,
 				"pid %d exited before inflight could attach to it", s->target);
 	if (err) /* s->bin is empty again: read_binary says why */
-		return read_binary(s->path, shown, &s->bin);
+		return usdt_attach__read(s->path, shown, &s->bin);
 	if (s->bin.verdict == USDT_OK)
 		return 0;
 	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
@@ -128,7 +96,7 @@ static int choose_image(struct session *s, const char *shown)
 			usdt_binary__free(&s->bin);
 			snprintf(s->path, sizeof(s->path), "%s", lib);
 			s->lib_main = true;
-			return read_binary(s->path, lib, &s->bin);
+			return usdt_attach__read(s->path, lib, &s->bin);
 		}
 		if (s->target > 0 && libs__maps_cuda(s, s->target)) {
 			s->deferred = s->cuda_only = true;
@@ -145,7 +113,7 @@ static int choose_image(struct session *s, const char *shown)
 		}
 	}
 	usdt_binary__free(&s->bin);
-	return read_binary(s->path, shown, &s->bin);
+	return usdt_attach__read(s->path, shown, &s->bin);
 }
 
 /*
@@ -430,42 +398,36 @@ static int add_image(struct session *s, const char *shown, const struct usdt_bin
  * side's images map) as if its probes had been attached */
 static int note_image(struct session *s, const char *path)
 {
-	struct stat st;
+	struct infl_image_key key;
 	__u64 now = session__now_ns();
+	int err = proc_image_key(path, &key);
 
-	if (stat(path, &st))
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
-				    proc_kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
+	if (err)
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(-err));
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &key, &now, BPF_ANY);
 	return 0;
 }
 
 static int attach_image(struct session *s, const char *path, const char *shown, pid_t pid)
 {
 	struct usdt_binary other, *b = &s->bin;
-	struct session_image *im;
+	struct proc_image file;
 	struct image_slots tab;
 	unsigned tag = 0;
-	char held[64];
-	struct stat st;
 	__u64 now;
-	int err, fd;
+	int err;
 
 	/* held open: a /proc/PID/root/... path stops working when that process exits */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
+	err = proc_image_open(path, &file);
+	if (err) {
 		if (s->target > 0 && proc_gone(s->target)) /* a zombie's root is gone too */
 			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before it could be "
 					"traced", s->target);
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(err));
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(-err));
 	}
-	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < s->nimages; i++)
-		if (s->images[i].dev == proc_kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
-			close(fd);
+		if (proc_image_same(&s->images[i], &file.key)) {
+			proc_image_close(&file);
 			return 0;
 		}
 	err = s->nimages == SESSION_MAX_IMAGES ?
@@ -473,29 +435,26 @@ static int attach_image(struct session *s, const char *path, const char *shown, 
 			       SESSION_MAX_IMAGES) : 0;
 	/* another file than the one s->bin was read from (a library, an exec, a redeploy onto
 	 * the same path): its own sites */
-	if (!err && (s->deferred || st.st_dev != s->bin_dev || st.st_ino != s->bin_ino)) {
-		err = read_binary(held, path, &other);
+	if (!err && (s->deferred || !proc_image_same(&file.key, &s->bin_key))) {
+		err = usdt_attach__read(file.path, path, &other);
 		b = err ? b : &other;
 	}
 	if (!err)
 		err = add_image(s, shown, b, &tag, &tab);
 	if (!err)
-		err = usdt_attach__image(s->usdt, held, shown, pid, b, tag, &tab);
-	close(fd);
+		err = usdt_attach__image(s->usdt, &file, shown, pid, b, tag, &tab);
+	proc_image_close(&file);
 	if (!err && b != &s->bin)
 		s->deferred = false;
 	if (b != &s->bin)
 		usdt_binary__free(b);
 	if (err)
 		return err;
-	im = &s->images[s->nimages++];
-	im->dev = proc_kernel_dev(st.st_dev);
-	im->ino = st.st_ino;
+	s->images[s->nimages++] = file.key;
 	/* processes of this binary that start from now on are traced from their first
 	 * instruction (INFL_PROC_FROM_START) */
 	now = session__now_ns();
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
-				    im->dev, im->ino }, &now, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &file.key, &now, BPF_ANY);
 	return 0;
 }
 
@@ -700,7 +659,7 @@ static int attach_more(struct session *s, const char *given)
 	else if (!realpath(given, path))
 		return infl_err(EXIT_NO_BINARY, "give the path of a library or an executable",
 				"%s: %s", given, strerror(errno));
-	err = read_binary(path, given, &b); /* the words for a file that cannot be traced */
+	err = usdt_attach__read(path, given, &b); /* the words for a file that cannot be traced */
 	if (err)
 		return err;
 	usdt_binary__free(&b);
@@ -826,7 +785,7 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
 		if (binary_cuda_only(s))
 			return 0;
-		return read_binary(s->path, o->binary, &s->bin);
+		return usdt_attach__read(s->path, o->binary, &s->bin);
 	case SESSION_SPAWN:
 		if (!o->argv || !o->argv[0])
 			return infl_err(EXIT_USAGE, "give a command after --", "no command given");
@@ -937,7 +896,6 @@ static int open_rings(struct session *s, const struct session_opts *o)
 
 int session__open(const struct session_opts *o, struct session **out)
 {
-	struct stat st;
 	struct session *s;
 	int err;
 
@@ -970,10 +928,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	err = err ?: resolve_target(s, o);
 	if (err)
 		goto fail;
-	if (!stat(s->path, &st)) { /* the file s->bin describes */
-		s->bin_dev = st.st_dev;
-		s->bin_ino = st.st_ino;
-	}
+	proc_image_key(s->path, &s->bin_key); /* the file s->bin describes (0: unknown) */
 	err = names__from_elf(s->path, &s->names);
 	if (err == -EBADMSG)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);

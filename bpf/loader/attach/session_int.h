@@ -20,16 +20,12 @@
 
 #define SESSION_MAX_IMAGES 16 /* binaries one session attaches to (the target, exec'd ones) */
 
-struct session_image {
-	__u64 dev, ino; /* as the kernel names them (images map key); the links: usdt */
-};
-
 struct session {
 	struct inflight_bpf *skel;
 	struct ring_buffer *ctl; /* the control ring: ended images (lifecycle.c) */
 	struct ring_buffer *rb;	 /* the event ring, when recording */
 	struct bpf_program *progs[INFL_PROBE__COUNT]; /* the variants this kernel loads */
-	struct session_image images[SESSION_MAX_IMAGES];
+	struct infl_image_key images[SESSION_MAX_IMAGES]; /* the files attached (util/procfs.h) */
 	int nimages;
 	struct usdt_attach *usdt; /* the probes' links (attach/usdt_attach.c) */
 	struct cuda_attach *cuda; /* libcuda's memory calls (attach/cuda.c) */
@@ -39,8 +35,7 @@ struct session {
 	struct watch *watch;	  /* libraries and execs after the attach (attach/watch.c) */
 	bool deferred;		  /* the target has no contract yet: it may dlopen one */
 	bool lib_main;		  /* s->path is a library the target maps, not its executable */
-	dev_t bin_dev;		  /* the file `bin` was read from */
-	ino_t bin_ino;
+	struct infl_image_key bin_key; /* the file `bin` was read from */
 	int target_maps, target_root; /* the target's /proc maps and root, opened early */
 	struct service *svc;	  /* the background thread (attach/service.c) */
 	pthread_mutex_t attach_lock; /* session__attach_image: the thread and the loop */

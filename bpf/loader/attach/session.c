@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -29,6 +28,7 @@
 #include "attach/sema.h"
 #include "attach/service.h"
 #include "attach/session_int.h"
+#include "attach/stage_roles.h"
 #include "attach/usdt_attach.h"
 #include "attach/watch.h"
 #include "util/clock.h"
@@ -169,53 +169,6 @@ static int spawn_stopped(const struct session_opts *o, pid_t *out)
 	return 0;
 }
 
-/* A stage list of the command line ("done,failed" or "8,9") as a mask. */
-static int stage_mask(const struct infl_names *n, const char *opt, const char *list, __u16 *mask)
-{
-	char buf[512], *save = NULL, *tok;
-
-	*mask = 0;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long id = strtoul(tok, &end, 10);
-		int s = *tok >= '0' && *tok <= '9' && !*end && id < INFL_MAX_STAGES ? (int)id : -1;
-
-		for (int i = 0; s < 0 && i < INFL_MAX_STAGES; i++)
-			if ((n->stage_declared & (1u << i)) && !strcmp(n->stage[i], tok))
-				s = i;
-		if (s < 0)
-			return infl_err(EXIT_USAGE, "give stage names of the binary's names note "
-					"(`inflight list` shows them) or ids 0 to 15, comma-separated",
-					"%s '%s': no such stage", opt, tok);
-		*mask |= 1u << s;
-	}
-	return 0;
-}
-
-/* The command line's entry and terminal stages replace the names note's. */
-static int stage_roles(struct session *s, const struct session_opts *o)
-{
-	__u16 mask;
-	int err;
-
-	if (o->entry_stages) {
-		err = stage_mask(&s->names, "--entry-stages", o->entry_stages, &mask);
-		if (err)
-			return err;
-		s->names.entry_mask = s->entry_mask = mask;
-		s->entry_override = true;
-	}
-	if (o->terminal_stages) {
-		err = stage_mask(&s->names, "--terminal-stages", o->terminal_stages, &mask);
-		if (err)
-			return err;
-		s->names.terminal_mask = s->terminal_mask = mask;
-		s->terminal_override = true;
-	}
-	return 0;
-}
-
 /* The programs this kernel loads: one lock form (proc_lock.bpf.h), RSS if it can. */
 static void choose_programs(struct session *s, const struct session_opts *o)
 {
@@ -320,12 +273,10 @@ static int prepare_usdt(struct session *s)
 	return usdt_attach__new(&cfg, &s->usdt);
 }
 
+/* The session's words for an error of libbpf or the kernel (`err`: -errno). */
 static int load_error(int err, const char *what)
 {
-	const char *hint = NULL;
-	int code = infl_bpf_exit_code(err, &hint);
-
-	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
+	return infl_bpf_err(err, what);
 }
 
 /* The LK_MAP programs' longer wait (inflight.bpf.c: lock_wait_more) is a tail call: its
@@ -353,10 +304,7 @@ static void apply_names(struct session *s)
 	struct infl_names n;
 
 	images__names(&s->slots, &n);
-	if (s->entry_override)
-		n.entry_mask = s->entry_mask;
-	if (s->terminal_override)
-		n.terminal_mask = s->terminal_mask;
+	stage_roles__apply(&s->roles, &n);
 	if (!memcmp(&n, &s->names, sizeof(n)))
 		return;
 	s->names = n;
@@ -458,24 +406,6 @@ static int attach_image(struct session *s, const char *path, const char *shown, 
 	return 0;
 }
 
-#define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
-		    "probes/inflight_probes.h (docs/attach.md)"
-
-/* The probes' semaphores of a shared-page layout (LLD, mold) are raised in the copy the
- * program does not read in every process that starts after the attach: -b cannot work. */
-static int check_layout(struct session *s)
-{
-	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
-		if (s->mode == SESSION_BINARY && s->bin.sema_shared[i] && s->bin.live[i])
-			return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
-					"%s: the semaphore of %s:%s shares its page with RELRO (an "
-					"LLD or mold layout): in processes started after the attach "
-					"the kernel raises it in a copy the program does not read, so "
-					"-b cannot enable its probes (-p PID and -- CMD can)",
-					s->shown, s->bin.provider, usdt_contract[i].name);
-	return 0;
-}
-
 /*
  * SPAWN: the command runs to its entry point first (attach/entry.h), so that ld.so has
  * made RELRO read-only and the kernel raises each semaphore where the program reads it.
@@ -491,39 +421,6 @@ static int run_to_entry(struct session *s, const char *cmd)
 	}
 	return err ? infl_err(EXIT_GENERIC, NULL, "run %s to its entry point: %s", cmd,
 			      strerror(-err)) : 0;
-}
-
-/* After the attach: every semaphore the program reads reads non-zero in the target. */
-static int verify_semaphores(struct session *s)
-{
-	struct sema_check c;
-	int err;
-
-	if (s->mode == SESSION_BINARY || s->target <= 0 || s->deferred)
-		return 0;
-	err = sema__check(s->target, s->path, &s->bin, &c);
-	if (err == -ENOENT || err == -ESRCH)
-		return 0; /* it exited already: nothing left to verify */
-	if (err) {
-		infl_warn("%s: cannot read its semaphores back (%s): not verified", s->shown,
-			  strerror(-err));
-		return 0;
-	}
-	if (!c.zero)
-		return 0;
-	if (s->bin.sema_shared[c.probe])
-		return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
-				"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: it "
-				"shares its page with RELRO (an LLD or mold layout) and the kernel "
-				"raised the other copy%s",
-				s->shown, s->bin.provider, usdt_contract[c.probe].name,
-				(unsigned long long)c.addr,
-				s->bin.interp ? "" : " (a static binary applies RELRO after its "
-						     "entry point)");
-	return infl_err(EXIT_SEMAPHORE, NULL,
-			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
-			"would never fire", s->shown, s->bin.provider,
-			usdt_contract[c.probe].name, (unsigned long long)c.addr);
 }
 
 /* The real uid of `pid`, -1 when unknown. */
@@ -806,27 +703,6 @@ static int resolve_target(struct session *s, const struct session_opts *o)
 }
 
 /*
- * Before 5.11 (upstream 97306be45fbe, memcg accounting of BPF memory) the maps count against
- * RLIMIT_MEMLOCK, which libbpf raises only with CAP_SYS_RESOURCE: a capable but not root
- * inflight is refused there with EPERM. Says so instead of naming capabilities it has.
- */
-static int memlock_error(const struct session *s, int err)
-{
-	unsigned major = 0, minor = 0;
-	struct rlimit rl;
-
-	if (err != -EPERM || caps__has(CAP_SYS_RESOURCE) ||
-	    sscanf(s->feat.release, "%u.%u", &major, &minor) != 2 ||
-	    major > 5 || (major == 5 && minor >= 11) ||
-	    (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY))
-		return 0;
-	return infl_err(EXIT_NOT_PRIV, "raise it (ulimit -l unlimited, LimitMEMLOCK=infinity) or "
-			"grant CAP_SYS_RESOURCE",
-			"load BPF programs: kernel %s counts BPF memory against RLIMIT_MEMLOCK "
-			"(before Linux 5.11), and it is too low", s->feat.release);
-}
-
-/*
  * Opens, configures and loads the skeleton. When the load fails with libcuda's programs, it
  * is tried once more without them, and a warning says so: a verifier that refuses them
  * (a kernel they were not yet run on) must not cost the contract's tracing.
@@ -848,7 +724,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		err = inflight_bpf__load(s->skel);
 		if (!err)
 			return 0;
-		if (attempt || !cuda_attach__enabled(s->cuda) || memlock_error(s, err))
+		if (attempt || !cuda_attach__enabled(s->cuda) || caps__memlock_error(s->feat.release, err))
 			break;
 		infl_warn("libcuda's memory calls are not traced: this kernel refuses their "
 			  "programs (%s; -v shows the verifier's log)", strerror(-err));
@@ -858,7 +734,7 @@ static int load_skel(struct session *s, const struct session_opts *o)
 		inflight_bpf__destroy(s->skel);
 		s->skel = NULL;
 	}
-	return memlock_error(s, err) ?: load_error(err, "load BPF programs");
+	return caps__memlock_error(s->feat.release, err) ?: load_error(err, "load BPF programs");
 }
 
 /* The kernel offers what inflight needs, or one line names what is missing. */
@@ -934,18 +810,21 @@ int session__open(const struct session_opts *o, struct session **out)
 		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
 	if (err)
 		names__init(&s->names);
-	err = stage_roles(s, o);
+	err = stage_roles__parse(&s->names, o->entry_stages, o->terminal_stages, &s->roles);
 	if (err)
 		goto fail;
+	stage_roles__apply(&s->roles, &s->names);
 
 	err = load_skel(s, o);
 	if (err)
 		goto fail;
 	err = link_wait_more(s);
 	err = err ?: open_rings(s, o);
-	err = err ?: check_layout(s);
+	if (!err && s->mode == SESSION_BINARY)
+		err = sema__check_layout(&s->bin, s->shown);
 	err = err ?: attach_probes(s);
-	err = err ?: verify_semaphores(s);
+	if (!err && s->mode != SESSION_BINARY && s->target > 0 && !s->deferred)
+		err = sema__verify(s->target, s->path, s->shown, &s->bin);
 	err = err ?: watch_target(s);
 	if (!err && s->mode == SESSION_BINARY && (err = redeploy__open(s, o->binary)))
 		infl_warn("%s: cannot watch for redeploys (%s): a new build put in its place is "

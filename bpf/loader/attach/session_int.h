@@ -15,6 +15,7 @@
 #include "inflight.skel.h"
 #include "attach/features.h"
 #include "attach/session.h"
+#include "attach/stage_roles.h"
 #include "contract/images.h"
 #include "contract/usdt_binary.h"
 
@@ -55,8 +56,7 @@ struct session {
 	struct images slots;
 	struct infl_names names;
 	unsigned names_gen;
-	bool entry_override, terminal_override;
-	__u16 entry_mask, terminal_mask;
+	struct stage_roles roles; /* attach/stage_roles.h */
 	enum session_mode mode;
 	const char *more[SESSION_MAX_MORE_BINARIES]; /* -b's other files */
 	int nmore;

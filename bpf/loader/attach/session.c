@@ -24,10 +24,12 @@
 #include "attach/detach.h"
 #include "attach/entry.h"
 #include "attach/libs.h"
+#include "attach/lifecycle.h"
 #include "attach/redeploy.h"
 #include "attach/sema.h"
 #include "attach/service.h"
 #include "attach/session_int.h"
+#include "attach/snapshot_read.h"
 #include "attach/stage_roles.h"
 #include "attach/usdt_attach.h"
 #include "attach/watch.h"
@@ -35,8 +37,6 @@
 #include "util/errors.h"
 #include "contract/usdt_binary.h"
 #include "util/procfs.h"
-
-#define CTL_RING_BYTES (1u << 20) /* final records of ended images on their way (~70) */
 
 static bool libbpf_verbose;
 
@@ -321,7 +321,7 @@ static int add_image(struct session *s, const char *shown, const struct usdt_bin
 	struct image_slots_used counted;
 	int refused, err;
 
-	lifecycle__counted_slots(s, &counted);
+	lifecycle__counted_slots(s->life, &counted);
 	err = images__add(&s->slots, shown, b, &counted, tag, &refused);
 
 	if (err)
@@ -506,38 +506,6 @@ int session__attach_image(struct session *s, const char *path, const char *shown
 	return err;
 }
 
-/* The pid's byte in the kernel side's table, as its record creation sets it there: RSS
- * events of a pid without it are not looked at. The chunk is read and written whole: the
- * session's first record, no other can be made meanwhile in a traced set. */
-static int mark_traced(struct session *s, __u32 pid)
-{
-	int fd = bpf_map__fd(s->skel->maps.traced_pids);
-	__u32 chunk = pid / 64;
-	__u8 bytes[64];
-
-	if (bpf_map_lookup_elem(fd, &chunk, bytes))
-		return errno == ENOENT ? 0 : load_error(-errno, "read the traced pids");
-	bytes[pid & 63] = 1;
-	if (bpf_map_update_elem(fd, &chunk, bytes, BPF_EXIST))
-		return load_error(-errno, "mark the target traced");
-	return 0;
-}
-
-/* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
- * none of its own for a traced set: INFLIGHT traced_set). A spawned target is stopped at its
- * first instruction, so nothing of it can be missed. */
-static int seed_target(struct session *s)
-{
-	static struct infl_proc rec;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.gen = session__now_ns();
-	rec.flags = s->child ? INFL_PROC_FROM_START : 0;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &s->target, &rec, BPF_NOEXIST))
-		return load_error(-errno, "create the target's record");
-	return mark_traced(s, (__u32)s->target);
-}
-
 static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *what)
 {
 	*link = bpf_program__attach(prog);
@@ -587,7 +555,7 @@ static int attach_probes(struct session *s)
 				  "will read as a plain SIGKILL", strerror(errno));
 	}
 	if (!err && s->mode != SESSION_BINARY)
-		err = seed_target(s);
+		err = lifecycle__seed(s->life, s->target, s->child);
 	if (!err && s->mode == SESSION_BINARY && cuda_attach__default_lib(s->cuda))
 		session__attach_cuda(s, cuda_attach__default_lib(s->cuda),
 				     cuda_attach__default_lib(s->cuda), -1);
@@ -761,9 +729,10 @@ static int check_kernel(struct session *s)
 
 static int open_rings(struct session *s, const struct session_opts *o)
 {
-	s->ctl = ring_buffer__new(bpf_map__fd(s->skel->maps.ctl), lifecycle__on_ctl, s, NULL);
-	if (!s->ctl)
-		return load_error(-errno, "open the control ring buffer");
+	int err = lifecycle__new(s->skel, &s->life);
+
+	if (err)
+		return load_error(err, "open the control ring buffer");
 	if (!o->record_events)
 		return 0;
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
@@ -867,7 +836,7 @@ fail:
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {
 	struct pollfd pfd[3] = {
-		{ .fd = ring_buffer__epoll_fd(s->ctl), .events = POLLIN },
+		{ .fd = lifecycle__epoll_fd(s->life), .events = POLLIN },
 		{ .fd = s->pidfd, .events = POLLIN },
 		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
 	};
@@ -882,8 +851,8 @@ int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *
 		n = ring_buffer__consume(s->rb);
 	s->fn = NULL;
 	if (n >= 0)
-		n += ring_buffer__consume(s->ctl);
-	lifecycle__sweep(s);
+		n += lifecycle__consume(s->life);
+	lifecycle__sweep(s->life);
 	if (s->fn_err)
 		return s->fn_err < 0 ? s->fn_err : -s->fn_err;
 	return n;
@@ -943,7 +912,7 @@ enum session_mode session__mode(const struct session *s)
 
 __u64 session__ring_lost(const struct session *s)
 {
-	return s->ring_lost;
+	return s->ring_lost + lifecycle__lost(s->life);
 }
 
 bool session__has_queue(const struct session *s)
@@ -976,6 +945,50 @@ const char *session__rss_off(const struct session *s)
 	return s->rss_off;
 }
 
+int session__snapshot(struct session *s, struct snapshot *snap)
+{
+	int err = snapshot_read(s->skel, s->life, snap);
+
+	if (err)
+		return err;
+	snap->mono_ns = mono_ns();
+	snap->rss_off = s->rss_off;
+	return 0;
+}
+
+int session__forget(struct session *s, __u32 pid)
+{
+	return lifecycle__forget(s->life, pid, 0, true);
+}
+
+int session__forget_image(struct session *s, __u32 pid, __u64 gen)
+{
+	return lifecycle__forget(s->life, pid, gen, false);
+}
+
+int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out)
+{
+	return lifecycle__ident(s->life, pid, gen, out);
+}
+
+int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out)
+{
+	return lifecycle__ident_at(s->life, pid, ts, out);
+}
+
+int session__nended(const struct session *s)
+{
+	int n;
+
+	lifecycle__ended(s->life, &n);
+	return n;
+}
+
+int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners)
+{
+	return snapshot_read__map_usage(s->skel, procs, bufs, owners);
+}
+
 void session__free(struct session *s)
 {
 	int go = -1;
@@ -992,7 +1005,7 @@ void session__free(struct session *s)
 				  "kernel", strerror(-go));
 	}
 	ring_buffer__free(s->rb);
-	ring_buffer__free(s->ctl);
+	lifecycle__free(s->life);
 	bpf_link__destroy(s->rss_link);
 	watch__free(s->watch);
 	cuda_attach__free(s->cuda);
@@ -1000,7 +1013,6 @@ void session__free(struct session *s)
 	usdt_binary__free(&s->bin);
 	images__free(&s->slots);
 	inflight_bpf__destroy(s->skel);
-	lifecycle__free(s);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	if (s->target_maps >= 0)

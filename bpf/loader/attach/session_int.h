@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The session object, shared by the files of attach/ that build it (session.c: checks,
- * load, attach, polling) and follow its processes' lives (lifecycle.c: the control ring,
- * final records, what an ended image left in the kernel maps). Nothing outside attach/
- * includes it.
+ * load, attach, polling; libs.c, redeploy.c, service.c). Nothing outside attach/ includes
+ * it.
  */
 #ifndef INFLIGHT_SESSION_INT_H
 #define INFLIGHT_SESSION_INT_H
@@ -23,7 +22,7 @@
 
 struct session {
 	struct inflight_bpf *skel;
-	struct ring_buffer *ctl; /* the control ring: ended images (lifecycle.c) */
+	struct lifecycle *life;	 /* the control ring, ended images (attach/lifecycle.h) */
 	struct ring_buffer *rb;	 /* the event ring, when recording */
 	struct bpf_program *progs[INFL_PROBE__COUNT]; /* the variants this kernel loads */
 	struct infl_image_key images[SESSION_MAX_IMAGES]; /* the files attached (util/procfs.h) */
@@ -72,19 +71,7 @@ struct session {
 	void *fn_ctx;
 	int fn_err;
 	__u64 ring_lost;
-	/* final records of ended images, kept for the outputs until forgotten */
-	struct proc_snapshot *ended;
-	int nended, capended;
-	__u64 ctl_full_seen; /* the kernel's ctl_full when the maps were last swept */
 };
-
-/* lifecycle.c */
-int lifecycle__on_ctl(void *ctx, void *data, size_t size); /* the control ring's callback */
-void lifecycle__sweep(struct session *s); /* ended records the control ring could not take */
-void lifecycle__free(struct session *s);
-/* The class and stage slots any traced image has counted in so far (the kernel's records and
- * the ended ones kept): a new image's claims take none of them (contract/images.h). */
-void lifecycle__counted_slots(struct session *s, struct image_slots_used *u);
 
 /* session.c: attach the contract's probes in the binary at `path` (pid -1: every process;
  * `shown` names it in messages, its basename labels its classes and stages), and tell the

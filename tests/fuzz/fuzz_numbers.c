@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "util/fmt.h"
 #include "live/prom.h"
 

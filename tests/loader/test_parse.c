@@ -5,7 +5,7 @@
  * the CLI itself (exit code 2, one line) are tested by tests/t_loader_cli.sh.
  */
 #include <errno.h>
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "util/procfs.h"
 #include "check.h"
 

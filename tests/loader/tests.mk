@@ -9,7 +9,7 @@ LOADER_TEST_PROGS := fmt names usdt parse render errors images
 
 # offline code: each test links the offline library (an archive: only what it calls), and
 # test_parse the attach options' parser (argp, no libbpf)
-LOADER_TEST_OBJS_parse := $(LOADER_DIR)/attach/attach_opts.o $(LOADER_DIR)/attach/caps.o
+LOADER_TEST_OBJS_parse := $(LOADER_DIR)/cmd/attach_opts.o $(LOADER_DIR)/attach/caps.o
 LOADER_TEST_LIBS_render := -ljson-c
 
 TEST_BINS += $(LOADER_TARGET) $(LOADER_VARIANTS) \

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
@@ -260,4 +261,25 @@ int caps__child_setup(const struct caps_user *u, bool allow_new_privs)
 int caps__drop_all(const struct caps_user *u)
 {
 	return drop(u, true);
+}
+
+/*
+ * Before 5.11 (upstream 97306be45fbe, memcg accounting of BPF memory) the maps count against
+ * RLIMIT_MEMLOCK, which libbpf raises only with CAP_SYS_RESOURCE: a capable but not root
+ * inflight is refused there with EPERM. Says so instead of naming capabilities it has.
+ */
+int caps__memlock_error(const char *release, int err)
+{
+	unsigned major = 0, minor = 0;
+	struct rlimit rl;
+
+	if (err != -EPERM || caps__has(CAP_SYS_RESOURCE) ||
+	    sscanf(release, "%u.%u", &major, &minor) != 2 ||
+	    major > 5 || (major == 5 && minor >= 11) ||
+	    (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY))
+		return 0;
+	return infl_err(EXIT_NOT_PRIV, "raise it (ulimit -l unlimited, LimitMEMLOCK=infinity) or "
+			"grant CAP_SYS_RESOURCE",
+			"load BPF programs: kernel %s counts BPF memory against RLIMIT_MEMLOCK "
+			"(before Linux 5.11), and it is too low", release);
 }

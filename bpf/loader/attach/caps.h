@@ -48,6 +48,11 @@ struct caps_user {
  * the hint of a refusal, tells whether the kernel has uprobe_multi links. */
 int caps__check_attach(bool need_ptrace, bool (*multi_named)(void));
 
+/* A load refused with `err` (-errno) on a kernel (`release`, uname's) before 5.11, which
+ * counts BPF memory against RLIMIT_MEMLOCK, with a limit too low and no CAP_SYS_RESOURCE to
+ * raise it: one line, EXIT_NOT_PRIV. 0 when that is not why. */
+int caps__memlock_error(const char *release, int err);
+
 /* `-p PID` of a kernel thread: one line, EXIT_NO_BINARY. */
 int caps__kthread_error(pid_t pid);
 

@@ -3,19 +3,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "attach/cuda.h"
+#include "attach/image_table.h"
 #include "attach/libs.h"
 #include "attach/sema.h"
-#include "attach/session_int.h"
+#include "attach/service.h"
 #include "attach/watch.h"
 #include "util/errors.h"
 #include "util/procfs.h"
+
+struct libs {
+	struct libs_cfg cfg;
+	int target_maps, target_root; /* the target's /proc maps and root, opened early */
+	struct watch *watch;	      /* libraries and execs after the attach */
+};
 
 /* The next executable file mapping of `f`: 1, or 0 at the end. */
 static int next_mapped(FILE *f, struct proc_mapping *m)
@@ -78,7 +87,7 @@ int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 	return err;
 }
 
-bool libs__maps_cuda(struct session *s, pid_t pid)
+bool libs__maps_cuda(const struct cuda_attach *cuda, pid_t pid)
 {
 	char maps[64];
 	struct proc_mapping m;
@@ -90,7 +99,7 @@ bool libs__maps_cuda(struct session *s, pid_t pid)
 	if (!f)
 		return false;
 	while (!found && next_mapped(f, &m))
-		found = cuda_attach__is_lib(s->cuda, m.path, m.maj, m.min, m.ino);
+		found = cuda_attach__is_lib(cuda, m.path, m.maj, m.min, m.ino);
 	fclose(f);
 	return found;
 }
@@ -112,15 +121,17 @@ static void verify(pid_t pid, const char *path, const char *shown)
 	usdt_binary__free(&b);
 }
 
-int libs__open_target(struct session *s)
+/* The target's maps and root, opened while the session still has its privileges (they are
+ * dropped once attached): its later mappings are read through them. 0 or -errno. */
+static int open_target(struct libs *l)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", s->target);
-	s->target_maps = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/root", s->target);
-	s->target_root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return s->target_maps < 0 ? -errno : 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", l->cfg.target);
+	l->target_maps = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/root", l->cfg.target);
+	l->target_root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return l->target_maps < 0 ? -errno : 0;
 }
 
 /*
@@ -128,18 +139,18 @@ int libs__open_target(struct session *s)
  * mappings); for the target, the fd opened while we had the privileges if that fails (a
  * process more privileged than we are once ours are dropped).
  */
-static FILE *open_maps(struct session *s, pid_t pid, int *root)
+static FILE *open_maps(struct libs *l, pid_t pid, int *root)
 {
 	char path[64];
 	FILE *f;
 	int fd;
 
-	*root = pid == s->target ? s->target_root : -1;
+	*root = pid == l->cfg.target ? l->target_root : -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
-	if (f || pid != s->target || s->target_maps < 0 || errno == ENOENT || errno == ESRCH)
+	if (f || pid != l->cfg.target || l->target_maps < 0 || errno == ENOENT || errno == ESRCH)
 		return f;
-	fd = dup(s->target_maps);
+	fd = dup(l->target_maps);
 	if (fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 && (f = fdopen(fd, "re")))
 		return f;
 	if (fd >= 0)
@@ -147,24 +158,28 @@ static FILE *open_maps(struct session *s, pid_t pid, int *root)
 	return NULL;
 }
 
-int libs__scan(struct session *s, pid_t pid)
+/* Attaches every not yet attached file of process `pid` that carries the contract, and hooks
+ * its ld.so. Problems are warnings: the process is traced for what could be attached. */
+static void scan(struct libs *l, pid_t pid)
 {
 	char path[PATH_MAX + 64];
 	struct proc_mapping m;
-	int attached = 0, before, root;
-	FILE *f = open_maps(s, pid, &root);
+	pid_t attach_pid = l->cfg.follow ? -1 : pid;
+	bool added;
+	int root;
+	FILE *f = open_maps(l, pid, &root);
 
 	if (!f) {
 		if (errno != ENOENT && errno != ESRCH)
 			infl_warn("pid %d: cannot read its mappings (%s): libraries it loads are "
 				  "not traced", pid, strerror(errno));
-		return 0;
+		return;
 	}
 	while (next_mapped(f, &m)) {
 		if (reach(pid, root, &m, path, sizeof(path)))
 			continue;
 		if (is_ldso(m.path)) {
-			int err = s->watch ? watch__ldso(s->watch, path) : 0;
+			int err = l->watch ? watch__ldso(l->watch, path) : 0;
 
 			if (err)
 				infl_warn("pid %d: cannot watch its dlopen()s (%s: %s): libraries "
@@ -172,20 +187,103 @@ int libs__scan(struct session *s, pid_t pid)
 					  strerror(-err));
 			continue;
 		}
-		if (cuda_attach__is_lib(s->cuda, m.path, m.maj, m.min, m.ino)) {
-			session__attach_cuda(s, path, m.path, pid);
+		if (cuda_attach__is_lib(l->cfg.cuda, m.path, m.maj, m.min, m.ino)) {
+			image_table__cuda(l->cfg.images, path, m.path, attach_pid);
 			continue;
 		}
 		if (!usdt_binary__traceable(path))
 			continue;
-		before = s->nimages;
-		if (session__attach_image(s, path, m.path, s->follow ? -1 : pid))
+		if (image_table__attach(l->cfg.images, path, m.path, attach_pid, &added))
 			continue; /* said */
-		if (s->nimages > before) {
-			attached++;
+		if (added)
 			verify(pid, path, m.path);
-		}
 	}
 	fclose(f);
-	return attached;
+}
+
+/* The real uid of `pid`, -1 when unknown. */
+static uid_t proc_uid(pid_t pid)
+{
+	char buf[2048], *p;
+	unsigned int uid;
+
+	proc_read(pid, "status", buf, sizeof(buf));
+	p = strstr(buf, "Uid:");
+	return p && sscanf(p, "Uid: %u", &uid) == 1 ? (uid_t)uid : (uid_t)-1;
+}
+
+/* True when `pid` is in the foreground process group of its terminal: a job-control shell
+ * watches it, and would take a stop of ours for the user's (and give the terminal back). */
+static bool in_foreground(pid_t pid)
+{
+	char buf[512], *p;
+	int pgrp, tty, tpgid;
+
+	proc_read(pid, "stat", buf, sizeof(buf));
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %d %*d %d %d", &pgrp, &tty, &tpgid) != 3)
+		return false;
+	return tty != 0 && tpgid == pgrp;
+}
+
+/* A process of ours said it may have mapped a new binary: attach what carries the contract,
+ * then let it go on. */
+static void on_watch(void *ctx, const struct infl_watch_event *ev)
+{
+	struct libs *l = ctx;
+
+	scan(l, (pid_t)ev->pid);
+	if (ev->stopped)
+		kill((pid_t)ev->pid, SIGCONT);
+}
+
+int libs__open(const struct libs_cfg *cfg, struct libs **out)
+{
+	struct libs *l = calloc(1, sizeof(*l));
+	bool stop;
+	int err;
+
+	*out = NULL;
+	if (!l)
+		return infl_err(EXIT_GENERIC, NULL, "out of memory");
+	l->cfg = *cfg;
+	l->target_maps = l->target_root = -1;
+	/* a process we could not continue once our capabilities are gone is never stopped */
+	stop = cfg->child || (proc_uid(cfg->target) == getuid() && !in_foreground(cfg->target));
+	err = open_target(l);
+	if (err && err != -ENOENT && err != -ESRCH)
+		infl_warn("pid %d: cannot read its mappings (%s): libraries it maps are not traced",
+			  cfg->target, strerror(-err));
+	err = watch__open(cfg->procs, cfg->images_map, cfg->multi, stop, on_watch, l, &l->watch);
+	if (err) {
+		libs__free(l);
+		return err;
+	}
+	scan(l, cfg->target);
+	*out = l;
+	return 0;
+}
+
+static void on_service(void *ctx)
+{
+	struct libs *l = ctx;
+
+	watch__consume(l->watch);
+}
+
+int libs__serve(struct libs *l, struct service *svc)
+{
+	return service__add(svc, watch__epoll_fd(l->watch), on_service, l);
+}
+
+void libs__free(struct libs *l)
+{
+	if (!l)
+		return;
+	watch__free(l->watch);
+	if (l->target_maps >= 0)
+		close(l->target_maps);
+	if (l->target_root >= 0)
+		close(l->target_root);
+	free(l);
 }

@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The traced processes' lives, on the loader's side. The kernel side ends an image at exit
- * or exec by sending its final record through the control ring and removing it from
- * `procs` (inflight.bpf.c: image_end). Here the record is kept for every output until the
- * command forgets it and what the image left in `bufs` and `owners` is removed (a new image
- * that carries the contract is attached by the watch, attach/watch.c). The snapshot joins
- * the living, copied from the kernel seqlock style, with the ended.
+ * The traced processes' lives, on the loader's side (attach/lifecycle.h). The kernel side
+ * ends an image at exit or exec by sending its final record through the control ring and
+ * removing it from `procs` (inflight.bpf.c: image_end). Here the record is kept for every
+ * output until the command forgets it and what the image left in `bufs` and `owners` is
+ * removed (a new image that carries the contract is attached by the watch, attach/watch.c).
+ * attach/snapshot_read.c joins the records kept here with the living.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach/lifecycle.h"
 #include "attach/map_walk.h"
-#include "attach/session_int.h"
-#include "live/figures.h"
+#include "util/clock.h"
 #include "util/errors.h"
 
-#define SNAPSHOT_RETRIES 64 /* seqlock copies before a snapshot is taken as torn */
+struct lifecycle {
+	struct inflight_bpf *skel;
+	struct ring_buffer *ctl; /* the control ring: ended images */
+	__u64 lost;		 /* its records too short to read */
+	/* final records of ended images, kept for the outputs until forgotten */
+	struct proc_snapshot *ended;
+	int nended, capended;
+	__u64 ctl_full_seen; /* the kernel's ctl_full when the maps were last swept */
+};
 
 /* Keys of bufs and owners begin with the pid and the record's gen (inflight.h). */
 struct key_head {
@@ -81,58 +89,92 @@ static bool may_have_left(const struct infl_proc *p)
 
 /* Whether the OOM killer chose pid (bpf/oom.bpf.h): its record into *oom, zeroed when not;
  * `ended` drops the kernel's copy, which has then reached the process's final state. */
-static void oom_take(struct session *s, __u32 pid, struct infl_oom_kill *oom, bool ended)
+static void oom_take(const struct lifecycle *l, __u32 pid, struct infl_oom_kill *oom, bool ended)
 {
-	int fd = bpf_map__fd(s->skel->maps.oom_kills);
+	int fd = bpf_map__fd(l->skel->maps.oom_kills);
 
 	memset(oom, 0, sizeof(*oom));
 	if (bpf_map_lookup_elem(fd, &pid, oom) == 0 && ended)
 		bpf_map_delete_elem(fd, &pid);
 }
 
-static void keep_ended(struct session *s, __u32 pid, const struct infl_proc *final)
+static void keep_ended(struct lifecycle *l, __u32 pid, const struct infl_proc *final)
 {
-	if (s->nended == s->capended) {
-		int cap = s->capended ? 2 * s->capended : 16;
-		struct proc_snapshot *more = realloc(s->ended, cap * sizeof(*more));
+	if (l->nended == l->capended) {
+		int cap = l->capended ? 2 * l->capended : 16;
+		struct proc_snapshot *more = realloc(l->ended, cap * sizeof(*more));
 
 		if (!more) {
 			infl_warn("pid %u: out of memory: its final state is not kept", pid);
 			return;
 		}
-		s->ended = more;
-		s->capended = cap;
+		l->ended = more;
+		l->capended = cap;
 	}
-	s->ended[s->nended].pid = pid;
-	s->ended[s->nended].st = *final;
-	oom_take(s, pid, &s->ended[s->nended].oom, true);
-	s->nended++;
+	l->ended[l->nended].pid = pid;
+	l->ended[l->nended].st = *final;
+	oom_take(l, pid, &l->ended[l->nended].oom, true);
+	l->nended++;
 	if (may_have_left(final) &&
-	    (forget_keys(s->skel->maps.bufs, pid, final->gen) ||
-	     forget_keys(s->skel->maps.owners, pid, final->gen)))
+	    (forget_keys(l->skel->maps.bufs, pid, final->gen) ||
+	     forget_keys(l->skel->maps.owners, pid, final->gen)))
 		infl_warn("pid %u: cannot remove its buffers and owners from the kernel maps", pid);
 }
 
-int lifecycle__on_ctl(void *ctx, void *data, size_t size)
+static int on_ctl(void *ctx, void *data, size_t size)
 {
-	struct session *s = ctx;
+	struct lifecycle *l = ctx;
 	const struct infl_ctl *c = data;
 
 	if (size < sizeof(*c)) {
-		s->ring_lost++;
+		l->lost++;
 		return 0;
 	}
 	/* an exec's new image, when it carries the contract, is the watch's to attach
 	 * (attach/watch.c: the process stopped until then, from the service thread, which
 	 * keeps the capabilities an attach needs after this thread has given them up) */
-	keep_ended(s, c->pid, &c->final);
+	keep_ended(l, c->pid, &c->final);
 	return 0;
+}
+
+int lifecycle__new(struct inflight_bpf *skel, struct lifecycle **out)
+{
+	struct lifecycle *l = calloc(1, sizeof(*l));
+	int err;
+
+	*out = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->skel = skel;
+	l->ctl = ring_buffer__new(bpf_map__fd(skel->maps.ctl), on_ctl, l, NULL);
+	if (!l->ctl) {
+		err = -errno;
+		free(l);
+		return err;
+	}
+	*out = l;
+	return 0;
+}
+
+int lifecycle__epoll_fd(const struct lifecycle *l)
+{
+	return ring_buffer__epoll_fd(l->ctl);
+}
+
+int lifecycle__consume(struct lifecycle *l)
+{
+	return ring_buffer__consume(l->ctl);
+}
+
+__u64 lifecycle__lost(const struct lifecycle *l)
+{
+	return l ? l->lost : 0;
 }
 
 #define SWEEP_BATCH 64
 
 struct sweep {
-	struct session *s;
+	struct lifecycle *l;
 	__u32 doomed[SWEEP_BATCH];
 	int n;
 };
@@ -144,44 +186,75 @@ static int sweep_one(const void *key, const void *value, void *ctx)
 
 	if (!rec->exited)
 		return 0;
-	keep_ended(w->s, *(const __u32 *)key, rec);
+	keep_ended(w->l, *(const __u32 *)key, rec);
 	w->doomed[w->n++] = *(const __u32 *)key;
 	return w->n == SWEEP_BATCH; /* the rest at the next sweep */
 }
 
 /* Ended records the control ring had no room for stay in `procs`, marked exited, until
  * this moves them (the kernel's ctl_full tells when to look). */
-void lifecycle__sweep(struct session *s)
+void lifecycle__sweep(struct lifecycle *l)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs);
-	__u64 full = s->skel->bss->ctl_full;
-	struct sweep w = { .s = s };
+	int fd = bpf_map__fd(l->skel->maps.procs);
+	__u64 full = l->skel->bss->ctl_full;
+	struct sweep w = { .l = l };
 	int err;
 
-	if (full == s->ctl_full_seen)
+	if (full == l->ctl_full_seen)
 		return;
 	err = map_walk(fd, sizeof(__u32), sizeof(struct infl_proc),
-		       bpf_map__max_entries(s->skel->maps.procs), sweep_one, &w);
+		       bpf_map__max_entries(l->skel->maps.procs), sweep_one, &w);
 	if (err < 0)
 		infl_warn("cannot walk the kernel's process records: %s", strerror(-err));
 	for (int i = 0; i < w.n; i++)
 		bpf_map_delete_elem(fd, &w.doomed[i]);
 	/* a full batch: there may be more */
-	s->ctl_full_seen = w.n == SWEEP_BATCH ? full - 1 : full;
+	l->ctl_full_seen = w.n == SWEEP_BATCH ? full - 1 : full;
 }
 
-void lifecycle__free(struct session *s)
+/* The pid's byte in the kernel side's table, as its record creation sets it there: RSS
+ * events of a pid without it are not looked at. The chunk is read and written whole: the
+ * session's first record, no other can be made meanwhile in a traced set. */
+static int mark_traced(struct lifecycle *l, __u32 pid)
 {
-	free(s->ended);
-	s->ended = NULL;
-	s->nended = s->capended = 0;
+	int fd = bpf_map__fd(l->skel->maps.traced_pids);
+	__u32 chunk = pid / 64;
+	__u8 bytes[64];
+
+	if (bpf_map_lookup_elem(fd, &chunk, bytes))
+		return errno == ENOENT ? 0 : infl_bpf_err(-errno, "read the traced pids");
+	bytes[pid & 63] = 1;
+	if (bpf_map_update_elem(fd, &chunk, bytes, BPF_EXIST))
+		return infl_bpf_err(-errno, "mark the target traced");
+	return 0;
 }
 
-int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out)
+int lifecycle__seed(struct lifecycle *l, pid_t pid, bool from_start)
+{
+	static struct infl_proc rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.gen = mono_ns();
+	rec.flags = from_start ? INFL_PROC_FROM_START : 0;
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.procs), &pid, &rec, BPF_NOEXIST))
+		return infl_bpf_err(-errno, "create the target's record");
+	return mark_traced(l, (__u32)pid);
+}
+
+void lifecycle__free(struct lifecycle *l)
+{
+	if (!l)
+		return;
+	ring_buffer__free(l->ctl);
+	free(l->ended);
+	free(l);
+}
+
+int lifecycle__ident(const struct lifecycle *l, __u32 pid, __u64 gen, struct infl_ident *out)
 {
 	struct infl_ident_key k = { .pid = pid, .gen = gen };
 
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.idents), &k, out))
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.idents), &k, out))
 		return -errno;
 	return 0;
 }
@@ -209,18 +282,18 @@ static int counted_one(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-void lifecycle__counted_slots(struct session *s, struct image_slots_used *u)
+void lifecycle__counted_slots(struct lifecycle *l, struct image_slots_used *u)
 {
 	memset(u, 0, sizeof(*u));
-	map_walk(bpf_map__fd(s->skel->maps.procs), sizeof(__u32), sizeof(struct infl_proc),
-		 bpf_map__max_entries(s->skel->maps.procs), counted_one, u);
-	for (int i = 0; i < s->nended; i++)
-		counted_in(&s->ended[i].st, u);
+	map_walk(bpf_map__fd(l->skel->maps.procs), sizeof(__u32), sizeof(struct infl_proc),
+		 bpf_map__max_entries(l->skel->maps.procs), counted_one, u);
+	for (int i = 0; i < l->nended; i++)
+		counted_in(&l->ended[i].st, u);
 }
 
-int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out)
+int lifecycle__ident_at(const struct lifecycle *l, __u32 pid, __u64 ts, struct infl_ident *out)
 {
-	int fd = bpf_map__fd(s->skel->maps.idents);
+	int fd = bpf_map__fd(l->skel->maps.idents);
 	struct infl_ident_key k, next, best = { 0 };
 	bool found = false;
 	void *prev = NULL;
@@ -236,202 +309,34 @@ int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_
 	}
 	if (!found)
 		return -ENOENT;
-	return session__ident(s, pid, best.gen, out);
+	return lifecycle__ident(l, pid, best.gen, out);
 }
 
-int session__nended(const struct session *s)
+const struct proc_snapshot *lifecycle__ended(const struct lifecycle *l, int *n)
 {
-	return s->nended;
+	*n = l->nended;
+	return l->ended;
 }
 
-static int forget(struct session *s, __u32 pid, __u64 gen, bool any_gen)
+void lifecycle__oom(const struct lifecycle *l, __u32 pid, struct infl_oom_kill *oom)
 {
-	int kept = 0, idents = bpf_map__fd(s->skel->maps.idents);
+	oom_take(l, pid, oom, false);
+}
 
-	for (int i = 0; i < s->nended; i++) {
-		struct infl_ident_key k = { .pid = s->ended[i].pid, .gen = s->ended[i].st.gen };
+int lifecycle__forget(struct lifecycle *l, __u32 pid, __u64 gen, bool any_gen)
+{
+	int kept = 0, idents = bpf_map__fd(l->skel->maps.idents);
 
-		if (s->ended[i].pid != pid || (!any_gen && s->ended[i].st.gen != gen))
-			s->ended[kept++] = s->ended[i];
+	for (int i = 0; i < l->nended; i++) {
+		struct infl_ident_key k = { .pid = l->ended[i].pid, .gen = l->ended[i].st.gen };
+
+		if (l->ended[i].pid != pid || (!any_gen && l->ended[i].st.gen != gen))
+			l->ended[kept++] = l->ended[i];
 		else
 			bpf_map_delete_elem(idents, &k); /* its name goes with it */
 	}
-	if (kept == s->nended)
+	if (kept == l->nended)
 		return -ENOENT;
-	s->nended = kept;
-	return 0;
-}
-
-int session__forget(struct session *s, __u32 pid)
-{
-	return forget(s, pid, 0, true);
-}
-
-int session__forget_image(struct session *s, __u32 pid, __u64 gen)
-{
-	return forget(s, pid, gen, false);
-}
-
-/* One process's record, copied seqlock style (see struct infl_proc). */
-static int copy_proc(int fd, __u32 pid, struct infl_proc *dst, bool *torn)
-{
-	for (int i = 0; i < SNAPSHOT_RETRIES; i++) {
-		if (bpf_map_lookup_elem(fd, &pid, dst))
-			return -errno;
-		if (dst->write_end == dst->write_begin) {
-			*torn = false;
-			return 0;
-		}
-	}
-	*torn = true;
-	return 0;
-}
-
-static int cmp_proc(const void *a, const void *b)
-{
-	const struct proc_snapshot *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->st.gen < y->st.gen ? -1 : x->st.gen > y->st.gen;
-}
-
-static int snap_add(struct snapshot *snap, int *cap, __u32 pid, const struct infl_proc *st)
-{
-	if (snap->nprocs == *cap) {
-		struct proc_snapshot *more = realloc(snap->procs, 2 * *cap * sizeof(*more));
-
-		if (!more)
-			return -ENOMEM;
-		snap->procs = more;
-		*cap *= 2;
-	}
-	snap->procs[snap->nprocs].pid = pid;
-	if (st)
-		snap->procs[snap->nprocs].st = *st;
-	memset(&snap->procs[snap->nprocs].oom, 0, sizeof(snap->procs[0].oom));
-	snap->nprocs++;
-	return 0;
-}
-
-/* Once tracing has stopped (session__stop), probe hits still queued behind a process's lock
- * (bpf/deferred.bpf.h) will not be applied: they are counted like hits that gave up on the
- * lock, as the kernel counts them when an image ends (inflight.bpf.c: image_end). */
-static void count_unapplied(struct infl_proc *p)
-{
-	p->lock_timeouts += p->defer_tail - p->defer_head;
-	p->defer_head = p->defer_tail;
-}
-
-struct living_walk {
-	struct session *s;
-	struct snapshot *snap;
-	int *cap;
-	int fd;
-};
-
-static int living_one(const void *key, const void *value, void *ctx)
-{
-	struct living_walk *w = ctx;
-	__u32 pid = *(const __u32 *)key;
-	struct proc_snapshot *ps;
-	bool torn = false;
-	int err = snap_add(w->snap, w->cap, pid, value);
-
-	if (err)
-		return err;
-	ps = &w->snap->procs[w->snap->nprocs - 1];
-	/* the batch copied it while BPF programs may write: a section in progress is copied
-	 * again, seqlock style */
-	if (ps->st.write_end != ps->st.write_begin)
-		err = copy_proc(w->fd, pid, &ps->st, &torn);
-	if (err == -ENOENT || (!err && !ps->st.seq && !proc_inexact(&ps->st))) {
-		w->snap->nprocs--; /* gone meanwhile, or nothing to show */
-		return 0;
-	}
-	if (err)
-		return err;
-	if (w->s->skel->bss->stopped)
-		count_unapplied(&ps->st);
-	oom_take(w->s, pid, &ps->oom, false);
-	w->snap->torn += torn;
-	return 0;
-}
-
-/* The living, from the map, each once however many end meanwhile. A record with no event
- * yet (a traced set's member that has not hit a probe) is nobody's business. */
-static int snap_living(struct session *s, struct snapshot *snap, int *cap)
-{
-	struct living_walk w = { .s = s, .snap = snap, .cap = cap,
-				 .fd = bpf_map__fd(s->skel->maps.procs) };
-
-	return map_walk(w.fd, sizeof(__u32), sizeof(struct infl_proc),
-			bpf_map__max_entries(s->skel->maps.procs), living_one, &w);
-}
-
-int session__snapshot(struct session *s, struct snapshot *snap)
-{
-	int cap = 8, err, living;
-
-	memset(snap, 0, sizeof(*snap));
-	snap->procs = calloc(cap, sizeof(*snap->procs));
-	if (!snap->procs)
-		return -ENOMEM;
-	err = snap_living(s, snap, &cap);
-	/* then the images that ended meanwhile: an image that ended after its copy above is in
-	 * both, and its final record wins; one that ended before is in the ring alone */
-	if (!err && ring_buffer__consume(s->ctl) < 0)
-		err = -errno;
-	lifecycle__sweep(s);
-	living = snap->nprocs;
-	for (int i = 0; !err && i < s->nended; i++) {
-		const struct proc_snapshot *e = &s->ended[i];
-
-		for (int j = 0; j < living; j++)
-			if (snap->procs[j].pid == e->pid && snap->procs[j].st.gen == e->st.gen)
-				snap->procs[j].pid = 0; /* superseded */
-		err = snap_add(snap, &cap, e->pid, &e->st);
-		if (!err)
-			snap->procs[snap->nprocs - 1].oom = e->oom;
-	}
-	if (err) {
-		snapshot__free(snap);
-		return err;
-	}
-	for (int j = 0, k = 0, n = snap->nprocs; j < n; j++) {
-		if (j < living && !snap->procs[j].pid)
-			snap->nprocs--; /* pid 0 is never a traced process: the mark above */
-		else
-			snap->procs[k++] = snap->procs[j];
-	}
-	snap->mono_ns = session__now_ns();
-	snap->procs_map_full = s->skel->bss->procs_map_full;
-	snap->rss_off = s->rss_off;
-	qsort(snap->procs, snap->nprocs, sizeof(*snap->procs), cmp_proc);
-	return 0;
-}
-
-static int count_one(const void *key, const void *value, void *ctx)
-{
-	(void)key;
-	(void)value;
-	++*(__u32 *)ctx;
-	return 0;
-}
-
-static __u32 map_count(struct bpf_map *map)
-{
-	__u32 n = 0;
-
-	map_walk(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map),
-		 bpf_map__max_entries(map), count_one, &n);
-	return n;
-}
-
-int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners)
-{
-	*procs = map_count(s->skel->maps.procs);
-	*bufs = map_count(s->skel->maps.bufs);
-	*owners = map_count(s->skel->maps.owners);
+	l->nended = kept;
 	return 0;
 }

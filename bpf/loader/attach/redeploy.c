@@ -9,52 +9,70 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include "attach/image_table.h"
 #include "attach/redeploy.h"
-#include "attach/session_int.h"
-#include "attach/usdt_attach.h"
+#include "attach/service.h"
 #include "util/errors.h"
 #include "util/procfs.h"
 
-int redeploy__open(struct session *s, const char *given)
+struct redeploy {
+	struct image_table *images; /* where a new file is attached */
+	int inotify_fd;		    /* the directory of PATH */
+	char given[PATH_MAX];	    /* PATH as given */
+	char given_base[NAME_MAX + 1];
+	dev_t cur_dev;		    /* the file PATH named when last looked at */
+	ino_t cur_ino;
+	bool cur_attached;	    /* ... and whether it is attached */
+};
+
+int redeploy__open(const char *given, const char *path, struct image_table *images,
+		  struct redeploy **out)
 {
+	struct redeploy *r = calloc(1, sizeof(*r));
 	char dir[PATH_MAX];
 	struct stat st;
+	int err;
 
-	snprintf(s->given, sizeof(s->given), "%s", given);
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->images = images;
+	snprintf(r->given, sizeof(r->given), "%s", given);
 	snprintf(dir, sizeof(dir), "%s", given);
-	snprintf(s->given_base, sizeof(s->given_base), "%s", basename(s->given));
-	if (stat(s->path, &st))
-		return -errno;
-	s->cur_dev = st.st_dev;
-	s->cur_ino = st.st_ino;
-	s->cur_attached = true;
-	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (s->inotify_fd < 0)
-		return -errno;
+	snprintf(r->given_base, sizeof(r->given_base), "%s", basename(r->given));
+	r->inotify_fd = -1;
+	if (stat(path, &st))
+		goto fail;
+	r->cur_dev = st.st_dev;
+	r->cur_ino = st.st_ino;
+	r->cur_attached = true;
+	r->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (r->inotify_fd < 0)
+		goto fail;
 	/* a rename onto PATH (mv, install), a new file or link there, a rewrite in place */
-	if (inotify_add_watch(s->inotify_fd, dirname(dir), IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE) < 0) {
-		int err = -errno;
-
-		close(s->inotify_fd);
-		s->inotify_fd = -1;
-		return err;
-	}
+	if (inotify_add_watch(r->inotify_fd, dirname(dir), IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE) < 0)
+		goto fail;
+	*out = r;
 	return 0;
+fail:
+	err = -errno;
+	redeploy__free(r);
+	return err;
 }
 
 /* The events since the last look: whether one is about PATH, and whether it was written. */
-static bool drain(struct session *s, bool *wrote)
+static bool drain(struct redeploy *r, bool *wrote)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool ours = false;
 	ssize_t n;
 
 	*wrote = false;
-	while ((n = read(s->inotify_fd, buf, sizeof(buf))) > 0)
+	while ((n = read(r->inotify_fd, buf, sizeof(buf))) > 0)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
 
-			if (ev->len && !strcmp(ev->name, s->given_base)) {
+			if (ev->len && !strcmp(ev->name, r->given_base)) {
 				ours = true;
 				*wrote |= (ev->mask & IN_CLOSE_WRITE) != 0;
 			}
@@ -64,30 +82,31 @@ static bool drain(struct session *s, bool *wrote)
 }
 
 /* What PATH names now: resolved again (a symlink may have been switched). */
-static int resolve(const struct session *s, char *now, size_t len)
+static int resolve(const struct redeploy *r, char *now, size_t len)
 {
-	if (proc_is_root_path(s->given)) {
-		snprintf(now, len, "%s", s->given);
+	if (proc_is_root_path(r->given)) {
+		snprintf(now, len, "%s", r->given);
 		return 0;
 	}
-	return realpath(s->given, now) ? 0 : -errno;
+	return realpath(r->given, now) ? 0 : -errno;
 }
 
-static void attach_new(struct session *s, const char *now, const struct stat *st)
+static void attach_new(struct redeploy *r, const char *now, const struct stat *st)
 {
 	struct usdt_binary b;
 	const char *hint;
 	char why[512];
-	int before = usdt_attach__sites(s->usdt), err = usdt_binary__read(now, &b);
+	bool added;
+	int before = image_table__sites(r->images), err = usdt_binary__read(now, &b);
 
 	if (err == -ENOEXEC || err == -EBADMSG || err == -ENOENT)
 		return; /* not complete yet (being written), or gone again: its close comes */
-	s->cur_dev = st->st_dev;
-	s->cur_ino = st->st_ino;
-	s->cur_attached = false;
+	r->cur_dev = st->st_dev;
+	r->cur_ino = st->st_ino;
+	r->cur_attached = false;
 	if (err) {
 		infl_warn("%s was replaced by a file inflight cannot read (%s): processes started "
-			  "from it are not traced", s->given, strerror(-err));
+			  "from it are not traced", r->given, strerror(-err));
 		return;
 	}
 	if (b.verdict != USDT_OK || usdt_binary__sema_shared(&b)) {
@@ -97,33 +116,49 @@ static void attach_new(struct session *s, const char *now, const struct stat *st
 		else
 			usdt_binary__why(&b, why, sizeof(why), &hint);
 		infl_warn("%s was replaced by a binary inflight cannot trace: %s; processes "
-			  "started from it are not traced", s->given, why);
+			  "started from it are not traced", r->given, why);
 		usdt_binary__free(&b);
 		return;
 	}
 	usdt_binary__free(&b);
-	if (session__attach_image(s, now, now, -1))
+	if (image_table__attach(r->images, now, now, -1, &added))
 		return; /* said */
-	s->cur_attached = true;
+	r->cur_attached = true;
 	fprintf(stderr, "inflight: %s was replaced (inode %llu): attached to the new binary (%d "
-		"sites); processes of the old one stay traced\n", s->given,
-		(unsigned long long)st->st_ino, usdt_attach__sites(s->usdt) - before);
+		"sites); processes of the old one stay traced\n", r->given,
+		(unsigned long long)st->st_ino, image_table__sites(r->images) - before);
 }
 
-void redeploy__handle(struct session *s)
+/* Reads what the directory says and attaches what PATH names now. */
+static void handle(void *ctx)
 {
+	struct redeploy *r = ctx;
 	char now[PATH_MAX];
 	struct stat st;
 	bool wrote;
 
-	if (!drain(s, &wrote) || resolve(s, now, sizeof(now)) || stat(now, &st))
+	if (!drain(r, &wrote) || resolve(r, now, sizeof(now)) || stat(now, &st))
 		return;
-	if (st.st_dev == s->cur_dev && st.st_ino == s->cur_ino) {
+	if (st.st_dev == r->cur_dev && st.st_ino == r->cur_ino) {
 		/* the attached inode itself: its sites may have moved under the probes */
-		if (wrote && s->cur_attached)
+		if (wrote && r->cur_attached)
 			infl_warn("%s was rewritten in place (same inode): its probes may have moved; "
-				  "restart inflight to trace the new build", s->given);
+				  "restart inflight to trace the new build", r->given);
 		return;
 	}
-	attach_new(s, now, &st);
+	attach_new(r, now, &st);
+}
+
+int redeploy__serve(struct redeploy *r, struct service *svc)
+{
+	return service__add(svc, r->inotify_fd, handle, r);
+}
+
+void redeploy__free(struct redeploy *r)
+{
+	if (!r)
+		return;
+	if (r->inotify_fd >= 0)
+		close(r->inotify_fd);
+	free(r);
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "attach/sema.h"
+#include "util/errors.h"
 #include "util/procfs.h"
 
 #define PAGE_MASK_ (~0xfffull)
@@ -86,4 +87,49 @@ int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct
 		out->addr = addr[i];
 	}
 	return 0;
+}
+
+#define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
+		    "probes/inflight_probes.h (docs/attach.md)"
+
+int sema__check_layout(const struct usdt_binary *b, const char *shown)
+{
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+		if (b->sema_shared[i] && b->live[i])
+			return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+					"%s: the semaphore of %s:%s shares its page with RELRO (an "
+					"LLD or mold layout): in processes started after the attach "
+					"the kernel raises it in a copy the program does not read, so "
+					"-b cannot enable its probes (-p PID and -- CMD can)",
+					shown, b->provider, usdt_contract[i].name);
+	return 0;
+}
+
+int sema__verify(pid_t pid, const char *path, const char *shown, const struct usdt_binary *b)
+{
+	struct sema_check c;
+	int err = sema__check(pid, path, b, &c);
+
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* it exited already: nothing left to verify */
+	if (err) {
+		infl_warn("%s: cannot read its semaphores back (%s): not verified", shown,
+			  strerror(-err));
+		return 0;
+	}
+	if (!c.zero)
+		return 0;
+	if (b->sema_shared[c.probe])
+		return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
+				"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: it "
+				"shares its page with RELRO (an LLD or mold layout) and the kernel "
+				"raised the other copy%s",
+				shown, b->provider, usdt_contract[c.probe].name,
+				(unsigned long long)c.addr,
+				b->interp ? "" : " (a static binary applies RELRO after its "
+						 "entry point)");
+	return infl_err(EXIT_SEMAPHORE, NULL,
+			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
+			"would never fire", shown, b->provider,
+			usdt_contract[c.probe].name, (unsigned long long)c.addr);
 }

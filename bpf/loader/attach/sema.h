@@ -38,4 +38,14 @@ int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
  * 0, -ENOENT when not mapped, or -errno. */
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias);
 
+/* -b: the semaphores of a shared-page layout (LLD, mold) are raised in a copy the program
+ * does not read in every process that starts after the attach. 0, or EXIT_SEMAPHORE
+ * (printed; `shown` names the binary). */
+int sema__check_layout(const struct usdt_binary *b, const char *shown);
+
+/* After the attach to process `pid` (its binary `b`, at `path`): every semaphore the
+ * program reads reads non-zero there. 0 (also when it cannot be told: a warning), or
+ * EXIT_SEMAPHORE (printed). */
+int sema__verify(pid_t pid, const char *path, const char *shown, const struct usdt_binary *b);
+
 #endif /* INFLIGHT_ATTACH_SEMA_H */

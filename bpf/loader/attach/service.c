@@ -3,78 +3,90 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include "attach/redeploy.h"
 #include "attach/service.h"
-#include "attach/session_int.h"
-#include "attach/watch.h"
 
 struct service {
 	pthread_t thread;
+	bool started;
 	int stop; /* eventfd: written to end the thread */
+	int n;
+	struct pollfd pfd[1 + SERVICE_MAX_FDS]; /* the stop, then each module's */
+	struct {
+		service_fn fn;
+		void *ctx;
+	} mod[SERVICE_MAX_FDS];
 };
 
 static void *run(void *arg)
 {
-	struct session *s = arg;
-	struct pollfd pfd[3] = {
-		{ .fd = s->svc->stop, .events = POLLIN },
-		{ .fd = watch__epoll_fd(s->watch), .events = POLLIN },
-		{ .fd = s->inotify_fd, .events = POLLIN },
-	};
+	struct service *svc = arg;
 
 	for (;;) {
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		if (poll(svc->pfd, 1 + svc->n, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		if (svc->pfd[0].revents)
 			break;
-		if (pfd[1].revents)
-			watch__consume(s->watch);
-		if (pfd[2].revents)
-			redeploy__handle(s);
+		for (int i = 0; i < svc->n; i++)
+			if (svc->pfd[1 + i].revents)
+				svc->mod[i].fn(svc->mod[i].ctx);
 	}
 	return NULL;
 }
 
-int service__start(struct session *s)
+int service__new(struct service **out)
 {
-	struct service *svc;
-	int err;
-
-	if (!s->watch && s->inotify_fd < 0)
-		return 0;
-	svc = calloc(1, sizeof(*svc));
-	if (!svc)
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
 		return -ENOMEM;
-	svc->stop = eventfd(0, EFD_CLOEXEC);
-	if (svc->stop < 0) {
-		err = -errno;
-		free(svc);
-		return err;
-	}
-	s->svc = svc;
-	err = pthread_create(&svc->thread, NULL, run, s);
-	if (err) {
-		close(svc->stop);
-		free(svc);
-		s->svc = NULL;
-		return -err;
-	}
+	(*out)->stop = -1;
 	return 0;
 }
 
-void service__stop(struct session *s)
+int service__add(struct service *svc, int fd, service_fn fn, void *ctx)
+{
+	if (svc->n == SERVICE_MAX_FDS)
+		return -E2BIG;
+	svc->pfd[1 + svc->n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	svc->mod[svc->n].fn = fn;
+	svc->mod[svc->n].ctx = ctx;
+	svc->n++;
+	return 0;
+}
+
+int service__start(struct service *svc)
+{
+	int err;
+
+	if (!svc->n)
+		return 0;
+	svc->stop = eventfd(0, EFD_CLOEXEC);
+	if (svc->stop < 0)
+		return -errno;
+	svc->pfd[0] = (struct pollfd){ .fd = svc->stop, .events = POLLIN };
+	err = pthread_create(&svc->thread, NULL, run, svc);
+	if (err) {
+		close(svc->stop);
+		svc->stop = -1;
+		return -err;
+	}
+	svc->started = true;
+	return 0;
+}
+
+void service__free(struct service *svc)
 {
 	uint64_t one = 1;
 
-	if (!s->svc)
+	if (!svc)
 		return;
-	if (write(s->svc->stop, &one, sizeof(one)) == sizeof(one))
-		pthread_join(s->svc->thread, NULL);
-	close(s->svc->stop);
-	free(s->svc);
-	s->svc = NULL;
+	if (svc->started && write(svc->stop, &one, sizeof(one)) == sizeof(one))
+		pthread_join(svc->thread, NULL);
+	if (svc->stop >= 0)
+		close(svc->stop);
+	free(svc);
 }

@@ -1,718 +1,103 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * A tracing session: checks, kernel features, load, attach (pid, binary or spawned
- * command) and ring-buffer polling; lifecycle.c follows the traced processes' lives and
- * takes the snapshots. Every failure ends in one error line and a named exit code.
+ * A tracing session: the hub of attach/, and the only code that sees its insides. It opens
+ * the parts in order and ties them together; each keeps its own state and none knows the
+ * session: the kernel object (programs.h), what is traced (target.h), the files attached
+ * (image_table.h), the libraries and execs after the attach (libs.h), redeploys
+ * (redeploy.h), the thread those two run on (service.h), the processes' lives
+ * (lifecycle.h) and the snapshots (snapshot_read.h). Here too: the tracepoints, the event
+ * ring and the names every output shows. Errors: as session.h says.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ptrace.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach/caps.h"
 #include "attach/cuda.h"
 #include "attach/detach.h"
-#include "attach/entry.h"
+#include "attach/features.h"
+#include "attach/image_table.h"
 #include "attach/libs.h"
+#include "attach/lifecycle.h"
+#include "attach/programs.h"
 #include "attach/redeploy.h"
 #include "attach/sema.h"
 #include "attach/service.h"
-#include "attach/session_int.h"
+#include "attach/session.h"
+#include "attach/snapshot_read.h"
+#include "attach/stage_roles.h"
+#include "attach/target.h"
 #include "attach/usdt_attach.h"
-#include "attach/watch.h"
+#include "util/clock.h"
 #include "util/errors.h"
-#include "contract/usdt_binary.h"
 #include "util/procfs.h"
 
-#define CTL_RING_BYTES (1u << 20) /* final records of ended images on their way (~70) */
-
-static bool libbpf_verbose;
-
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !libbpf_verbose)
-		return 0;
-	if (!libbpf_verbose)
-		return 0; /* failures are reported once, in our own words */
-	return vfprintf(stderr, fmt, ap);
-}
+struct session {
+	struct programs k;	   /* the kernel object */
+	struct bpf_link *rss_link; /* k.rss_prog's */
+	/* what the command line asked */
+	enum session_mode mode;
+	bool follow;	   /* PID, SPAWN: children followed, probes attached binary-wide */
+	bool detach_child; /* session__free hands the links to a child (attach/detach.h) */
+	const char *more[SESSION_MAX_MORE_BINARIES]; /* -b's other files */
+	int nmore;
+	/* the parts */
+	struct target t;	       /* what is traced */
+	struct infl_image_key bin_key; /* the file t.bin was read from */
+	struct cuda_attach *cuda;      /* libcuda's memory calls */
+	struct lifecycle *life;	       /* the control ring, ended images */
+	struct image_table *images;    /* the files attached */
+	struct libs *libs;	       /* PID, SPAWN: libraries and execs after the attach */
+	struct redeploy *redeploy;     /* BINARY: a new build put in PATH's place */
+	struct service *svc;	       /* the thread of those two */
+	/* the names every output shows: the images' slots, with the command line's entry and
+	 * terminal stages over them; names_gen counts their changes */
+	struct stage_roles roles;
+	struct infl_names names;
+	unsigned names_gen;
+	/* the event ring, when recording */
+	struct ring_buffer *rb;
+	session_event_fn fn; /* valid during session__poll */
+	void *fn_ctx;
+	int fn_err;
+	__u64 ring_lost;
+};
 
 __u64 session__now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int pidfd_open(pid_t pid)
-{
-	return syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Reads the binary's sites and verdict into `b`; one line and an exit code when it cannot be
- * traced (`b` then empty): the same verdict, in the same words, as `inflight list`. */
-static int read_binary(const char *path, const char *shown, struct usdt_binary *b)
-{
-	const char *hint;
-	char why[512];
-	int err = usdt_binary__read(path, b);
-
-	switch (err) {
-	case 0:
-		break;
-	case -ENOENT:
-		return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s", shown,
-				strerror(ENOENT));
-	case -ENOEXEC:
-		return infl_err(EXIT_NO_BINARY, "give the path of an executable",
-				"%s: not an ELF file", shown);
-	case -EBADMSG:
-		return infl_err(EXIT_NO_PROBES, NULL, "%s: malformed .note.stapsdt", shown);
-	default:
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
-	}
-	if (b->verdict == USDT_OK)
-		return 0;
-	usdt_binary__why(b, why, sizeof(why), &hint);
-	usdt_binary__free(b); /* an error leaves nothing to free */
-	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
-}
-
-/* SPAWN: a binary refused whatever its libraries carry (32-bit, a provider mismatch, no
- * semaphores...) is refused before it runs at all. */
-static int refuse_early(struct session *s, const char *shown)
-{
-	struct usdt_binary b;
-	int err = usdt_binary__read(s->path, &b);
-
-	if (err)
-		return read_binary(s->path, shown, &s->bin); /* the words for the error */
-	err = b.verdict == USDT_OK || (b.verdict == USDT_MISSING && !b.other_provider[0]);
-	usdt_binary__free(&b);
-	return err ? 0 : read_binary(s->path, shown, &s->bin);
+	return mono_ns();
 }
 
 /*
- * PID and SPAWN (after its entry point: the libraries it links are mapped): the target's
- * executable, or else the first library it maps that carries the contract; a program
- * without either that calls dlopen() is traced for the libraries it loads later.
+ * The session's names from its images' slots (`slots`: contract/images.h), with the command
+ * line's entry and terminal stages over the notes'; the kernel's entry and terminal stages
+ * with them (set before the process goes on: one that maps a new image is stopped
+ * meanwhile, attach/watch.h). Outputs read s->names while this runs: a name only ever
+ * changes from its numeric default or to its qualified form, at an attach.
  */
-static int choose_image(struct session *s, const char *shown)
+static void apply_names(void *ctx, const struct infl_names *slots)
 {
-	char lib[PATH_MAX];
-	int err = usdt_binary__read(s->path, &s->bin);
+	struct session *s = ctx;
+	struct infl_names n = *slots;
 
-	/* a process that exits while its files are read: what happened, not what failed */
-	if (err && s->target > 0 && proc_gone(s->target))
-		return infl_err(EXIT_TARGET_EXITED, NULL,
-				"pid %d exited before inflight could attach to it", s->target);
-	if (err) /* s->bin is empty again: read_binary says why */
-		return read_binary(s->path, shown, &s->bin);
-	if (s->bin.verdict == USDT_OK)
-		return 0;
-	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
-		if (!libs__first(s->target, s->path, lib, sizeof(lib))) {
-			usdt_binary__free(&s->bin);
-			snprintf(s->path, sizeof(s->path), "%s", lib);
-			s->lib_main = true;
-			return read_binary(s->path, lib, &s->bin);
-		}
-		if (s->target > 0 && libs__maps_cuda(s, s->target)) {
-			s->deferred = s->cuda_only = true;
-			infl_warn("%s carries none of the contract's probes: tracing libcuda's "
-				  "memory calls alone, owners (none)%s", shown,
-				  s->bin.imports_dlopen ? ", and what it loads that does" : "");
-			return 0;
-		}
-		if (s->bin.imports_dlopen || s->bin.imports_exec) {
-			s->deferred = true;
-			infl_warn("%s carries none of the contract's probes: tracing what it loads "
-				  "(dlopen) or runs (exec) that does", shown);
-			return 0;
-		}
-	}
-	usdt_binary__free(&s->bin);
-	return read_binary(s->path, shown, &s->bin);
-}
-
-/*
- * Starts the command stopped right after its exec (PTRACE_TRACEME), so that the probes can be
- * attached to it, by pid, before its first instruction. session__open detaches it. The child
- * gives up every privilege first (caps__child_setup): what fails there, or the exec, comes
- * back through the pipe as {stage, errno}.
- */
-static int spawn_stopped(const struct session_opts *o, pid_t *out)
-{
-	char **argv = o->argv;
-	int pipefd[2], status, child_err[2] = { 0, 0 };
-	pid_t pid;
-
-	if (pipe2(pipefd, O_CLOEXEC))
-		return infl_err(EXIT_GENERIC, NULL, "pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		return infl_err(EXIT_GENERIC, NULL, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(pipefd[0]);
-		/* the command gets none of the tracer's capabilities, now or at a later exec */
-		child_err[1] = -caps__child_setup(&o->user, o->allow_new_privs);
-		if (child_err[1])
-			child_err[0] = 1;
-		else if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
-			execvp(argv[0], argv);
-		if (!child_err[0])
-			child_err[1] = errno;
-		if (write(pipefd[1], child_err, sizeof(child_err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	if (read(pipefd[0], child_err, sizeof(child_err)) == sizeof(child_err)) {
-		close(pipefd[0]);
-		waitpid(pid, &status, 0);
-		if (child_err[0])
-			return infl_err(EXIT_NOT_PRIV, "see docs/production.md, Privileges",
-					"cannot start %s without privileges: %s", argv[0],
-					strerror(child_err[1]));
-		return infl_err(child_err[1] == ENOENT || child_err[1] == EACCES ? EXIT_NO_BINARY
-										 : EXIT_GENERIC,
-				"give a command that exists (a path, or a name on $PATH)",
-				"cannot run %s: %s", argv[0], strerror(child_err[1]));
-	}
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-		return infl_err(EXIT_TARGET_EXITED, NULL, "%s exited before it could be traced",
-				argv[0]);
-	}
-	*out = pid;
-	return 0;
-}
-
-/* A stage list of the command line ("done,failed" or "8,9") as a mask. */
-static int stage_mask(const struct infl_names *n, const char *opt, const char *list, __u16 *mask)
-{
-	char buf[512], *save = NULL, *tok;
-
-	*mask = 0;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long id = strtoul(tok, &end, 10);
-		int s = *tok >= '0' && *tok <= '9' && !*end && id < INFL_MAX_STAGES ? (int)id : -1;
-
-		for (int i = 0; s < 0 && i < INFL_MAX_STAGES; i++)
-			if ((n->stage_declared & (1u << i)) && !strcmp(n->stage[i], tok))
-				s = i;
-		if (s < 0)
-			return infl_err(EXIT_USAGE, "give stage names of the binary's names note "
-					"(`inflight list` shows them) or ids 0 to 15, comma-separated",
-					"%s '%s': no such stage", opt, tok);
-		*mask |= 1u << s;
-	}
-	return 0;
-}
-
-/* The command line's entry and terminal stages replace the names note's. */
-static int stage_roles(struct session *s, const struct session_opts *o)
-{
-	__u16 mask;
-	int err;
-
-	if (o->entry_stages) {
-		err = stage_mask(&s->names, "--entry-stages", o->entry_stages, &mask);
-		if (err)
-			return err;
-		s->names.entry_mask = s->entry_mask = mask;
-		s->entry_override = true;
-	}
-	if (o->terminal_stages) {
-		err = stage_mask(&s->names, "--terminal-stages", o->terminal_stages, &mask);
-		if (err)
-			return err;
-		s->names.terminal_mask = s->terminal_mask = mask;
-		s->terminal_override = true;
-	}
-	return 0;
-}
-
-/* The programs this kernel loads: one lock form (proc_lock.bpf.h), RSS if it can. */
-static void choose_programs(struct session *s, const struct session_opts *o)
-{
-	struct inflight_bpf *k = s->skel;
-	bool cas = s->feat.atomics && s->feat.bpf_loop; /* proc_lock.bpf.h */
-	struct bpf_program *cas_progs[] = { k->progs.on_buf_alloc, k->progs.on_buf_free,
-					    k->progs.on_stage };
-	struct bpf_program *map_progs[] = { k->progs.on_buf_alloc_nocas, k->progs.on_buf_free_nocas,
-					    k->progs.on_stage_nocas };
-
-	for (int i = 0; i < INFL_PROBE__COUNT; i++) {
-		bpf_program__set_autoload(cas_progs[i], cas);
-		bpf_program__set_autoload(map_progs[i], !cas);
-		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
-	}
-	bpf_program__set_autoload(k->progs.lock_wait_more, !cas);
-	bpf_program__set_autoload(k->progs.map_combine, !cas);
-	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
-	{
-		/* [lock form][layout]: inflight.bpf.c's RSS_PROG rows */
-		struct bpf_program *rss[2][2] = {
-			{ k->progs.on_rss_stat_nocas, k->progs.on_rss_stat_nocas_pre62 },
-			{ k->progs.on_rss_stat, k->progs.on_rss_stat_pre62 },
-		};
-
-		s->rss_prog = s->rss_off ? NULL : rss[cas][s->feat.rss == RSS_LAYOUT_ATOMIC];
-		for (int l = 0; l < 2; l++)
-			for (int v = 0; v < 2; v++)
-				bpf_program__set_autoload(rss[l][v], rss[l][v] == s->rss_prog);
-	}
-}
-
-/* The kernel side's table of traced pids (inflight.bpf.c: traced_pids), one byte a pid up
- * to pid_max, 64 to a chunk; a pid past it (pid_max raised later) is looked up the slow way. */
-static __u32 pid_chunks(void)
-{
-	char buf[32] = "";
-	unsigned long max;
-
-	proc_read_file("/proc/sys/kernel/pid_max", buf, sizeof(buf));
-	max = strtoul(buf, NULL, 10);
-	if (max < 32768 || max > (1ul << 22))
-		max = max ? 1ul << 22 : 32768; /* PID_MAX_LIMIT on 64-bit, or the default */
-	return (__u32)((max + 63) / 64);
-}
-
-/* The LK_MAP programs' queue maps (inflight.bpf.c), one slot each where they are not used
- * (an inner queue map need not match the pool's template in size; the template is only
- * created while the pool is). */
-static int shrink_map_queues(struct inflight_bpf *skel)
-{
-	struct bpf_map *q[] = {
-		skel->maps.mq_0, skel->maps.mq_1, skel->maps.mq_2, skel->maps.mq_3,
-		skel->maps.mq_4, skel->maps.mq_5, skel->maps.mq_6, skel->maps.mq_7,
-	};
-	int err = 0;
-
-	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]) && !err; i++)
-		err = bpf_map__set_max_entries(q[i], 1);
-	return err;
-}
-
-static int configure(struct session *s, const struct session_opts *o)
-{
-	struct inflight_bpf *skel = s->skel;
-	__u32 ring = o->ringbuf_bytes ? o->ringbuf_bytes : 16u << 20;
-	int err = 0;
-
-	choose_programs(s, o);
-	cuda_attach__prepare(s->cuda, skel, s->feat.atomics && s->feat.bpf_loop);
-	skel->data->entry_stage_mask = s->names.entry_mask;
-	skel->bss->terminal_stage_mask = s->names.terminal_mask;
-	skel->rodata->record_events = o->record_events;
-	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
-	skel->rodata->traced_set = s->mode != SESSION_BINARY;
-	if (o->lock_wait_ns)
-		skel->rodata->lock_wait_ns = o->lock_wait_ns;
-	skel->rodata->defer_all = o->defer_all;
-	skel->rodata->follow_forks = s->follow;
-	/* the recorder is woken when a quarter of the ring waits (inflight.bpf.c) */
-	skel->rodata->events_wake_bytes = ring / 4;
-	if (o->max_procs) {
-		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
-		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred,
-						      INFL_DEFER_QUEUES(o->max_procs));
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of,
-						      INFL_DEFER_QUEUES(o->max_procs));
-	}
-	if (o->max_procs)
-		err = err ?: bpf_map__set_max_entries(skel->maps.map_queue_claims,
-						      INFL_DEFER_QUEUES(o->max_procs));
-	/* the queues behind the lock: the ring's pool with the LK_CAS programs
-	 * (deferred.bpf.h), the queue maps' with the LK_MAP ones (inflight.bpf.c); the other
-	 * pool takes no memory */
-	if (s->feat.atomics && s->feat.bpf_loop)
-		err = err ?: shrink_map_queues(skel);
-	else
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
-	if (o->max_bufs)
-		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
-	if (o->max_owners)
-		err = err ?: bpf_map__set_max_entries(skel->maps.owners, o->max_owners);
-	if (o->record_events)
-		err = err ?: bpf_map__set_max_entries(skel->maps.events, ring);
-	err = err ?: bpf_map__set_max_entries(skel->maps.ctl, CTL_RING_BYTES);
-	err = err ?: bpf_map__set_max_entries(skel->maps.traced_pids, pid_chunks());
-	return err;
-}
-
-/* Before load: the USDT programs for the mechanism this kernel does best. */
-static int prepare_usdt(struct session *s)
-{
-	struct usdt_attach_cfg cfg = {
-		.specs = s->skel->maps.usdt_specs,
-		.ips = s->skel->maps.usdt_ips,
-		.ip_cache = s->skel->maps.usdt_ip_cache,
-		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
-		.verbose = libbpf_verbose,
-	};
-
-	for (int i = 0; i < INFL_PROBE__COUNT; i++)
-		cfg.progs[i] = s->progs[i];
-	return usdt_attach__new(&cfg, &s->usdt);
-}
-
-static int load_error(int err, const char *what)
-{
-	const char *hint = NULL;
-	int code = infl_bpf_exit_code(err, &hint);
-
-	return infl_err(code, hint, "%s: %s", what, strerror(err < 0 ? -err : err));
-}
-
-/* The LK_MAP programs' longer wait and their combining (inflight.bpf.c: lock_wait_more,
- * map_combine) are tail calls: their slots (enum lock_prog) are set here, where those
- * programs were loaded. */
-static int link_wait_more(struct session *s)
-{
-	int fds[] = { bpf_program__fd(s->skel->progs.lock_wait_more),
-		      bpf_program__fd(s->skel->progs.map_combine) };
-
-	for (int slot = 0; slot < 2; slot++) {
-		if (fds[slot] < 0)
-			return 0; /* LK_CAS: not loaded, not needed */
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lock_wait_progs), &slot,
-					&fds[slot], BPF_ANY))
-			return load_error(-errno, "set the lock's tail-call programs");
-	}
-	return 0;
-}
-
-/*
- * The session's names from its images' slots (contract/images.h), with the command line's
- * entry and terminal stages over the notes'; the kernel's entry and terminal stages with
- * them (set before the process goes on: one that maps a new image is stopped meanwhile,
- * attach/watch.h). Outputs read s->names while this runs: a name only ever changes from
- * its numeric default or to its qualified form, at an attach.
- */
-static void apply_names(struct session *s)
-{
-	struct infl_names n;
-
-	images__names(&s->slots, &n);
-	if (s->entry_override)
-		n.entry_mask = s->entry_mask;
-	if (s->terminal_override)
-		n.terminal_mask = s->terminal_mask;
+	stage_roles__apply(&s->roles, &n);
 	if (!memcmp(&n, &s->names, sizeof(n)))
 		return;
 	s->names = n;
 	__atomic_add_fetch(&s->names_gen, 1, __ATOMIC_RELEASE);
-	s->skel->data->entry_stage_mask = s->names.entry_mask;
-	s->skel->bss->terminal_stage_mask = s->names.terminal_mask;
-}
-
-/* Image `b`'s ids placed among the session's slots: its table in `tab`, every earlier
- * image's sites given theirs anew (a slot this one took refuses what they did not claim). */
-static int add_image(struct session *s, const char *shown, const struct usdt_binary *b,
-		     unsigned *tag, struct image_slots *tab)
-{
-	struct image_slots_used counted;
-	int refused, err;
-
-	lifecycle__counted_slots(s, &counted);
-	err = images__add(&s->slots, shown, b, &counted, tag, &refused);
-
-	if (err)
-		return infl_err(EXIT_GENERIC, NULL, "out of memory");
-	images__table(&s->slots, *tag, tab);
-	for (int t = 0; t < s->slots.nimg; t++) {
-		struct image_slots other;
-
-		if ((unsigned)t == *tag)
-			continue;
-		images__table(&s->slots, (unsigned)t, &other);
-		err = usdt_attach__retable(s->usdt, (unsigned)t, &other);
-		if (err)
-			return infl_err(EXIT_BPF, NULL, "%s: update the probe specs of the images "
-					"attached before it: %s", shown, strerror(-err));
-	}
-	apply_names(s);
-	return 0;
-}
-
-/* -b without the contract: the binary's processes are told apart by its file (the kernel
- * side's images map) as if its probes had been attached */
-static int note_image(struct session *s, const char *path)
-{
-	struct stat st;
-	__u64 now = session__now_ns();
-
-	if (stat(path, &st))
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(errno));
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
-				    proc_kernel_dev(st.st_dev), st.st_ino }, &now, BPF_ANY);
-	return 0;
-}
-
-static int attach_image(struct session *s, const char *path, const char *shown, pid_t pid)
-{
-	struct usdt_binary other, *b = &s->bin;
-	struct session_image *im;
-	struct image_slots tab;
-	unsigned tag = 0;
-	char held[64];
-	struct stat st;
-	__u64 now;
-	int err, fd;
-
-	/* held open: a /proc/PID/root/... path stops working when that process exits */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-		if (s->target > 0 && proc_gone(s->target)) /* a zombie's root is gone too */
-			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before it could be "
-					"traced", s->target);
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", path, strerror(err));
-	}
-	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
-	for (int i = 0; i < s->nimages; i++)
-		if (s->images[i].dev == proc_kernel_dev(st.st_dev) && s->images[i].ino == st.st_ino) {
-			close(fd);
-			return 0;
-		}
-	err = s->nimages == SESSION_MAX_IMAGES ?
-		      infl_err(EXIT_BPF, NULL, "%s: more than %d binaries to attach to", path,
-			       SESSION_MAX_IMAGES) : 0;
-	/* another file than the one s->bin was read from (a library, an exec, a redeploy onto
-	 * the same path): its own sites */
-	if (!err && (s->deferred || st.st_dev != s->bin_dev || st.st_ino != s->bin_ino)) {
-		err = read_binary(held, path, &other);
-		b = err ? b : &other;
-	}
-	if (!err)
-		err = add_image(s, shown, b, &tag, &tab);
-	if (!err)
-		err = usdt_attach__image(s->usdt, held, shown, pid, b, tag, &tab);
-	close(fd);
-	if (!err && b != &s->bin)
-		s->deferred = false;
-	if (b != &s->bin)
-		usdt_binary__free(b);
-	if (err)
-		return err;
-	im = &s->images[s->nimages++];
-	im->dev = proc_kernel_dev(st.st_dev);
-	im->ino = st.st_ino;
-	/* processes of this binary that start from now on are traced from their first
-	 * instruction (INFL_PROC_FROM_START) */
-	now = session__now_ns();
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.images), &(struct infl_image_key){
-				    im->dev, im->ino }, &now, BPF_ANY);
-	return 0;
-}
-
-#define RELINK_HINT "relink with -z norelro or a page-aligned semaphore section, or use " \
-		    "probes/inflight_probes.h (docs/attach.md)"
-
-/* The probes' semaphores of a shared-page layout (LLD, mold) are raised in the copy the
- * program does not read in every process that starts after the attach: -b cannot work. */
-static int check_layout(struct session *s)
-{
-	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
-		if (s->mode == SESSION_BINARY && s->bin.sema_shared[i] && s->bin.live[i])
-			return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
-					"%s: the semaphore of %s:%s shares its page with RELRO (an "
-					"LLD or mold layout): in processes started after the attach "
-					"the kernel raises it in a copy the program does not read, so "
-					"-b cannot enable its probes (-p PID and -- CMD can)",
-					s->shown, s->bin.provider, usdt_contract[i].name);
-	return 0;
-}
-
-/*
- * SPAWN: the command runs to its entry point first (attach/entry.h), so that ld.so has
- * made RELRO read-only and the kernel raises each semaphore where the program reads it.
- */
-static int run_to_entry(struct session *s, const char *cmd)
-{
-	int status, err = entry__run_to(s->target, &status);
-
-	if (err == -ECHILD) {
-		s->child = false; /* reaped */
-		return infl_err(EXIT_TARGET_EXITED, NULL, "%s %s before its entry point", cmd,
-				WIFSIGNALED(status) ? "was killed" : "exited");
-	}
-	return err ? infl_err(EXIT_GENERIC, NULL, "run %s to its entry point: %s", cmd,
-			      strerror(-err)) : 0;
-}
-
-/* After the attach: every semaphore the program reads reads non-zero in the target. */
-static int verify_semaphores(struct session *s)
-{
-	struct sema_check c;
-	int err;
-
-	if (s->mode == SESSION_BINARY || s->target <= 0 || s->deferred)
-		return 0;
-	err = sema__check(s->target, s->path, &s->bin, &c);
-	if (err == -ENOENT || err == -ESRCH)
-		return 0; /* it exited already: nothing left to verify */
-	if (err) {
-		infl_warn("%s: cannot read its semaphores back (%s): not verified", s->shown,
-			  strerror(-err));
-		return 0;
-	}
-	if (!c.zero)
-		return 0;
-	if (s->bin.sema_shared[c.probe])
-		return infl_err(EXIT_SEMAPHORE, RELINK_HINT,
-				"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: it "
-				"shares its page with RELRO (an LLD or mold layout) and the kernel "
-				"raised the other copy%s",
-				s->shown, s->bin.provider, usdt_contract[c.probe].name,
-				(unsigned long long)c.addr,
-				s->bin.interp ? "" : " (a static binary applies RELRO after its "
-						     "entry point)");
-	return infl_err(EXIT_SEMAPHORE, NULL,
-			"%s: the semaphore of %s:%s at 0x%llx reads 0 after the attach: its probe "
-			"would never fire", s->shown, s->bin.provider,
-			usdt_contract[c.probe].name, (unsigned long long)c.addr);
-}
-
-/* The real uid of `pid`, -1 when unknown. */
-static uid_t proc_uid(pid_t pid)
-{
-	char buf[2048], *p;
-	unsigned int uid;
-
-	proc_read(pid, "status", buf, sizeof(buf));
-	p = strstr(buf, "Uid:");
-	return p && sscanf(p, "Uid: %u", &uid) == 1 ? (uid_t)uid : (uid_t)-1;
-}
-
-/* True when `pid` is in the foreground process group of its terminal: a job-control shell
- * watches it, and would take a stop of ours for the user's (and give the terminal back). */
-static bool in_foreground(pid_t pid)
-{
-	char buf[512], *p;
-	int pgrp, tty, tpgid;
-
-	proc_read(pid, "stat", buf, sizeof(buf));
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %d %*d %d %d", &pgrp, &tty, &tpgid) != 3)
-		return false;
-	return tty != 0 && tpgid == pgrp;
-}
-
-/* A process of ours said it may have mapped a new binary: attach what carries the contract,
- * then let it go on. */
-static void on_watch(void *ctx, const struct infl_watch_event *ev)
-{
-	struct session *s = ctx;
-
-	libs__scan(s, (pid_t)ev->pid);
-	if (ev->stopped)
-		kill((pid_t)ev->pid, SIGCONT);
-}
-
-/*
- * PID and SPAWN: the libraries the target maps now, and those it (or its children) load or
- * exec later. Such a process is stopped until the loader has attached, except a -p target in
- * the foreground of a terminal, whose shell would take the stop for the user's: there the
- * first microseconds of a new library are not seen (docs/attach.md).
- */
-static int watch_target(struct session *s)
-{
-	bool stop;
-	int err;
-
-	if (s->mode == SESSION_BINARY)
-		return 0;
-	/* a process we could not continue once our capabilities are gone is never stopped */
-	stop = s->child || (proc_uid(s->target) == getuid() && !in_foreground(s->target));
-	err = libs__open_target(s);
-	if (err && err != -ENOENT && err != -ESRCH)
-		infl_warn("pid %d: cannot read its mappings (%s): libraries it maps are not traced",
-			  s->target, strerror(-err));
-	err = watch__open(s->skel->maps.procs, s->skel->maps.images,
-			  usdt_attach__mech(s->usdt) == USDT_MECH_MULTI, stop, on_watch, s, &s->watch);
-	if (err)
-		return err;
-	libs__scan(s, s->target);
-	return 0;
-}
-
-void session__attach_cuda(struct session *s, const char *path, const char *shown, pid_t pid)
-{
-	pthread_mutex_lock(&s->attach_lock);
-	if (cuda_attach__image(s->cuda, path, shown, s->follow ? -1 : pid) > 0 && libbpf_verbose)
-		infl_warn("%s: libcuda's memory calls attached", shown);
-	pthread_mutex_unlock(&s->attach_lock);
-}
-
-/* From the loop (an exec seen on the control ring) and the service thread (a library, a
- * redeploy) alike: one at a time. */
-int session__attach_image(struct session *s, const char *path, const char *shown, pid_t pid)
-{
-	int err;
-
-	pthread_mutex_lock(&s->attach_lock);
-	err = attach_image(s, path, shown, pid);
-	pthread_mutex_unlock(&s->attach_lock);
-	return err;
-}
-
-/* The pid's byte in the kernel side's table, as its record creation sets it there: RSS
- * events of a pid without it are not looked at. The chunk is read and written whole: the
- * session's first record, no other can be made meanwhile in a traced set. */
-static int mark_traced(struct session *s, __u32 pid)
-{
-	int fd = bpf_map__fd(s->skel->maps.traced_pids);
-	__u32 chunk = pid / 64;
-	__u8 bytes[64];
-
-	if (bpf_map_lookup_elem(fd, &chunk, bytes))
-		return errno == ENOENT ? 0 : load_error(-errno, "read the traced pids");
-	bytes[pid & 63] = 1;
-	if (bpf_map_update_elem(fd, &chunk, bytes, BPF_EXIST))
-		return load_error(-errno, "mark the target traced");
-	return 0;
-}
-
-/* PID and SPAWN: the target's record, made before the probes go live (the kernel side makes
- * none of its own for a traced set: INFLIGHT traced_set). A spawned target is stopped at its
- * first instruction, so nothing of it can be missed. */
-static int seed_target(struct session *s)
-{
-	static struct infl_proc rec;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.gen = session__now_ns();
-	rec.flags = s->child ? INFL_PROC_FROM_START : 0;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &s->target, &rec, BPF_NOEXIST))
-		return load_error(-errno, "create the target's record");
-	return mark_traced(s, (__u32)s->target);
+	s->k.skel->data->entry_stage_mask = s->names.entry_mask;
+	s->k.skel->bss->terminal_stage_mask = s->names.terminal_mask;
 }
 
 static int attach_tracepoint(struct bpf_program *prog, struct bpf_link **link, const char *what)
 {
 	*link = bpf_program__attach(prog);
-	return *link ? 0 : load_error(-errno, what);
+	return *link ? 0 : infl_bpf_err(-errno, what);
 }
 
 /* Another file of -b (a library the binary's processes load): every process that maps it. */
@@ -720,6 +105,7 @@ static int attach_more(struct session *s, const char *given)
 {
 	char path[PATH_MAX];
 	struct usdt_binary b;
+	bool added;
 	int err;
 
 	if (proc_is_root_path(given) && access(given, R_OK) == 0)
@@ -727,17 +113,18 @@ static int attach_more(struct session *s, const char *given)
 	else if (!realpath(given, path))
 		return infl_err(EXIT_NO_BINARY, "give the path of a library or an executable",
 				"%s: %s", given, strerror(errno));
-	err = read_binary(path, given, &b); /* the words for a file that cannot be traced */
+	err = usdt_attach__read(path, given, &b); /* the words for a file that cannot be traced */
 	if (err)
 		return err;
 	usdt_binary__free(&b);
-	return session__attach_image(s, path, given, -1);
+	return image_table__attach(s->images, path, given, -1, &added);
 }
 
 static int attach_probes(struct session *s)
 {
-	struct inflight_bpf *k = s->skel;
-	pid_t pid = s->mode == SESSION_BINARY || s->follow ? -1 : s->target;
+	struct inflight_bpf *k = s->k.skel;
+	pid_t pid = s->mode == SESSION_BINARY || s->follow ? -1 : s->t.pid;
+	bool added;
 	int err;
 
 	/* the process's life and RSS first: a target that ends right after the probes go live
@@ -748,8 +135,8 @@ static int attach_probes(struct session *s)
 				       "attach sched:sched_process_exec");
 	err = err ?: attach_tracepoint(k->progs.on_process_fork, &k->links.on_process_fork,
 				       "attach sched:sched_process_fork");
-	if (!err && s->rss_prog)
-		err = attach_tracepoint(s->rss_prog, &s->rss_link, "attach kmem:rss_stat");
+	if (!err && s->k.rss_prog)
+		err = attach_tracepoint(s->k.rss_prog, &s->rss_link, "attach kmem:rss_stat");
 	/* the OOM killer's victims (bpf/oom.bpf.h): without them an OOM kill reads as SIGKILL */
 	if (!err) {
 		k->links.on_oom_victim = bpf_program__attach(k->progs.on_oom_victim);
@@ -758,15 +145,16 @@ static int attach_probes(struct session *s)
 				  "will read as a plain SIGKILL", strerror(errno));
 	}
 	if (!err && s->mode != SESSION_BINARY)
-		err = seed_target(s);
+		err = lifecycle__seed(s->life, s->t.pid, s->t.child);
 	if (!err && s->mode == SESSION_BINARY && cuda_attach__default_lib(s->cuda))
-		session__attach_cuda(s, cuda_attach__default_lib(s->cuda),
-				     cuda_attach__default_lib(s->cuda), -1);
-	if (!err && s->mode == SESSION_BINARY && s->cuda_only)
-		err = note_image(s, s->path); /* its processes are the ones to count */
-	if (err || s->deferred)
+		image_table__cuda(s->images, cuda_attach__default_lib(s->cuda),
+				  cuda_attach__default_lib(s->cuda), -1);
+	if (!err && s->mode == SESSION_BINARY && s->t.cuda_only)
+		err = image_table__note(s->images, s->t.path); /* its processes are the ones to count */
+	if (err || s->t.deferred)
 		return err; /* nothing to attach yet: the libraries it loads will be (watch) */
-	err = session__attach_image(s, s->path, s->lib_main ? s->path : s->shown, pid);
+	err = image_table__attach(s->images, s->t.path, s->t.lib_main ? s->t.path : s->t.shown, pid,
+				  &added);
 	for (int i = 0; !err && i < s->nmore; i++)
 		err = attach_more(s, s->more[i]);
 	return err;
@@ -785,192 +173,92 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 	return s->fn_err;
 }
 
-/* The target's executable as its /proc/PID/exe link names it. */
-static void shown_from_link(struct session *s)
+/* After load: the control ring's reader, the event ring (recording), the files' table. */
+static int open_parts(struct session *s, const struct session_opts *o)
 {
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", s->target);
-	n = readlink(link, s->shown, sizeof(s->shown) - 1);
-	s->shown[n > 0 ? n : 0] = '\0';
-	if (n <= 0)
-		snprintf(s->shown, sizeof(s->shown), "%s", s->path);
-}
-
-/* Resolves the target and its binary; SPAWN starts the command (stopped). */
-/* -b: a binary without the contract, where a libcuda is there to attach (the system's or
- * --cuda-lib), is traced for its processes' device memory alone */
-static bool binary_cuda_only(struct session *s)
-{
-	const char *lib = cuda_attach__default_lib(s->cuda);
-
-	if (!lib || usdt_binary__read(s->path, &s->bin))
-		return false;
-	if (s->bin.verdict == USDT_MISSING && !s->bin.other_provider[0]) {
-		s->deferred = s->cuda_only = true;
-		infl_warn("%s carries none of the contract's probes: tracing libcuda's memory calls "
-			  "(%s) alone in its processes, owners (none)", s->shown, lib);
-		return true;
-	}
-	usdt_binary__free(&s->bin);
-	return false;
-}
-
-static int resolve_target(struct session *s, const struct session_opts *o)
-{
-	int err;
-
-	switch (o->mode) {
-	case SESSION_PID:
-		if (o->pid <= 0 || (kill(o->pid, 0) && errno == ESRCH))
-			return infl_err(EXIT_NO_PID, "check the pid with `ps`",
-					"no such process: %d", o->pid);
-		s->target = o->pid;
-		if (proc_is_zombie(o->pid))
-			return infl_err(EXIT_TARGET_EXITED, NULL,
-					"pid %d has exited (a zombie waiting for its parent)", o->pid);
-		if (proc_is_kthread(o->pid))
-			return caps__kthread_error(o->pid);
-		err = proc_exe_path(o->pid, s->path, sizeof(s->path));
-		if (err && proc_gone(o->pid))
-			return infl_err(EXIT_TARGET_EXITED, NULL, "pid %d exited before inflight "
-					"could attach to it", o->pid);
-		if (err)
-			return caps__exe_error(o->pid, -err);
-		shown_from_link(s);
-		return choose_image(s, s->shown);
-	case SESSION_BINARY:
-		if (!o->binary || !*o->binary)
-			return infl_err(EXIT_USAGE, "give -b PATH", "no binary given");
-		/* /proc/PID/root/... reaches into another mount namespace: realpath() would
-		 * resolve it in ours. libbpf and the kernel resolve it in the target's. */
-		if (proc_is_root_path(o->binary) && access(o->binary, R_OK) == 0)
-			snprintf(s->path, sizeof(s->path), "%s", o->binary);
-		else if (!realpath(o->binary, s->path))
-			return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s",
-					o->binary, strerror(errno));
-		snprintf(s->shown, sizeof(s->shown), "%s", o->binary);
-		if (binary_cuda_only(s))
-			return 0;
-		return read_binary(s->path, o->binary, &s->bin);
-	case SESSION_SPAWN:
-		if (!o->argv || !o->argv[0])
-			return infl_err(EXIT_USAGE, "give a command after --", "no command given");
-		err = spawn_stopped(o, &s->target);
-		if (err)
-			return err;
-		s->child = true;
-		err = proc_exe_path(s->target, s->path, sizeof(s->path));
-		if (err)
-			return infl_err(EXIT_GENERIC, NULL, "cannot read the executable of %s: %s",
-					o->argv[0], strerror(-err));
-		shown_from_link(s);
-		err = refuse_early(s, o->argv[0]);
-		err = err ?: run_to_entry(s, o->argv[0]);
-		return err ?: choose_image(s, o->argv[0]);
-	}
-	return infl_err(EXIT_USAGE, NULL, "unknown attach mode %d", o->mode);
-}
-
-/*
- * Before 5.11 (upstream 97306be45fbe, memcg accounting of BPF memory) the maps count against
- * RLIMIT_MEMLOCK, which libbpf raises only with CAP_SYS_RESOURCE: a capable but not root
- * inflight is refused there with EPERM. Says so instead of naming capabilities it has.
- */
-static int memlock_error(const struct session *s, int err)
-{
-	unsigned major = 0, minor = 0;
-	struct rlimit rl;
-
-	if (err != -EPERM || caps__has(CAP_SYS_RESOURCE) ||
-	    sscanf(s->feat.release, "%u.%u", &major, &minor) != 2 ||
-	    major > 5 || (major == 5 && minor >= 11) ||
-	    (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY))
-		return 0;
-	return infl_err(EXIT_NOT_PRIV, "raise it (ulimit -l unlimited, LimitMEMLOCK=infinity) or "
-			"grant CAP_SYS_RESOURCE",
-			"load BPF programs: kernel %s counts BPF memory against RLIMIT_MEMLOCK "
-			"(before Linux 5.11), and it is too low", s->feat.release);
-}
-
-/*
- * Opens, configures and loads the skeleton. When the load fails with libcuda's programs, it
- * is tried once more without them, and a warning says so: a verifier that refuses them
- * (a kernel they were not yet run on) must not cost the contract's tracing.
- */
-static int load_skel(struct session *s, const struct session_opts *o)
-{
-	int err;
-
-	for (int attempt = 0;; attempt++) {
-		s->skel = inflight_bpf__open();
-		if (!s->skel)
-			return load_error(-errno, "open BPF object");
-		err = configure(s, o);
-		if (err)
-			return load_error(err, "configure BPF maps");
-		err = prepare_usdt(s);
-		if (err)
-			return err;
-		err = inflight_bpf__load(s->skel);
-		if (!err)
-			return 0;
-		if (attempt || !cuda_attach__enabled(s->cuda) || memlock_error(s, err))
-			break;
-		infl_warn("libcuda's memory calls are not traced: this kernel refuses their "
-			  "programs (%s; -v shows the verifier's log)", strerror(-err));
-		cuda_attach__disable(s->cuda);
-		usdt_attach__free(s->usdt);
-		s->usdt = NULL;
-		inflight_bpf__destroy(s->skel);
-		s->skel = NULL;
-	}
-	return memlock_error(s, err) ?: load_error(err, "load BPF programs");
-}
-
-/* The kernel offers what inflight needs, or one line names what is missing. */
-static int check_kernel(struct session *s)
-{
-	const char *missing;
-	char line[256];
-	int err = features__probe(&s->feat);
+	struct image_table_cfg cfg = {
+		.usdt = s->k.usdt,
+		.cuda = s->cuda,
+		.images = s->k.skel->maps.images,
+		.target = s->t.pid,
+		.bin = &s->t.bin,
+		.bin_key = s->bin_key,
+		.bin_deferred = s->t.deferred,
+		.verbose = o->verbose,
+		.names_fn = apply_names,
+		.ctx = s,
+	};
+	int err = lifecycle__new(s->k.skel, &s->life);
 
 	if (err)
-		return infl_err(EXIT_NO_BTF, "needs a kernel built with CONFIG_DEBUG_INFO_BTF (5.4+)",
-				"kernel has no BTF at /sys/kernel/btf/vmlinux");
-	missing = features__missing(&s->feat);
-	if (missing)
-		return infl_err(EXIT_OLD_KERNEL, "inflight needs Linux 5.8 or later "
-				"(docs/production.md, \"Supported kernels\")",
-				"kernel %s too old: it lacks %s", s->feat.release, missing);
-	if (libbpf_verbose) {
-		features__describe(&s->feat, line, sizeof(line));
-		fprintf(stderr, "inflight: %s\n", line);
+		return infl_bpf_err(err, "open the control ring buffer");
+	if (o->record_events) {
+		s->rb = ring_buffer__new(bpf_map__fd(s->k.skel->maps.events), on_ring_event, s, NULL);
+		if (!s->rb)
+			return infl_bpf_err(-errno, "open ring buffer");
 	}
+	cfg.life = s->life;
+	if (image_table__new(&cfg, &s->images))
+		return infl_err(EXIT_GENERIC, NULL, "out of memory");
 	return 0;
 }
 
-static int open_rings(struct session *s, const struct session_opts *o)
+/* After the attach: every semaphore the program reads reads non-zero in the target. */
+static int verify_semaphores(struct session *s)
 {
-	s->ctl = ring_buffer__new(bpf_map__fd(s->skel->maps.ctl), lifecycle__on_ctl, s, NULL);
-	if (!s->ctl)
-		return load_error(-errno, "open the control ring buffer");
-	if (!o->record_events)
+	if (s->mode == SESSION_BINARY || s->t.pid <= 0 || s->t.deferred)
 		return 0;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_event, s, NULL);
-	return s->rb ? 0 : load_error(-errno, "open ring buffer");
+	return sema__verify(s->t.pid, s->t.path, s->t.shown, &s->t.bin);
+}
+
+/* PID and SPAWN: the libraries the target maps now, and those it loads or execs later. */
+static int watch_target(struct session *s)
+{
+	struct libs_cfg cfg = {
+		.target = s->t.pid,
+		.child = s->t.child,
+		.follow = s->follow,
+		.multi = usdt_attach__mech(s->k.usdt) == USDT_MECH_MULTI,
+		.procs = s->k.skel->maps.procs,
+		.images_map = s->k.skel->maps.images,
+		.images = s->images,
+		.cuda = s->cuda,
+	};
+
+	return s->mode == SESSION_BINARY ? 0 : libs__open(&cfg, &s->libs);
+}
+
+/* BINARY: a new build put in PATH's place is attached too; without the watch (said) not. */
+static void watch_redeploys(struct session *s, const char *given)
+{
+	int err = redeploy__open(given, s->t.path, s->images, &s->redeploy);
+
+	if (err)
+		infl_warn("%s: cannot watch for redeploys (%s): a new build put in its place is "
+			  "not traced", given, strerror(-err));
+}
+
+/* The thread, for the parts that have work for it (attach/service.h). */
+static int start_service(struct session *s)
+{
+	int err = service__new(&s->svc);
+
+	if (!err && s->libs)
+		err = libs__serve(s->libs, s->svc);
+	if (!err && s->redeploy)
+		err = redeploy__serve(s->redeploy, s->svc);
+	err = err ?: service__start(s->svc);
+	return err ? infl_err(EXIT_GENERIC, NULL, "start the session's thread: %s", strerror(-err))
+		   : 0;
 }
 
 int session__open(const struct session_opts *o, struct session **out)
 {
-	struct stat st;
 	struct session *s;
 	int err;
 
 	*out = NULL;
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(print_libbpf);
+	programs__verbose(o->verbose);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
@@ -980,11 +268,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	s->nmore = o->mode == SESSION_BINARY ? o->nmore : 0;
 	for (int i = 0; i < s->nmore; i++)
 		s->more[i] = o->more_binaries[i];
-	s->pidfd = -1;
-	s->status = -1;
-	s->target_maps = s->target_root = -1;
-	s->inotify_fd = -1;
-	pthread_mutex_init(&s->attach_lock, NULL);
+	target__init(&s->t);
 
 	/* BTF, then privileges (the feature probes load programs), then what the kernel has */
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
@@ -992,48 +276,39 @@ int session__open(const struct session_opts *o, struct session **out)
 			       "kernel has no BTF at /sys/kernel/btf/vmlinux");
 	else
 		err = caps__check_attach(false, features__uprobe_multi_named);
-	err = err ?: check_kernel(s);
+	err = err ?: programs__check_kernel(&s->k);
 	err = err ?: cuda_attach__new(o->no_cuda, o->cuda_lib, &s->cuda);
-	err = err ?: resolve_target(s, o);
+	err = err ?: target__resolve(&s->t, o, s->cuda);
 	if (err)
 		goto fail;
-	if (!stat(s->path, &st)) { /* the file s->bin describes */
-		s->bin_dev = st.st_dev;
-		s->bin_ino = st.st_ino;
-	}
-	err = names__from_elf(s->path, &s->names);
+	proc_image_key(s->t.path, &s->bin_key); /* the file s->t.bin describes (0: unknown) */
+	err = names__from_elf(s->t.path, &s->names);
 	if (err == -EBADMSG)
-		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->path);
+		infl_warn("%s: malformed .note.inflight names note: using numeric names", s->t.path);
 	if (err)
 		names__init(&s->names);
-	err = stage_roles(s, o);
+	err = stage_roles__parse(&s->names, o->entry_stages, o->terminal_stages, &s->roles);
 	if (err)
 		goto fail;
+	stage_roles__apply(&s->roles, &s->names);
 
-	err = load_skel(s, o);
-	if (err)
-		goto fail;
-	err = link_wait_more(s);
-	err = err ?: open_rings(s, o);
-	err = err ?: check_layout(s);
+	s->k.mode = s->mode;
+	s->k.follow = s->follow;
+	s->k.names = s->names;
+	s->k.cuda = s->cuda;
+	err = programs__load(&s->k, o);
+	err = err ?: open_parts(s, o);
+	if (!err && s->mode == SESSION_BINARY)
+		err = sema__check_layout(&s->t.bin, s->t.shown);
 	err = err ?: attach_probes(s);
 	err = err ?: verify_semaphores(s);
 	err = err ?: watch_target(s);
-	if (!err && s->mode == SESSION_BINARY && (err = redeploy__open(s, o->binary)))
-		infl_warn("%s: cannot watch for redeploys (%s): a new build put in its place is "
-			  "not traced", o->binary, strerror(-err));
-	err = err < 0 ? 0 : err;
-	if (!err && (err = service__start(s)))
-		err = infl_err(EXIT_GENERIC, NULL, "start the session's thread: %s", strerror(-err));
+	if (!err && s->mode == SESSION_BINARY)
+		watch_redeploys(s, o->binary);
+	err = err ?: start_service(s);
+	err = err ?: target__go(&s->t, o->argv ? o->argv[0] : NULL);
 	if (err)
 		goto fail;
-	if (s->target > 0)
-		s->pidfd = pidfd_open(s->target);
-	if (s->child && ptrace(PTRACE_DETACH, s->target, NULL, NULL)) {
-		err = infl_err(EXIT_GENERIC, NULL, "cannot start %s: %s", o->argv[0],
-			       strerror(errno));
-		goto fail;
-	}
 	if (o->drop_caps && (err = caps__drop_all(&o->user))) {
 		err = infl_err(EXIT_NOT_PRIV, NULL, "cannot drop privileges%s%s: %s",
 			       o->user.set ? " to user " : "", o->user.set ? o->user.name : "",
@@ -1043,11 +318,7 @@ int session__open(const struct session_opts *o, struct session **out)
 	*out = s;
 	return 0;
 fail:
-	if (s->child && s->target > 0) {
-		kill(s->target, SIGKILL);
-		waitpid(s->target, NULL, 0);
-		s->child = false;
-	}
+	target__kill(&s->t);
 	session__free(s);
 	return err;
 }
@@ -1060,8 +331,8 @@ fail:
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {
 	struct pollfd pfd[3] = {
-		{ .fd = ring_buffer__epoll_fd(s->ctl), .events = POLLIN },
-		{ .fd = s->pidfd, .events = POLLIN },
+		{ .fd = lifecycle__epoll_fd(s->life), .events = POLLIN },
+		{ .fd = s->t.pidfd, .events = POLLIN },
 		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
 	};
 	int n = 0;
@@ -1075,38 +346,16 @@ int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *
 		n = ring_buffer__consume(s->rb);
 	s->fn = NULL;
 	if (n >= 0)
-		n += ring_buffer__consume(s->ctl);
-	lifecycle__sweep(s);
+		n += lifecycle__consume(s->life);
+	lifecycle__sweep(s->life);
 	if (s->fn_err)
-		return s->fn_err < 0 ? s->fn_err : -s->fn_err;
+		return s->fn_err;
 	return n;
 }
 
 bool session__target_gone(struct session *s, int *status)
 {
-	if (status)
-		*status = s->status;
-	if (s->mode == SESSION_BINARY)
-		return false;
-	if (s->gone)
-		return true;
-	if (s->child) {
-		int st;
-
-		if (waitpid(s->target, &st, WNOHANG) == s->target) {
-			s->status = st;
-			s->gone = true;
-		}
-	} else if (s->pidfd >= 0) {
-		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
-
-		s->gone = poll(&pfd, 1, 0) == 1;
-	} else {
-		s->gone = kill(s->target, 0) && errno == ESRCH;
-	}
-	if (status)
-		*status = s->status;
-	return s->gone;
+	return target__gone(&s->t, status);
 }
 
 const struct infl_names *session__names(const struct session *s)
@@ -1121,12 +370,12 @@ unsigned session__names_gen(const struct session *s)
 
 const char *session__binary(const struct session *s)
 {
-	return s->shown;
+	return s->t.shown;
 }
 
 pid_t session__target_pid(const struct session *s)
 {
-	return s->mode == SESSION_BINARY ? 0 : s->target;
+	return s->mode == SESSION_BINARY ? 0 : s->t.pid;
 }
 
 enum session_mode session__mode(const struct session *s)
@@ -1136,32 +385,74 @@ enum session_mode session__mode(const struct session *s)
 
 __u64 session__ring_lost(const struct session *s)
 {
-	return s->ring_lost;
-}
-
-__u64 session__deferred_ops(const struct session *s, __u64 *full)
-{
-	if (full)
-		*full = __atomic_load_n(&s->skel->bss->deferred_full, __ATOMIC_RELAXED);
-	return __atomic_load_n(&s->skel->bss->deferred_ops, __ATOMIC_RELAXED);
-}
-
-__u64 session__lock_wait_rounds(const struct session *s)
-{
-	return __atomic_load_n(&s->skel->bss->lock_wait_rounds, __ATOMIC_RELAXED);
+	return s->ring_lost + lifecycle__lost(s->life);
 }
 
 void session__stop(struct session *s)
 {
 	struct timespec t = { 0, 2000000 }; /* a handler takes microseconds */
 
-	__atomic_store_n(&s->skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->k.skel->bss->stopped, 1, __ATOMIC_SEQ_CST);
 	nanosleep(&t, NULL);
+}
+
+__u64 session__deferred_ops(const struct session *s, __u64 *full)
+{
+	return programs__deferred_ops(&s->k, full);
+}
+
+__u64 session__lock_wait_rounds(const struct session *s)
+{
+	return programs__lock_wait_rounds(&s->k);
 }
 
 const char *session__rss_off(const struct session *s)
 {
-	return s->rss_off;
+	return s->k.rss_off;
+}
+
+int session__snapshot(struct session *s, struct snapshot *snap)
+{
+	int err = snapshot_read(s->k.skel, s->life, snap);
+
+	if (err)
+		return err;
+	snap->mono_ns = mono_ns();
+	snap->rss_off = s->k.rss_off;
+	return 0;
+}
+
+int session__forget(struct session *s, __u32 pid)
+{
+	return lifecycle__forget(s->life, pid, 0, true);
+}
+
+int session__forget_image(struct session *s, __u32 pid, __u64 gen)
+{
+	return lifecycle__forget(s->life, pid, gen, false);
+}
+
+int session__ident(const struct session *s, __u32 pid, __u64 gen, struct infl_ident *out)
+{
+	return lifecycle__ident(s->life, pid, gen, out);
+}
+
+int session__ident_at(const struct session *s, __u32 pid, __u64 ts, struct infl_ident *out)
+{
+	return lifecycle__ident_at(s->life, pid, ts, out);
+}
+
+int session__nended(const struct session *s)
+{
+	int n;
+
+	lifecycle__ended(s->life, &n);
+	return n;
+}
+
+int session__map_usage(struct session *s, __u32 *procs, __u32 *bufs, __u32 *owners)
+{
+	return snapshot_read__map_usage(s->k.skel, procs, bufs, owners);
 }
 
 void session__free(struct session *s)
@@ -1170,9 +461,9 @@ void session__free(struct session *s)
 
 	if (!s)
 		return;
-	service__stop(s); /* nothing attaches from now on */
+	service__free(s->svc); /* nothing attaches from now on */
 	/* the child holds every link now: the teardown below only drops our references */
-	if (s->detach_child && (usdt_attach__sites(s->usdt) || s->watch ||
+	if (s->detach_child && (usdt_attach__sites(s->k.usdt) || s->libs ||
 				cuda_attach__libs(s->cuda))) {
 		go = detach__hand_off();
 		if (go < 0)
@@ -1180,24 +471,14 @@ void session__free(struct session *s)
 				  "kernel", strerror(-go));
 	}
 	ring_buffer__free(s->rb);
-	ring_buffer__free(s->ctl);
+	lifecycle__free(s->life);
 	bpf_link__destroy(s->rss_link);
-	watch__free(s->watch);
+	libs__free(s->libs);
+	redeploy__free(s->redeploy);
 	cuda_attach__free(s->cuda);
-	usdt_attach__free(s->usdt);
-	usdt_binary__free(&s->bin);
-	images__free(&s->slots);
-	inflight_bpf__destroy(s->skel);
-	lifecycle__free(s);
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	if (s->target_maps >= 0)
-		close(s->target_maps);
-	if (s->target_root >= 0)
-		close(s->target_root);
-	if (s->inotify_fd >= 0)
-		close(s->inotify_fd);
-	pthread_mutex_destroy(&s->attach_lock);
+	image_table__free(s->images);
+	target__free(&s->t);
+	programs__free(&s->k);
 	free(s);
 	detach__go(go); /* our references are gone: the child closes the last ones */
 }

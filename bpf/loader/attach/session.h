@@ -3,6 +3,14 @@
  * A tracing session: load the BPF skeleton, attach to the contract's probes by pid, binary
  * or spawned command, hand out ring-buffer events (record mode) and map snapshots.
  * Every front end (live timeline, record, serve) drives one of these.
+ *
+ * Errors, here and in the attach/ files behind the session: a function either prints
+ * nothing and returns 0 or a negative errno, or prints the one error line (util/errors.h)
+ * and returns the exit code it named (enum infl_exit, > 0); its comment says which ("0 or
+ * -errno", "0 or an exit code (printed)"). No caller tells one from the other by its sign:
+ * a -errno becomes an exit code only where it is printed (infl_err, infl_bpf_err).
+ * session__open, the commands' way in, returns an exit code; the other functions here a
+ * -errno (or cannot fail).
  */
 #ifndef INFLIGHT_SESSION_H
 #define INFLIGHT_SESSION_H
@@ -13,7 +21,7 @@
 #include "inflight.h"
 #include "attach/caps.h"
 #include "contract/names.h"
-#include "live/snapshot.h"
+#include "model/snapshot.h"
 
 enum session_mode {
 	SESSION_PID,	/* -p PID: one running process */
@@ -57,10 +65,11 @@ struct session_opts {
 
 struct session;
 
+/* 0, or a -errno that ends session__poll, which returns it. */
 typedef int (*session_event_fn)(void *ctx, const struct infl_event *ev);
 
-/* Opens, loads and attaches. On failure prints one error line and returns the exit code
- * (enum infl_exit), with *out NULL. In SPAWN mode the command starts running on return. */
+/* Opens, loads and attaches. 0, or an exit code (printed), with *out NULL. In SPAWN mode
+ * the command starts running on return. */
 int session__open(const struct session_opts *opts, struct session **out);
 
 /* Waits up to timeout_ms for ring-buffer events, calling fn for each (record mode).

@@ -10,21 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach/caps.h"
 #include "attach/usdt_attach.h"
+#include "util/clock.h"
 #include "util/errors.h"
 #include "util/procfs.h"
 
 #define WARN_SITES 5 /* skipped sites named one by one per binary; the rest are counted */
 
 struct ua_image {
-	__u64 dev, ino;
+	struct infl_image_key key; /* the file (util/procfs.h: proc_image) */
 	pid_t pid;
 	struct bpf_link **links;
 	size_t nlinks, cap;
@@ -157,12 +155,31 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 	return 0;
 }
 
-static unsigned long long now_ns(void)
+int usdt_attach__read(const char *path, const char *shown, struct usdt_binary *b)
 {
-	struct timespec ts;
+	const char *hint;
+	char why[512];
+	int err = usdt_binary__read(path, b);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	switch (err) {
+	case 0:
+		break;
+	case -ENOENT:
+		return infl_err(EXIT_NO_BINARY, "give the path of an executable", "%s: %s", shown,
+				strerror(ENOENT));
+	case -ENOEXEC:
+		return infl_err(EXIT_NO_BINARY, "give the path of an executable",
+				"%s: not an ELF file", shown);
+	case -EBADMSG:
+		return infl_err(EXIT_NO_PROBES, NULL, "%s: malformed .note.stapsdt", shown);
+	default:
+		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(-err));
+	}
+	if (b->verdict == USDT_OK)
+		return 0;
+	usdt_binary__why(b, why, sizeof(why), &hint);
+	usdt_binary__free(b); /* an error leaves nothing to free */
+	return infl_err(EXIT_NO_PROBES, hint, "%s: %s", shown, why);
 }
 
 /* --- specs ---------------------------------------------------------------------------------- */
@@ -222,7 +239,8 @@ static int site_ids(struct usdt_attach *ua, const struct ua_image *im,
 {
 	for (size_t k = 0; k < b->nsites; k++) {
 		const struct usdt_site *st = &b->sites[k];
-		struct infl_usdt_ip_key key = { .dev = im->dev, .ino = im->ino, .off = st->off };
+		struct infl_usdt_ip_key key = { .dev = im->key.dev, .ino = im->key.ino,
+						.off = st->off };
 		struct infl_usdt_spec spec = st->spec;
 		int err;
 
@@ -367,62 +385,43 @@ int usdt_attach__retable(struct usdt_attach *ua, unsigned tag, const struct imag
 	return 0;
 }
 
-int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *shown, pid_t pid,
-		       const struct usdt_binary *b, unsigned tag, const struct image_slots *tab)
+int usdt_attach__image(struct usdt_attach *ua, const struct proc_image *file, const char *shown,
+		       pid_t pid, const struct usdt_binary *b, unsigned tag,
+		       const struct image_slots *tab)
 {
 	struct ua_image *im, *more;
 	int sites_before = ua->sites;
 	unsigned long long t0;
-	char held[64];
-	struct stat st;
 	__u32 *ids;
-	int err, fd;
+	int err;
 
-	/* the file held open, and named through our fd: every link of the image goes to this
-	 * inode, even when the path stops naming it (a /proc/PID/root/... of a process that
-	 * exits meanwhile, a binary replaced on disk) */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-		return infl_err(EXIT_NO_BINARY, NULL, "%s: %s", shown, strerror(err));
-	}
-	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
 	for (int i = 0; i < ua->nimages; i++) {
 		im = &ua->images[i];
-		if (im->dev == proc_kernel_dev(st.st_dev) &&
-		    im->ino == st.st_ino && (im->pid == -1 || im->pid == pid)) {
-			close(fd);
+		if (proc_image_same(&im->key, &file->key) && (im->pid == -1 || im->pid == pid))
 			return 0;
-		}
 	}
 	more = realloc(ua->images, (ua->nimages + 1) * sizeof(*more));
-	if (!more) {
-		close(fd);
+	if (!more)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
-	}
 	ua->images = more;
 	im = &ua->images[ua->nimages++];
 	memset(im, 0, sizeof(*im));
-	im->dev = proc_kernel_dev(st.st_dev);
-	im->ino = st.st_ino;
+	im->key = file->key;
 	im->pid = pid;
 	warn_skipped(shown, b);
 	ids = calloc(b->nsites ? b->nsites : 1, sizeof(*ids));
-	t0 = now_ns();
+	t0 = mono_ns();
 	err = ids ? site_ids(ua, im, b, tag, tab, ids) : -ENOMEM;
 	if (!err)
-		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, held, b, ids)
-						  : attach_perf(ua, im, held, b, ids);
+		err = ua->mech == USDT_MECH_MULTI ? attach_multi(ua, im, file->path, b, ids)
+						  : attach_perf(ua, im, file->path, b, ids);
 	free(ids);
-	close(fd);
 	if (err)
 		return attach_error(ua, err, shown, pid);
 	if (ua->verbose)
 		fprintf(stderr, "inflight: %s: %d sites attached by %s (%zu links, %s) in %.1f ms\n",
 			shown, ua->sites - sites_before, usdt_attach__mech_name(ua), im->nlinks,
-			ua->cookie ? "BPF cookies" : "IP map, no cookies", (now_ns() - t0) / 1e6);
+			ua->cookie ? "BPF cookies" : "IP map, no cookies", (mono_ns() - t0) / 1e6);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "inflight.h"
 #include "contract/images.h"
 #include "contract/usdt_binary.h"
+#include "util/procfs.h"
 
 struct bpf_program;
 struct bpf_map;
@@ -40,13 +41,20 @@ struct usdt_attach_cfg {
  * for it. 0, or an exit code (printed). */
 int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out);
 
+/* Reads the sites and verdict of the binary at `path` into `b`. 0, or, when it cannot be
+ * traced, an exit code (printed: the same verdict, in the same words, as `inflight list`;
+ * `shown` names it) with `b` empty. */
+int usdt_attach__read(const char *path, const char *shown, struct usdt_binary *b);
+
 /*
- * After load: attaches every live site of `b` (read from `path`) for process `pid` (-1:
- * every process of the file), warning once about each skipped site. `shown` names the file
- * in messages. 0 (also when the file is attached already), or an exit code (printed).
+ * After load: attaches every live site of `b` (read from `file`) for process `pid` (-1:
+ * every process of the file), warning once about each skipped site; every link goes to the
+ * file held open, through its path. `shown` names the file in messages. 0 (also when the
+ * file is attached already for `pid`), or an exit code (printed).
  */
-int usdt_attach__image(struct usdt_attach *ua, const char *path, const char *shown, pid_t pid,
-		       const struct usdt_binary *b, unsigned tag, const struct image_slots *tab);
+int usdt_attach__image(struct usdt_attach *ua, const struct proc_image *file, const char *shown,
+		       pid_t pid, const struct usdt_binary *b, unsigned tag,
+		       const struct image_slots *tab);
 
 /* The sites of image `tag` (contract/images.h) take its table `tab` from now on. 0, or
  * -errno. */

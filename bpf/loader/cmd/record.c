@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "cmd/commands.h"
 #include "cmd/flight.h"
 #include "cmd/record_ring.h"

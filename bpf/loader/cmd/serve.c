@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "inflight_note.h"
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "attach/features.h"
 #include "cmd/commands.h"
 #include "cmd/flight.h"

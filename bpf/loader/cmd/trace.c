@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "render/render.h"
 #include "cmd/commands.h"
 #include "cmd/run_loop.h"

@@ -181,3 +181,11 @@ int infl_bpf_exit_code(int err, const char **hint)
 		*hint = h;
 	return code;
 }
+
+int infl_bpf_err(int err, const char *what)
+{
+	const char *hint = NULL;
+	int code = infl_bpf_exit_code(err, &hint);
+
+	return infl_err(code, hint, "%s: %s", what, strerror(-err));
+}

@@ -50,4 +50,8 @@ int infl_flush_output(FILE *f, const char *name);
 /* Maps an errno from BPF load/attach to the exit code and hint a user needs. */
 int infl_bpf_exit_code(int err, const char **hint);
 
+/* An error of libbpf or the kernel (`err`: -errno) while doing `what`: one line, with the
+ * exit code and hint infl_bpf_exit_code gives; returns that code. */
+int infl_bpf_err(int err, const char *what);
+
 #endif /* INFLIGHT_ERRORS_H */

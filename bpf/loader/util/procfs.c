@@ -211,3 +211,45 @@ __u64 proc_kernel_dev(dev_t d)
 {
 	return ((__u64)major(d) << 20) | minor(d);
 }
+
+int proc_image_open(const char *path, struct proc_image *im)
+{
+	struct stat st;
+	int err;
+
+	im->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (im->fd < 0 || fstat(im->fd, &st)) {
+		err = -errno;
+		if (im->fd >= 0)
+			close(im->fd);
+		im->fd = -1;
+		return err;
+	}
+	snprintf(im->path, sizeof(im->path), "/proc/self/fd/%d", im->fd);
+	im->key.dev = proc_kernel_dev(st.st_dev);
+	im->key.ino = st.st_ino;
+	return 0;
+}
+
+void proc_image_close(struct proc_image *im)
+{
+	if (im->fd >= 0)
+		close(im->fd);
+	im->fd = -1;
+}
+
+int proc_image_key(const char *path, struct infl_image_key *key)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	key->dev = proc_kernel_dev(st.st_dev);
+	key->ino = st.st_ino;
+	return 0;
+}
+
+bool proc_image_same(const struct infl_image_key *a, const struct infl_image_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "inflight.h"
 
 /* /proc/PID/FILE into buf, NULs (cmdline) as spaces, trailing newlines cut; "" when it
  * cannot be read. */
@@ -25,6 +26,26 @@ void proc_read_file(const char *path, char *buf, size_t len);
 /* A device number as the kernel encodes it inside (MKDEV: struct super_block's s_dev), as
  * the BPF side reads a file's device: the images map's key. */
 __u64 proc_kernel_dev(dev_t d);
+
+/*
+ * A binary's one identity: the file held open and named as the kernel names it (the images
+ * map's key, struct infl_image_key). `path` reaches that very file through our descriptor,
+ * whatever its own path names later (a /proc/PID/root/... of a process that exits, a binary
+ * replaced on disk): every attach to the image goes through it.
+ */
+struct proc_image {
+	int fd;
+	char path[64]; /* /proc/self/fd/FD */
+	struct infl_image_key key;
+};
+
+/* Opens and identifies the file at `path`. 0, or -errno (nothing left open). */
+int proc_image_open(const char *path, struct proc_image *im);
+void proc_image_close(struct proc_image *im);
+/* The key of the file `path` names now, without holding it. 0, or -errno. */
+int proc_image_key(const char *path, struct infl_image_key *key);
+/* Whether two keys name the same file. */
+bool proc_image_same(const struct infl_image_key *a, const struct infl_image_key *b);
 
 /* One line of /proc/PID/maps. */
 struct proc_mapping {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "attach/attach_opts.h"
+#include "cmd/attach_opts.h"
 #include "attach/caps.h"
 #include "util/errors.h"
 #include "util/fmt.h"

@@ -670,13 +670,16 @@ static __always_inline bool holds_nothing(const struct infl_owner *o)
 	return true;
 }
 
-/* An owner in a terminal stage that holds nothing more is done. */
+/* An owner in a terminal stage that holds nothing more is done: its record is dead from
+ * here (no handler's pointer to it passes owner_current), and the section's caller deletes
+ * it before the lock is released. */
 static __always_inline bool owner_retire(struct infl_proc *p, struct infl_owner *o)
 {
 	if (!is_terminal(o->slot) || !holds_nothing(o))
 		return false;
 	p->owners[o->slot & 0xf]--;
 	p->owners_done++;
+	WRITE_ONCE(o->id, 0);
 	return true;
 }
 
@@ -692,10 +695,49 @@ static __always_inline void owner_admit(struct infl_proc *p, struct infl_owner *
 	p->owners[INFL_SLOT_NONE]++;
 }
 
-/* An owner's record, created (not yet counted: owner_admit) when first seen. */
+/* How often owner_get looks again for a record that another thread made and a section
+ * retired and deleted meanwhile (threads sharing an owner that retires: `probegen churn`
+ * with 2 threads saw it twice in a row) */
+#define OWNER_GET_TRIES 4
+
+/* An owner's record, created (not yet counted: owner_admit) when first seen. NULL when the
+ * map is full (counted as owner_map_full). */
 static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 {
-	return map_lookup_or_init(&owners, k, &new_owner);
+	struct infl_owner *o;
+
+	for (int i = 0; i < OWNER_GET_TRIES; i++) {
+		o = bpf_map_lookup_elem(&owners, k);
+		if (o)
+			return o;
+		/* made here or by another thread (EEXIST), the next look finds it, unless a
+		 * section retired and deleted it meanwhile; or the map is full */
+		bpf_map_update_elem(&owners, k, &new_owner, BPF_NOEXIST);
+	}
+	return NULL;
+}
+
+/*
+ * Under the lock: whether a record a handler found outside it is the one of owner `id` of
+ * image `gen` that it was then. A record carries its key from its first use under the lock
+ * (owner_claim) until its owner retires (owner_retire clears it), and records are deleted
+ * only under the lock, right after they retire: a record that passes cannot be deleted, or
+ * reused for another key, before the lock is released. One that fails was retired, deleted
+ * and maybe reused since the handler found it, or was never used under the lock yet: its
+ * hit goes through the queue, whose holder looks the owner up again (apply_relooked).
+ */
+static __always_inline bool owner_current(const struct infl_owner *o, __u64 id, __u64 gen)
+{
+	return !o || (READ_ONCE(o->id) == id && READ_ONCE(o->id_gen) == gen);
+}
+
+/* Under the lock, a record just looked up by its key: it carries the key from now on. */
+static __always_inline void owner_claim(struct infl_owner *o, __u64 id, __u64 gen)
+{
+	if (o && !o->id) {
+		o->id_gen = gen;
+		WRITE_ONCE(o->id, id);
+	}
 }
 
 enum alloc_kind { AK_NEW, AK_DUP, AK_BAD_CLASS, AK_MAP_FULL };
@@ -940,15 +982,28 @@ static __always_inline void owner_forget(__u32 pid, __u64 gen, __u64 owner)
  * retired, whose record the caller deletes. The pid is the current process's: only its own
  * threads hold its lock.
  */
+/* what a section returns */
+enum section_rc {
+	SECTION_DONE,
+	SECTION_RETIRED, /* the owner retired: the caller deletes its record, under the lock */
+	SECTION_STALE,	 /* an owner record is not the one its handler found (owner_current):
+			  * nothing was done, the hit goes through the queue */
+};
+
 static __always_inline int section_of(struct infl_proc *p, const struct infl_op *op,
 				      struct infl_owner *o, struct infl_owner *old_o,
 				      struct infl_buf *old)
 {
 	struct infl_event ev;
 	int retired = 0;
+	__u64 id;
 
 	if (!p || !op)
-		return 0;
+		return SECTION_DONE;
+	id = op->probe == INFL_PROBE_ALLOC ? op->owner :
+	     op->probe == INFL_PROBE_FREE  ? op->prev.owner : op->arg;
+	if (!owner_current(o, id, p->gen) || !owner_current(old_o, op->prev.owner, p->gen))
+		return SECTION_STALE;
 	if (op->probe == INFL_PROBE_ALLOC)
 		section_alloc(p, op, o, old_o, old, &ev);
 	else if (op->probe == INFL_PROBE_FREE)
@@ -956,7 +1011,7 @@ static __always_inline int section_of(struct infl_proc *p, const struct infl_op 
 	else
 		retired = section_stage(p, op, o, &ev);
 	event_finish(&ev, p);
-	return retired;
+	return retired ? SECTION_RETIRED : SECTION_DONE;
 }
 
 /* The same, a function of its own for the LK_CAS programs, where the handler, the drain and
@@ -1012,7 +1067,10 @@ static __always_inline void apply_relooked(struct infl_proc *p, const struct inf
 		if (op->kind == SK_MOVE)
 			o = owner_get(&ok);
 	}
-	if (section_run(p, op, o, old_o, old, lk))
+	owner_claim(o, ok.owner, ok.gen);
+	owner_claim(old_o, op->prev.owner, ok.gen);
+	/* just claimed: never SECTION_STALE */
+	if (section_run(p, op, o, old_o, old, lk) == SECTION_RETIRED)
 		bpf_map_delete_elem(&owners, &ok);
 }
 
@@ -1699,6 +1757,19 @@ static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __
 				 .tid = (__u32)bpf_get_current_pid_tgid() };
 }
 
+/* The lock held, a record the hit's handler found stale (owner_current): the lock goes, the
+ * hit goes through the queue, where it is applied with its records looked up again. */
+static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32 pid,
+						      const struct infl_op *op,
+						      const enum lock_kind lk)
+{
+	proc_unlock(p, pid, lk);
+	if (lk == LK_CAS ? queue_op(p, op) : map_queue_push(p, pid, op))
+		return DEFERRED;
+	__sync_fetch_and_add(&p->lock_timeouts, 1);
+	return GAVE_UP;
+}
+
 /* LK_MAP, at a handler's very end: hits queued (its own, or others' it saw after its
  * release) are applied by map_combine, which a tail call enters. */
 static __always_inline void combine_after(void *ctx, struct infl_proc *p, __u32 pid,
@@ -1765,6 +1836,13 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 	}
 locked:
 	r = lock_or_defer(p, pid, &op, lk);
+	if (r == LOCKED) {
+		if (section_run(p, &op, o, old_o, old, lk) != SECTION_STALE) {
+			proc_unlock(p, pid, lk);
+			goto applied;
+		}
+		r = lock_requeue(p, pid, &op, lk);
+	}
 	if (r == WAIT_MORE) {
 		wait_more(ctx, p, pid, &op);
 		return 0;
@@ -1777,10 +1855,7 @@ locked:
 			__sync_fetch_and_add(&p->untracked_allocs, 1);
 		return 0;
 	}
-	if (r == LOCKED) {
-		section_run(p, &op, o, old_o, old, lk);
-		proc_unlock(p, pid, lk);
-	}
+applied:
 	proc_combine(p, pid, lk);
 	combine_after(ctx, p, pid, lk);
 	return 0;
@@ -1807,8 +1882,8 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	struct infl_buf_key bk = {};
 	struct infl_owner *o = NULL;
 	struct infl_buf *b;
-	bool retired = false;
 	enum lock_outcome r;
+	int rc;
 	struct infl_op op;
 
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
@@ -1830,17 +1905,22 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
 		o = owner_lookup(pid, p->gen, op.prev.owner);
 	r = lock_or_defer(p, pid, &op, lk);
+	if (r == LOCKED) {
+		rc = section_run(p, &op, o, NULL, NULL, lk);
+		if (rc == SECTION_STALE) {
+			r = lock_requeue(p, pid, &op, lk);
+		} else {
+			/* a retired owner's record goes under the lock (owner_current) */
+			if (rc == SECTION_RETIRED)
+				owner_forget(pid, p->gen, op.prev.owner);
+			proc_unlock(p, pid, lk);
+		}
+	}
 	if (r == WAIT_MORE)
 		wait_more(ctx, p, pid, &op);
 	if (r == GAVE_UP || r == WAIT_MORE)
 		return 0;
-	if (r == LOCKED) {
-		retired = section_run(p, &op, o, NULL, NULL, lk);
-		proc_unlock(p, pid, lk);
-	}
 	proc_combine(p, pid, lk);
-	if (retired)
-		owner_forget(pid, p->gen, op.prev.owner);
 	combine_after(ctx, p, pid, lk);
 	return 0;
 }
@@ -1861,11 +1941,11 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 {
 	struct infl_owner *o = NULL;
 	struct infl_proc *p;
-	bool retired = false;
 	enum lock_outcome r;
 	struct infl_op op;
 	__u64 a[4];
 	__u32 pid;
+	int rc;
 
 	p = proc_current(&pid, lk);
 	if (!p || !probe_args(ctx, p, a, 2))
@@ -1887,17 +1967,22 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 			op.kind = SK_MAP_FULL;
 	}
 	r = lock_or_defer(p, pid, &op, lk);
+	if (r == LOCKED) {
+		rc = section_run(p, &op, o, NULL, NULL, lk);
+		if (rc == SECTION_STALE) {
+			r = lock_requeue(p, pid, &op, lk);
+		} else {
+			/* a retired owner's record goes under the lock (owner_current) */
+			if (rc == SECTION_RETIRED)
+				owner_forget(pid, p->gen, op.arg);
+			proc_unlock(p, pid, lk);
+		}
+	}
 	if (r == WAIT_MORE)
 		wait_more(ctx, p, pid, &op);
 	if (r == GAVE_UP || r == WAIT_MORE)
 		return 0;
-	if (r == LOCKED) {
-		retired = section_run(p, &op, o, NULL, NULL, lk);
-		proc_unlock(p, pid, lk);
-	}
 	proc_combine(p, pid, lk);
-	if (retired)
-		owner_forget(pid, p->gen, op.arg);
 	combine_after(ctx, p, pid, lk);
 	return 0;
 }

@@ -225,6 +225,12 @@ struct infl_owner_key {
 };
 
 struct infl_owner {
+	/* Its key's owner and gen, from its first use under the lock until the owner retires
+	 * (0: neither): a handler's pointer, found outside the lock, is checked against them
+	 * under the lock, since the element may have been deleted and reused meanwhile
+	 * (inflight.bpf.c: owner_current). */
+	__u64 id;
+	__u64 id_gen;
 	__u64 entered_ns; /* when it entered `slot` */
 	__u32 slot;	  /* stage id, or INFL_SLOT_NONE before its first stage event */
 	__u32 live;	  /* counted in owners[] (whoever locks first after its creation) */

@@ -6,6 +6,10 @@
 # event with no hit given up on the process's lock (lock_timeouts 0) and be marked exact;
 # the peak, which the schedule makes different run to run, must equal what the suite's
 # independent decoder (tests/record/recdump.py) replays from the recording of the same run.
+# Then the churn: the threads share two owners, which retire and start again while other
+# threads still move, fill and free them (owner records deleted and made anew under
+# everyone's feet); every run must end with nothing in flight, exact, and agree with its
+# replay.
 # 200,000 events a run: the recording's ring (16 MiB) holds them all even if the recorder
 # never ran, so a loss there is not what this measures. Needs root.
 source "$(dirname "$0")/lib.sh"
@@ -15,25 +19,26 @@ needs_root
 [ -x "$INFLIGHT" ] && [ -x "$GEN" ] || { not_ok "built" "run make tests"; finish; }
 EVENTS=200000
 
-# live T RUN: the summary's events, lock timeouts and exactness
+# live T RUN [MODE]: the summary's events, lock timeouts, exactness and what is left
 live() {
-	local t=$1 n=$((EVENTS / 5 / $1)) v
-	"$INFLIGHT" --json -o "$TMP/live.json" -- "$GEN" hammer "$t" "$n" >/dev/null 2>&1
+	local t=$1 n=$((EVENTS / 5 / $1)) mode=${3:-hammer} v
+	"$INFLIGHT" --json -o "$TMP/live.json" -- "$GEN" "$mode" "$t" "$n" >/dev/null 2>&1
 	v=$(python3 - "$TMP/live.json" <<'PY'
 import json, sys
 p = [p for l in open(sys.argv[1]) for p in json.loads(l)["processes"]][0]
-e = p["events"]
-print(e["buf_alloc"] + e["buf_free"] + e["stage"], p["anomalies"]["lock_timeouts"], p["exact"])
+e, end = p["events"], p["at_end"]
+print(e["buf_alloc"] + e["buf_free"] + e["stage"], p["anomalies"]["lock_timeouts"], p["exact"],
+      end["bytes"], end["bufs"], end["owners"])
 PY
 )
-	check_eq "$t threads, run $2: live: every event counted, none given up, exact" "$v" \
-		"$((5 * t * n)) 0 True"
+	check_eq "$mode: $t threads, run $2: live: every event counted, none given up, exact, nothing left" \
+		"$v" "$((5 * t * n)) 0 True 0 0 0"
 }
 
-# recorded T RUN: the kernel's peak against the independent replay of the same run
+# recorded T RUN [MODE]: the kernel's peak against the independent replay of the same run
 recorded() {
-	local t=$1 n=$((EVENTS / 5 / $1)) out kernel replay
-	"$INFLIGHT" record -q -o "$TMP/r.rec" -- "$GEN" hammer "$t" "$n" >/dev/null 2>&1
+	local t=$1 n=$((EVENTS / 5 / $1)) mode=${3:-hammer} out kernel replay
+	"$INFLIGHT" record -q -o "$TMP/r.rec" -- "$GEN" "$mode" "$t" "$n" >/dev/null 2>&1
 	out=$("$INFLIGHT" report "$TMP/r.rec" 2>&1)
 	"$INFLIGHT" report "$TMP/r.rec" --format json -o "$TMP/r.json" 2>/dev/null
 	kernel=$(python3 -c '
@@ -44,9 +49,9 @@ print("peak", p["peak"]["bytes"], "events", sum(p["events"].values()),
 	replay=$(python3 "$ROOT/tests/record/recdump.py" "$TMP/r.rec" summary | awk '{print "peak", $2}')
 	if [[ $out == *"the replay matches the kernel's final counters"* ]] && [[ $out == *"lost"*"none"* ]] &&
 		[ "${kernel% events*}" = "$replay" ] && [[ $kernel == *"events $((5 * t * n)) timeouts 0" ]]; then
-		ok "$t threads, run $2: recorded: $kernel, the decoder's replay $replay"
+		ok "$mode: $t threads, run $2: recorded: $kernel, the decoder's replay $replay"
 	else
-		not_ok "$t threads, run $2: recorded: kernel and replay agree, nothing lost" \
+		not_ok "$mode: $t threads, run $2: recorded: kernel and replay agree, nothing lost" \
 			"kernel: $kernel; replay: $replay; report: $(grep -E 'check|lost' <<<"$out" | tr '\n' ' ')"
 	fi
 }
@@ -55,6 +60,12 @@ for t in 1 2 8 64; do
 	for r in 1 2 3; do
 		live "$t" "$r"
 		recorded "$t" "$r"
+	done
+done
+for t in 2 8; do
+	for r in 1 2 3; do
+		live "$t" "$r" churn
+		recorded "$t" "$r" churn
 	done
 done
 finish

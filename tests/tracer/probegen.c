@@ -15,6 +15,10 @@
  *   probegen hammer T N       T threads, each N rounds of stage(born), alloc, stage(work),
  *                             free, stage(end) on an owner and a buffer of its own, all
  *                             starting together
+ *   probegen churn T N        T threads, each N rounds of the same five events on an owner
+ *                             they all share (owner 1 or 2, alternating) and a buffer of
+ *                             its own: the owners retire and start again while other threads
+ *                             still move, fill and free them
  *   probegen storm N [gate]   N alloc/stage/free rounds as fast as possible (one owner);
  *                             with `gate`: wait for SIGUSR1 first, then print the cost
  *                             "storm: E events, T ns/event" (5 events a round)
@@ -60,7 +64,8 @@ static void p_stage(uint64_t owner, uint32_t stage)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: probegen script FILE | threads N K | hammer T N | storm N [gate] | "
+	fprintf(stderr, "usage: probegen script FILE | threads N K | hammer T N | churn T N | "
+			"storm N [gate] | "
 			"spin MS\n");
 	return 2;
 }
@@ -208,6 +213,7 @@ static int run_threads(unsigned n, unsigned k)
 struct hammer {
 	pthread_t thread;
 	unsigned t, n;
+	bool shared; /* churn: the owners are the threads' common 1 and 2 */
 	pthread_barrier_t *start;
 };
 
@@ -219,6 +225,9 @@ static void *hammer_one(void *arg)
 	for (unsigned i = 0; i < h->n; i++) {
 		uint64_t owner = ((uint64_t)h->t << 32) + i + 1, buf = owner << 4;
 
+		if (h->shared)
+			owner = 1 + (i & 1);
+
 		p_stage(owner, 0);
 		p_alloc(buf, h->t % PROBEGEN_NCLASSES, 4096, owner);
 		p_stage(owner, 1);
@@ -228,7 +237,7 @@ static void *hammer_one(void *arg)
 	return NULL;
 }
 
-static int run_hammer(unsigned t, unsigned n)
+static int run_hammer(unsigned t, unsigned n, bool shared)
 {
 	struct hammer *h = calloc(t, sizeof(*h));
 	pthread_barrier_t start;
@@ -237,7 +246,7 @@ static int run_hammer(unsigned t, unsigned n)
 		return 1;
 	pthread_barrier_init(&start, NULL, t);
 	for (unsigned i = 0; i < t; i++) {
-		h[i] = (struct hammer){ .t = i, .n = n, .start = &start };
+		h[i] = (struct hammer){ .t = i, .n = n, .shared = shared, .start = &start };
 		pthread_create(&h[i].thread, NULL, hammer_one, &h[i]);
 	}
 	for (unsigned i = 0; i < t; i++)
@@ -301,7 +310,9 @@ int main(int argc, char **argv)
 	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "gate"))) && !strcmp(argv[1], "storm"))
 		return run_storm(strtoull(argv[2], NULL, 0), argc == 4);
 	if (argc == 4 && !strcmp(argv[1], "hammer"))
-		return run_hammer(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
+		return run_hammer(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0), false);
+	if (argc == 4 && !strcmp(argv[1], "churn"))
+		return run_hammer(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0), true);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return run_spin(strtoul(argv[2], NULL, 0));
 	return usage();

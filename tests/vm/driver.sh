@@ -16,7 +16,8 @@
 #   ring    the flight recorder: a dump on SIGUSR1 holding what was in flight at it
 #   images  an application and two libraries, the same ids in each, counted apart, exact
 #   stress  (not in the default list: the matrix boots it on its own, with two vCPUs) 4 threads
-#           flat out, three runs live and one recorded: every hit counted, none given up
+#           flat out, three runs live, one sharing owners and one recorded: every hit
+#           counted, none given up
 # Output: the protocol on fd 3 (a copy on stdout), one line each:
 #   ok - DESC | not ok - DESC (WHY) | # NOTE | time NAME SECONDS | kernel UNAME-R
 #   load-failed INFLIGHT-ERROR | verifier LAST-LINE | file NAME, base64 lines, end NAME | done
@@ -429,6 +430,13 @@ sec_stress() {
 		check_eq "stress: $cpus vCPUs, 4 threads, run $r: every hit counted, none given up, exact" \
 			"$v" "[100000,0,true,0,20000]"
 	done
+	# the threads sharing two owners that retire and start again under each other's feet
+	timeout 240 "$W/inflight" --json -o "$W/stress.json" -- "$W/probegen" churn 4 "$n" \
+		>/dev/null 2>"$W/stress.err"
+	v=$(tail -n 1 "$W/stress.json" 2>/dev/null | jq -c '.processes[0] |
+		[(.events | add), .anomalies.lock_timeouts, .exact, .at_end.bytes, .at_end.owners]')
+	check_eq "stress: $cpus vCPUs, 4 threads sharing 2 owners: every hit counted, exact, nothing left" \
+		"$v" "[100000,0,true,0,0]"
 	timeout 240 "$W/inflight" record -q -o "$W/stress.rec" -- "$W/probegen" hammer 4 1000 \
 		>/dev/null 2>"$W/stress.err"
 	v=$("$W/inflight" report "$W/stress.rec" --format json 2>/dev/null | jq -c '.processes[0] |

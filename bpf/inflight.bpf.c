@@ -1861,6 +1861,37 @@ applied:
 	return 0;
 }
 
+/*
+ * A free's or a stage event's hit once its handler's map operations are done: its section
+ * under the lock, or the queue (`o`: the record of owner `owner` the handler found). A
+ * retired owner's record is deleted under the lock (owner_current).
+ */
+static __always_inline int hit_account(void *ctx, struct infl_proc *p, __u32 pid,
+				       const struct infl_op *op, struct infl_owner *o,
+				       __u64 owner, const enum lock_kind lk)
+{
+	enum lock_outcome r = lock_or_defer(p, pid, op, lk);
+	int rc;
+
+	if (r == LOCKED) {
+		rc = section_run(p, op, o, NULL, NULL, lk);
+		if (rc == SECTION_STALE) {
+			r = lock_requeue(p, pid, op, lk);
+		} else {
+			if (rc == SECTION_RETIRED)
+				owner_forget(pid, p->gen, owner);
+			proc_unlock(p, pid, lk);
+		}
+	}
+	if (r == WAIT_MORE)
+		wait_more(ctx, p, pid, op);
+	if (r == GAVE_UP || r == WAIT_MORE)
+		return 0;
+	proc_combine(p, pid, lk);
+	combine_after(ctx, p, pid, lk);
+	return 0;
+}
+
 static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
 {
 	struct infl_proc *p;
@@ -1882,8 +1913,6 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	struct infl_buf_key bk = {};
 	struct infl_owner *o = NULL;
 	struct infl_buf *b;
-	enum lock_outcome r;
-	int rc;
 	struct infl_op op;
 
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
@@ -1904,25 +1933,7 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	}
 	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
 		o = owner_lookup(pid, p->gen, op.prev.owner);
-	r = lock_or_defer(p, pid, &op, lk);
-	if (r == LOCKED) {
-		rc = section_run(p, &op, o, NULL, NULL, lk);
-		if (rc == SECTION_STALE) {
-			r = lock_requeue(p, pid, &op, lk);
-		} else {
-			/* a retired owner's record goes under the lock (owner_current) */
-			if (rc == SECTION_RETIRED)
-				owner_forget(pid, p->gen, op.prev.owner);
-			proc_unlock(p, pid, lk);
-		}
-	}
-	if (r == WAIT_MORE)
-		wait_more(ctx, p, pid, &op);
-	if (r == GAVE_UP || r == WAIT_MORE)
-		return 0;
-	proc_combine(p, pid, lk);
-	combine_after(ctx, p, pid, lk);
-	return 0;
+	return hit_account(ctx, p, pid, &op, o, op.prev.owner, lk);
 }
 
 static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
@@ -1941,11 +1952,9 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 {
 	struct infl_owner *o = NULL;
 	struct infl_proc *p;
-	enum lock_outcome r;
 	struct infl_op op;
 	__u64 a[4];
 	__u32 pid;
-	int rc;
 
 	p = proc_current(&pid, lk);
 	if (!p || !probe_args(ctx, p, a, 2))
@@ -1966,62 +1975,26 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 		if (!o)
 			op.kind = SK_MAP_FULL;
 	}
-	r = lock_or_defer(p, pid, &op, lk);
-	if (r == LOCKED) {
-		rc = section_run(p, &op, o, NULL, NULL, lk);
-		if (rc == SECTION_STALE) {
-			r = lock_requeue(p, pid, &op, lk);
-		} else {
-			/* a retired owner's record goes under the lock (owner_current) */
-			if (rc == SECTION_RETIRED)
-				owner_forget(pid, p->gen, op.arg);
-			proc_unlock(p, pid, lk);
-		}
+	return hit_account(ctx, p, pid, &op, o, op.arg, lk);
+}
+
+/* A program in both lock forms: `name` (LK_CAS) and `name`_nocas (LK_MAP); the loader loads
+ * one (attach/programs.c) */
+#define LOCK_FORMS(sec, name, handler)                                                         \
+	SEC(sec)                                                                               \
+	int name(struct pt_regs *ctx)                                                          \
+	{                                                                                      \
+		return handler(ctx, LK_CAS);                                                   \
+	}                                                                                      \
+	SEC(sec)                                                                               \
+	int name##_nocas(struct pt_regs *ctx)                                                  \
+	{                                                                                      \
+		return handler(ctx, LK_MAP);                                                   \
 	}
-	if (r == WAIT_MORE)
-		wait_more(ctx, p, pid, &op);
-	if (r == GAVE_UP || r == WAIT_MORE)
-		return 0;
-	proc_combine(p, pid, lk);
-	combine_after(ctx, p, pid, lk);
-	return 0;
-}
 
-SEC("usdt")
-int on_buf_alloc(struct pt_regs *ctx)
-{
-	return handle_alloc(ctx, LK_CAS);
-}
-
-SEC("usdt")
-int on_buf_free(struct pt_regs *ctx)
-{
-	return handle_free(ctx, LK_CAS);
-}
-
-SEC("usdt")
-int on_stage(struct pt_regs *ctx)
-{
-	return handle_stage(ctx, LK_CAS);
-}
-
-SEC("usdt")
-int on_buf_alloc_nocas(struct pt_regs *ctx)
-{
-	return handle_alloc(ctx, LK_MAP);
-}
-
-SEC("usdt")
-int on_buf_free_nocas(struct pt_regs *ctx)
-{
-	return handle_free(ctx, LK_MAP);
-}
-
-SEC("usdt")
-int on_stage_nocas(struct pt_regs *ctx)
-{
-	return handle_stage(ctx, LK_MAP);
-}
+LOCK_FORMS("usdt", on_buf_alloc, handle_alloc)
+LOCK_FORMS("usdt", on_buf_free, handle_free)
+LOCK_FORMS("usdt", on_stage, handle_stage)
 
 /* --- libcuda's memory calls ------------------------------------------------------------------ */
 
@@ -2175,17 +2148,7 @@ int BPF_KPROBE(on_cu_mem_create, void *handle, __u64 bytes)
 	return cuda_entry((__u64)handle, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_HANDLE);
 }
 
-SEC("uretprobe")
-int on_cu_ret(struct pt_regs *ctx)
-{
-	return handle_cuda_ret(ctx, LK_CAS);
-}
-
-SEC("uretprobe")
-int on_cu_ret_nocas(struct pt_regs *ctx)
-{
-	return handle_cuda_ret(ctx, LK_MAP);
-}
+LOCK_FORMS("uretprobe", on_cu_ret, handle_cuda_ret)
 
 /* the frees, accounted at their entry: one program per lock form */
 #define CUDA_FREE_PROG(name, cls, flags)                                                       \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Runs every test: C test programs in build/tests/ (and their sanitized builds in
-# build/san/tests/) and shell tests tests/t_*.sh. Each prints TAP lines: "ok N - what",
+# build/san/tests/) and shell tests tests/t_*.sh (a few of them again against the sanitized
+# build). Each prints TAP lines: "ok N - what",
 # "not ok N - what", "ok N - what # SKIP why", and its plan "1..N" (or "1..0 # SKIP why" when
 # nothing of it can run here). A file fails when it exits non-zero, prints no plan (it died
 # before the end) or prints a number of results other than its plan. Skips are counted and
@@ -93,6 +94,20 @@ shell_tests=(tests/t_*.sh)
 for t in "${shell_tests[@]}"; do
 	[ -f "$t" ] && run_one "${t#tests/}" bash "$t"
 done
+# shell tests that drive the loader through its options, errors, names and recordings, again
+# against the sanitized build (ASan and UBSan, every error fatal: make SAN=1), wherever that
+# was built: a sanitizer's report ends the loader, and the test's checks fail
+san_shell_tests=(t_attach_args.sh t_prod_errors.sh t_record_probegen.sh t_tracer_names.sh
+	t_tracer_options.sh)
+if [ -f build/san/tests/suite.list ]; then
+	for t in "${san_shell_tests[@]}"; do
+		if [ -x build/san/inflight ] && [ -f "tests/$t" ]; then
+			run_one "san/$t" env BUILD="$PWD/build/san" bash "tests/$t"
+		else
+			suite_broken "san/$t" "build/san/inflight or tests/$t is missing"
+		fi
+	done
+fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1874,7 +1874,14 @@ static __always_inline int hit_account(void *ctx, struct infl_proc *p, __u32 pid
 	int rc;
 
 	if (r == LOCKED) {
-		rc = section_run(p, op, o, NULL, NULL, lk);
+		/* a free of a buffer its owner holds, whose owner the handler did not find: the
+		 * thread's own earlier hits may still have been queued then, the one that makes
+		 * the owner's record among them; the holder of the queue looks again */
+		if (!o && op->probe == INFL_PROBE_FREE && op->kind == FK_FOUND &&
+		    !(op->prev.flags & INFL_BUF_UNSTAGED))
+			rc = SECTION_STALE;
+		else
+			rc = section_run(p, op, o, NULL, NULL, lk);
 		if (rc == SECTION_STALE) {
 			r = lock_requeue(p, pid, op, lk);
 		} else {

@@ -697,8 +697,8 @@ static __always_inline void owner_admit(struct infl_proc *p, struct infl_owner *
 
 /* How often owner_get looks again for a record that another thread made and a section
  * retired and deleted meanwhile (threads sharing an owner that retires: `probegen churn`
- * with 2 threads saw it twice in a row) */
-#define OWNER_GET_TRIES 4
+ * with 2 threads saw it twice in a row, and on 6.12-rt with 2 vCPUs 4 times in a row) */
+#define OWNER_GET_TRIES 16
 
 /* An owner's record, created (not yet counted: owner_admit) when first seen. NULL when the
  * map is full (counted as owner_map_full). */

@@ -109,15 +109,20 @@ static __always_inline void deferred_release(void *pool, void *names, __u32 pid,
 	bpf_map_delete_elem(names, &pid);
 }
 
-/* Queues `op` in q for the holder of p's lock; 0 when the queue is full (the caller then
- * waits for the lock or a slot). */
+/* Tries at a ticket: each failed one is another producer's success, so only a storm of
+ * them fails this many (8 did, with 8 threads sharing owners that retire, whose first hits
+ * go through the queue) */
+#define DEFER_TICKET_TRIES 64
+
+/* Queues `op` in q for the holder of p's lock; 0 when the queue is full, or the tickets
+ * went to others DEFER_TICKET_TRIES times (the caller then waits for the lock or a slot). */
 static __always_inline int deferred_push(struct infl_deferred *q, struct infl_proc *p,
 					 const struct infl_op *op)
 {
 	struct infl_op *slot;
 	__u64 t, h;
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < DEFER_TICKET_TRIES; i++) {
 		t = READ_ONCE(p->defer_tail);
 		h = READ_ONCE(p->defer_head);
 		if (t - h >= INFL_DEFER_SLOTS)

@@ -706,6 +706,9 @@ static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 {
 	struct infl_owner *o;
 
+	/* unrolled: a loop counter would take a stack slot, which 6.1's 512 bytes for a
+	 * handler and its calls do not have */
+#pragma clang loop unroll(full)
 	for (int i = 0; i < OWNER_GET_TRIES; i++) {
 		o = bpf_map_lookup_elem(&owners, k);
 		if (o)
@@ -1415,6 +1418,35 @@ static long room_wait_one(__u32 i, void *ctx)
 	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
 }
 
+/* bpf_loop callback: a full queue waits for a slot, the clock every 64 looks */
+static long slot_wait_one(__u32 i, void *ctx)
+{
+	struct room_wait *w = ctx;
+
+	if (!w->p || !w->op)
+		return 1;
+	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
+		w->got = DEFERRED;
+		return 1;
+	}
+	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
+}
+
+/* LK_CAS, the queue full: a slot, lock_wait_ns at most (not the lock: the hit's records are
+ * to be looked up again, by the queue's holder). A global function: its frame is not the
+ * handler's, which 6.1 counts with the drain's and the queue's (512 bytes in all). */
+__noinline int queue_op_waiting(struct infl_proc *p, const struct infl_op *op)
+{
+	struct room_wait w = { .p = p, .op = op, .got = GAVE_UP };
+
+	if (!p || !op)
+		return 0;
+	__sync_fetch_and_add(&deferred_full, 1);
+	w.deadline = bpf_ktime_get_ns() + lock_wait_ns;
+	bpf_loop(LOCK_LOOPS, slot_wait_one, &w, 0);
+	return w.got == DEFERRED;
+}
+
 /*
  * The one way past the lock for a probe hit. Where the queue exists (LK_CAS) a hit that
  * finds the lock held is queued and the handler returns; only when the queue is full does
@@ -1765,6 +1797,10 @@ static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32
 {
 	proc_unlock(p, pid, lk);
 	if (lk == LK_CAS ? queue_op(p, op) : map_queue_push(p, pid, op))
+		return DEFERRED;
+	if (lk == LK_MAP)
+		return WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
+	if (queue_op_waiting(p, op))
 		return DEFERRED;
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
 	return GAVE_UP;

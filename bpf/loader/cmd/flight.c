@@ -22,20 +22,8 @@
 #include "recording/rec_format.h"
 #include "util/errors.h"
 #include "util/fmt.h"
+#include "util/grow.h"
 #include "util/parse.h"
-
-void *flight_grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p;
-
-	if (n < *cap)
-		return arr;
-	p = realloc(arr, c * elem);
-	if (p)
-		*cap = c;
-	return p;
-}
 
 /* ---- memory ---- */
 
@@ -71,7 +59,7 @@ static void account(struct flight *f)
 
 static int chunk_open(struct flight *f, __u64 t0)
 {
-	struct chunk *n = flight_grow(f->ch, &f->capch, f->nch, sizeof(*f->ch));
+	struct chunk *n = grow_array(f->ch, &f->capch, f->nch, sizeof(*f->ch));
 
 	if (!n)
 		return -ENOMEM;
@@ -92,7 +80,7 @@ static struct tail *tail_of(struct flight *f, __u32 pid)
 	for (size_t i = 0; i < f->ntails; i++)
 		if (f->tails[i].pid == pid)
 			return &f->tails[i];
-	t = flight_grow(f->tails, &f->captails, f->ntails, sizeof(*f->tails));
+	t = grow_array(f->tails, &f->captails, f->ntails, sizeof(*f->tails));
 	if (!t)
 		return NULL;
 	f->tails = t;
@@ -232,7 +220,7 @@ static char *dup_or_empty(const char *s)
 void flight__proc(struct flight *f, __u32 pid, __u64 mono_ns, const char *comm,
 		  const char *cmdline, int argc, char *const *argv)
 {
-	struct ident *id = flight_grow(f->ids, &f->capids, f->nids, sizeof(*f->ids));
+	struct ident *id = grow_array(f->ids, &f->capids, f->nids, sizeof(*f->ids));
 
 	if (!id)
 		return; /* the dump then names the process by its pid alone */
@@ -303,7 +291,7 @@ static __u32 *dump_pids(const struct flight *f, size_t *n)
 
 	*n = 0;
 	for (size_t i = 0; v && i < f->ntails; i++)
-		if (!has_pid(v, *n, f->tails[i].pid) && (v = flight_grow(v, &cap, *n, sizeof(*v))))
+		if (!has_pid(v, *n, f->tails[i].pid) && (v = grow_array(v, &cap, *n, sizeof(*v))))
 			v[(*n)++] = f->tails[i].pid;
 	for (size_t c = 0; v && c < f->nch; c++)
 		for (size_t i = 0; v && i < f->ch[c].nev; i++) {
@@ -312,7 +300,7 @@ static __u32 *dump_pids(const struct flight *f, size_t *n)
 			if (pid == last || has_pid(v, *n, pid))
 				continue;
 			last = pid;
-			if ((v = flight_grow(v, &cap, *n, sizeof(*v))))
+			if ((v = grow_array(v, &cap, *n, sizeof(*v))))
 				v[(*n)++] = pid;
 		}
 	return v;

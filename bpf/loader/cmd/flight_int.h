@@ -4,6 +4,7 @@
 #ifndef INFLIGHT_CMD_FLIGHT_INT_H
 #define INFLIGHT_CMD_FLIGHT_INT_H
 
+#include "util/grow.h"
 #include "cmd/flight.h"
 #include "live/idents.h"
 #include "model/timeline_replay.h"
@@ -72,7 +73,6 @@ struct flight {
 
 /* Grows `arr` (of `elem`-byte items, `n` used, `*cap` allocated) to hold one more; NULL when
  * memory runs out (`arr` is left as it was). */
-void *flight_grow(void *arr, size_t *cap, size_t n, size_t elem);
 /* Tests every trigger on `snap`; one that fires makes a dump pending. */
 void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 now);
 void flight_fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,

@@ -140,7 +140,7 @@ static bool judged(struct flight *f, __u32 pid, __u64 gen)
 	for (size_t i = 0; i < f->njudged; i++)
 		if (f->judged[i] == key)
 			return true;
-	n = flight_grow(f->judged, &f->capjudged, f->njudged, sizeof(*n));
+	n = grow_array(f->judged, &f->capjudged, f->njudged, sizeof(*n));
 	if (!n)
 		return true;
 	f->judged = n;
@@ -246,7 +246,7 @@ void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 
 
 		if (!ps->oom.ns || oomed(f, ps->pid))
 			continue;
-		n = flight_grow(f->oomed, &f->capoomed, f->noomed, sizeof(*n));
+		n = grow_array(f->oomed, &f->capoomed, f->noomed, sizeof(*n));
 		if (!n)
 			continue;
 		f->oomed = n;

@@ -258,11 +258,7 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->peak_bytes);
 	json_kv_u64(j, "bufs", p->peak_bufs);
-	json_key(j, "time_s");
-	if (p->peak_bytes)
-		json_f64(j, rel_s(l, p->peak_ns), 6);
-	else
-		json_null(j);
+	json_kv_opt_f64(j, "time_s", p->peak_bytes, rel_s(l, p->peak_ns), 6);
 	json_kv_u64(j, "seq", p->peak_seq);
 	json_obj_end(j);
 	json_key(j, "events");
@@ -286,18 +282,10 @@ static void print_json(struct live *l, const struct snapshot *snap)
 	json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 	json_kv_str(&j, "type", "interval");
 	clock__json(&j, l->origin, l->origin_pid);
-	json_key(&j, "time_s");
-	if (l->origin)
-		json_f64(&j, rel_s(l, snap->mono_ns), 6);
-	else
-		json_null(&j);
+	json_kv_opt_f64(&j, "time_s", l->origin, rel_s(l, snap->mono_ns), 6);
 	json_kv_u64(&j, "torn", snap->torn);
 	json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
-	json_key(&j, "rss_off");
-	if (snap->rss_off)
-		json_str(&j, snap->rss_off);
-	else
-		json_null(&j);
+	json_kv_opt_str(&j, "rss_off", snap->rss_off);
 	json_key(&j, "processes");
 	json_arr(&j);
 	for (int i = 0; i < snap->nprocs; i++)

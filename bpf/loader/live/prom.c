@@ -278,28 +278,6 @@ static void f_events(struct prom_w *w, const struct proc_snapshot *ps)
 	}
 }
 
-static void f_unmatched_frees(struct prom_w *w, const struct proc_snapshot *ps)
-{
-	for (int c = 0; c < INFL_CLASSES; c++) {
-		struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };
-
-		if (ps->st.unmatched_free[c].count || class_shown(w->n, c))
-			sample(w, "inflight_unmatched_frees", "_total", &l,
-			       ps->st.unmatched_free[c].count);
-	}
-}
-
-static void f_unmatched_free_bytes(struct prom_w *w, const struct proc_snapshot *ps)
-{
-	for (int c = 0; c < INFL_CLASSES; c++) {
-		struct labels l = { .pid = ps->pid, .cls = names__cls(w->n, c) };
-
-		if (ps->st.unmatched_free[c].count || class_shown(w->n, c))
-			sample(w, "inflight_unmatched_free_bytes", "_total", &l,
-			       ps->st.unmatched_free[c].bytes);
-	}
-}
-
 /* Lifetime totals per class: every alloc and free accounted since tracing began. */
 #define LIFETIME(fn, metric, field, member)                                                     \
 	static void fn(struct prom_w *w, const struct proc_snapshot *ps)                       \
@@ -315,6 +293,9 @@ LIFETIME(f_allocs, "inflight_allocs", allocated, count)
 LIFETIME(f_alloc_bytes, "inflight_allocated_bytes", allocated, bytes)
 LIFETIME(f_frees, "inflight_frees", freed, count)
 LIFETIME(f_free_bytes, "inflight_freed_bytes", freed, bytes)
+/* frees of buffers allocated before the attach, per class */
+LIFETIME(f_unmatched_frees, "inflight_unmatched_frees", unmatched_free, count)
+LIFETIME(f_unmatched_free_bytes, "inflight_unmatched_free_bytes", unmatched_free, bytes)
 
 static void f_unmatched_stages(struct prom_w *w, const struct proc_snapshot *ps)
 {

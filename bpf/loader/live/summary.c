@@ -474,18 +474,10 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 		json_kv_u64(&j, "schema", INFL_JSON_SCHEMA);
 		json_kv_str(&j, "type", "summary");
 		clock__json(&j, origin, opid);
-		json_key(&j, "reason");
-		if (info->end)
-			json_str(&j, info->end);
-		else
-			json_null(&j);
+		json_kv_opt_str(&j, "reason", info->end);
 		json_kv_u64(&j, "torn", snap->torn);
 		json_kv_u64(&j, "procs_map_full", snap->procs_map_full);
-		json_key(&j, "rss_off");
-		if (snap->rss_off)
-			json_str(&j, snap->rss_off);
-		else
-			json_null(&j);
+		json_kv_opt_str(&j, "rss_off", snap->rss_off);
 		json_kv_bool(&j, "no_terminal_stage", !n->terminal_mask);
 		json_key(&j, "processes");
 		json_arr(&j);

@@ -108,11 +108,7 @@ static void json_peak(struct json *j, const struct proc_facts *pf)
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->peak_bytes);
 	json_kv_u64(j, "bufs", p->peak_bufs);
-	json_key(j, "time_s");
-	if (p->peak_bytes)
-		json_f64(j, rel_s(p->peak_ns, pf->origin), 6);
-	else
-		json_null(j);
+	json_kv_opt_f64(j, "time_s", p->peak_bytes, rel_s(p->peak_ns, pf->origin), 6);
 	json_kv_u64(j, "seq", p->peak_seq);
 	json_kv_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
 	json_composition(j, p->peak, p->peak_owners, pf->names);
@@ -122,11 +118,7 @@ static void json_peak(struct json *j, const struct proc_facts *pf)
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->rss_total);
 	json_kv_u64(j, "peak_bytes", p->rss_peak);
-	json_key(j, "peak_time_s");
-	if (p->rss_peak)
-		json_f64(j, rel_s(p->rss_peak_ns, pf->origin), 6);
-	else
-		json_null(j);
+	json_kv_opt_f64(j, "peak_time_s", p->rss_peak, rel_s(p->rss_peak_ns, pf->origin), 6);
 	json_kv_u64(j, "tracked_at_peak", p->tracked_at_rss_peak);
 	json_obj_end(j);
 }
@@ -248,11 +240,7 @@ void proc_facts__json(struct json *j, const struct proc_facts *pf)
 	json_kv_opt_u64(j, "exit_signal", ws >= 0 && WIFSIGNALED(ws), ws >= 0 ? WTERMSIG(ws) : 0);
 	json_lineage(j, p);
 	proc_facts__oom_json(j, pf->oom, pf->origin);
-	json_key(j, "first_event_s");
-	if (p->first_ns)
-		json_f64(j, rel_s(p->first_ns, pf->origin), 6);
-	else
-		json_null(j);
+	json_kv_opt_f64(j, "first_event_s", p->first_ns, rel_s(p->first_ns, pf->origin), 6);
 	json_key(j, "end_s");
 	json_f64(j, rel_s(end, pf->origin), 6);
 	/* on the clock's whole microseconds, so that end_s - first_event_s is exactly this */

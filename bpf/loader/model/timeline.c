@@ -14,6 +14,7 @@
 #include "model/timeline.h"
 #include "model/timeline_replay.h"
 #include "recording/rec_format.h"
+#include "util/grow.h"
 
 #define RSS_RING 64 /* recent samples kept to find the one at a new tracked peak */
 
@@ -62,15 +63,10 @@ static struct pbuild *pbuild_of(struct build *b, __u32 pid)
 			return &b->pb[i];
 		}
 	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 8;
-		struct pbuild *n = realloc(b->pb, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		b->pb = n;
-		b->cap = cap;
-	}
+	pb = grow_array(b->pb, &b->cap, b->n, sizeof(*b->pb));
+	if (!pb)
+		return NULL;
+	b->pb = pb;
 	pb = &b->pb[b->n];
 	memset(pb, 0, sizeof(*pb));
 	pb->p.pid = pid;

@@ -13,6 +13,7 @@
 #include "model/timeline.h"
 #include "model/timeline_replay.h"
 #include "recording/rec_format.h"
+#include "util/grow.h"
 
 struct tl_cursor_priv {
 	struct rec_stream *rs;
@@ -30,6 +31,8 @@ struct tl_cursor_priv {
 
 static bool q_push(struct tl_cursor_priv *c, const struct rec_rss *r)
 {
+	struct rec_rss *q;
+
 	if (c->qhead && c->qhead == c->qn) {
 		c->qhead = c->qn = 0;
 	} else if (c->qn == c->qcap && c->qhead) {
@@ -37,15 +40,10 @@ static bool q_push(struct tl_cursor_priv *c, const struct rec_rss *r)
 		c->qn -= c->qhead;
 		c->qhead = 0;
 	}
-	if (c->qn == c->qcap) {
-		size_t cap = c->qcap ? c->qcap * 2 : 16;
-		struct rec_rss *n = realloc(c->q, cap * sizeof(*n));
-
-		if (!n)
-			return false;
-		c->q = n;
-		c->qcap = cap;
-	}
+	q = grow_array(c->q, &c->qcap, c->qn, sizeof(*c->q));
+	if (!q)
+		return false;
+	c->q = q;
 	c->q[c->qn++] = *r;
 	return true;
 }

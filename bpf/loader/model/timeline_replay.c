@@ -11,6 +11,7 @@
 #include <string.h>
 #include "model/timeline.h"
 #include "model/timeline_replay.h"
+#include "util/grow.h"
 
 /* Open addressing, linear probing, backward-shift deletion (no tombstones). */
 static size_t map_hash(const struct u64map *m, __u64 key)
@@ -407,17 +408,13 @@ static bool before(const struct tl_oitem *x, const struct tl_oitem *y)
 
 int tl_order__push(struct tl_order *o, const struct infl_event *ev)
 {
+	struct tl_oitem *v;
 	size_t i;
 
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 64;
-		struct tl_oitem *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		o->v = v;
-		o->cap = cap;
-	}
+	v = grow_array(o->v, &o->cap, o->n, sizeof(*o->v));
+	if (!v)
+		return -ENOMEM;
+	o->v = v;
 	i = o->n++;
 	o->v[i].ev = *ev;
 	o->v[i].arrival = o->arrivals++;

@@ -13,6 +13,7 @@
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
 #include "recording/rec_source.h"
+#include "util/grow.h"
 
 static bool preamble_ok(const unsigned char *pre, size_t n)
 {
@@ -174,19 +175,16 @@ struct scan {
 	bool oom;
 };
 
+/* element n of *arr, zeroed, the array grown when full */
 static void *grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
-	if (n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		void *p = realloc(*arr, ncap * elem);
+	char *a = grow_array(*arr, cap, n, elem);
 
-		if (!p)
-			return NULL;
-		*arr = p;
-		*cap = ncap;
-	}
-	memset((char *)*arr + n * elem, 0, elem);
-	return (char *)*arr + n * elem;
+	if (!a)
+		return NULL;
+	*arr = a;
+	memset(a + n * elem, 0, elem);
+	return a + n * elem;
 }
 
 static size_t pid_hash(__u32 pid, size_t slots)

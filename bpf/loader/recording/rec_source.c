@@ -10,12 +10,15 @@
 
 #define READ_CHUNK (1u << 20) /* bytes read at once: records are read many at a time */
 
-static ssize_t read_full(int fd, unsigned char *p, size_t n)
+/* n bytes, or fewer at the end of the input: from the file's position (read) when `at` is
+ * negative, else from offset `at` (pread) */
+static ssize_t read_full(int fd, unsigned char *p, size_t n, long long at)
 {
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t k = read(fd, p + got, n - got);
+		ssize_t k = at < 0 ? read(fd, p + got, n - got)
+				   : pread(fd, p + got, n - got, (off_t)(at + got));
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -60,7 +63,7 @@ static int spool(int in, const unsigned char *pre, size_t npre)
 	}
 	err = write_full(fd, pre, npre);
 	while (!err) {
-		ssize_t k = read_full(in, buf, READ_CHUNK);
+		ssize_t k = read_full(in, buf, READ_CHUNK, -1);
 
 		if (k <= 0) {
 			err = k;
@@ -101,9 +104,9 @@ int rec_src_open(const char *path, struct rec_src *src, unsigned char pre[16], s
 		return -EISDIR;
 	}
 	/* the magic first: nothing more is read from a file that is not a recording */
-	n = S_ISREG(st.st_mode) ? pread(fd, pre, 16, 0) : read_full(fd, pre, 16);
+	n = read_full(fd, pre, 16, S_ISREG(st.st_mode) ? 0 : -1);
 	if (n < 0) {
-		int e = -errno;
+		int e = (int)n;
 
 		close(fd);
 		return e;
@@ -159,24 +162,6 @@ void rec_rd_free(struct rec_rd *rd)
 	rd->buf = NULL;
 }
 
-static ssize_t pread_full(int fd, unsigned char *p, size_t n, __u64 off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t k = pread(fd, p + got, n - got, off + got);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (!k)
-			break;
-		got += k;
-	}
-	return got;
-}
-
 long long rec_rd_get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char **p)
 {
 	struct rec_src *s = rd->src;
@@ -201,7 +186,7 @@ long long rec_rd_get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char
 		rd->buf = b;
 		rd->cap = cap;
 	}
-	got = pread_full(s->fd, rd->buf, rd->cap, pos);
+	got = read_full(s->fd, rd->buf, rd->cap, (long long)pos);
 	if (got < 0) {
 		rd->buf_len = 0;
 		return got;

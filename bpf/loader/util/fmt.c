@@ -343,6 +343,15 @@ void json_kv_opt_str(struct json *j, const char *key, const char *s)
 		json_null(j);
 }
 
+void json_kv_opt_f64(struct json *j, const char *key, bool known, double v, int decimals)
+{
+	json_key(j, key);
+	if (known)
+		json_f64(j, v, decimals);
+	else
+		json_null(j);
+}
+
 void json_kv_bool(struct json *j, const char *key, bool v)
 {
 	json_key(j, key);

@@ -80,6 +80,7 @@ void json_kv_f64(struct json *j, const char *key, double v, int decimals);
 /* key + value, or null when the value is not known (`known` false; a NULL string) */
 void json_kv_opt_u64(struct json *j, const char *key, bool known, __u64 v);
 void json_kv_opt_str(struct json *j, const char *key, const char *s);
+void json_kv_opt_f64(struct json *j, const char *key, bool known, double v, int decimals);
 /* newline after a complete top-level value, and flush (one object per line) */
 void json_end_line(struct json *j);
 

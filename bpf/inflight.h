@@ -48,23 +48,31 @@ enum infl_probe {
  * field (also its JSON key and its Prometheus `reason` label); its kind: DROPPED (an event
  * that should have changed what is in flight, or the recording, and did not), REJECTED (an
  * event refused for an id out of range) or VIOLATION (a contract violation, applied anyway);
- * whether a non-zero count makes the process's totals inexact; a few words for text output.
+ * whether a non-zero count makes the process's totals inexact; then how text output says a
+ * count of it, the count first so that it never reads as an id ("2 events with a class id
+ * >= 16"): the noun the count counts, one and many, and what was wrong with them.
  * A new anomaly is one line here (and a tag in the recording format, which a test enforces).
  */
 #define INFL_ANOMALIES(X)                                                                      \
-	X(bad_class, REJECTED, 0, "bad class id")                                              \
-	X(bad_stage, REJECTED, 0, "bad stage id")                                              \
-	X(stage_owner0, REJECTED, 0, "stage of owner 0")                                       \
-	X(dup_alloc, VIOLATION, 0, "alloc of a live buffer")                                   \
-	X(double_free, VIOLATION, 0, "free of a buffer not live")                              \
-	X(buf_map_full, DROPPED, 1, "buffer map full")                                         \
-	X(untracked_free, DROPPED, 1, "free of a buffer a full map or a lock timeout dropped") \
-	X(owner_map_full, DROPPED, 1, "owner map full")                                        \
-	X(ring_drops, DROPPED, 0, "ring buffer drops")                                         \
-	X(lock_timeouts, DROPPED, 1, "lock timeouts")                                          \
-	X(arg_errors, DROPPED, 1, "probe arguments unreadable")                                \
-	X(missed_events, DROPPED, 1, "events before the process got a slot")                 \
-	X(cuda_failed, REJECTED, 0, "failed CUDA memory calls")
+	X(bad_class, REJECTED, 0, "event", "events", "with a class id >= 16")                  \
+	X(bad_stage, REJECTED, 0, "event", "events", "with a stage id >= 16")                  \
+	X(stage_owner0, REJECTED, 0, "stage event", "stage events", "of owner 0")              \
+	X(dup_alloc, VIOLATION, 0, "alloc", "allocs", "of a live buffer")                      \
+	X(double_free, VIOLATION, 0, "free", "frees", "of a buffer not live")                  \
+	X(buf_map_full, DROPPED, 1, "buffer", "buffers",                                       \
+	  "not tracked: the buffer map was full")                                              \
+	X(untracked_free, DROPPED, 1, "free", "frees",                                         \
+	  "of a buffer a full map or a lock timeout dropped")                                  \
+	X(owner_map_full, DROPPED, 1, "owner", "owners",                                       \
+	  "not tracked: the owner map was full")                                               \
+	X(ring_drops, DROPPED, 0, "event", "events", "dropped: the ring buffer was full")      \
+	X(lock_timeouts, DROPPED, 1, "update", "updates",                                      \
+	  "skipped: the lock stayed held (lock timeouts)")                                     \
+	X(arg_errors, DROPPED, 1, "event", "events",                                           \
+	  "with probe arguments that could not be read")                                       \
+	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \
+	X(cuda_failed, REJECTED, 0, "CUDA memory call", "CUDA memory calls",                   \
+	  "failed (a CUresult not 0)")
 
 /*
  * Default sizes of the kernel maps: the BPF side declares its maps with them, the loader's
@@ -135,7 +143,7 @@ struct infl_proc {
 	struct infl_cell unmatched_free[INFL_CLASSES]; /* frees of unknown buffers */
 	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
 	/* contract violations and drops, never silent: one counter per INFL_ANOMALIES row */
-#define INFL__ANOMALY_FIELD(field, kind, inexact, text) __u64 field;
+#define INFL__ANOMALY_FIELD(field, ...) __u64 field;
 	INFL_ANOMALIES(INFL__ANOMALY_FIELD)
 #undef INFL__ANOMALY_FIELD
 	/* RSS from kmem:rss_stat, bytes */

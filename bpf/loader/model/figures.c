@@ -8,40 +8,14 @@
 #include "util/errors.h"
 
 const struct infl_anomaly infl_anomalies[] = {
-#define ANOMALY_ROW(field, kind, inexact, text)                                                \
-	{ #field, text, INFL_AN_##kind, inexact, offsetof(struct infl_proc, field) },
+#define ANOMALY_ROW(field, kind, inexact, one, many, what)                                     \
+	{ #field, one, many, what, INFL_AN_##kind, inexact, offsetof(struct infl_proc, field) },
 	INFL_ANOMALIES(ANOMALY_ROW)
 #undef ANOMALY_ROW
 };
 const size_t infl_nanomalies = sizeof(infl_anomalies) / sizeof(infl_anomalies[0]);
-
-/*
- * What was seen, the count first, so that it never reads as an id ("bad class id 2" was 2
- * events with a class id out of range): the noun the count counts, then what was wrong.
- */
-static const struct {
-	const char *key, *one, *many, *what;
-} phrases[] = {
-	{ "bad_class", "event", "events", "with a class id >= 16" },
-	{ "bad_stage", "event", "events", "with a stage id >= 16" },
-	{ "stage_owner0", "stage event", "stage events", "of owner 0" },
-	{ "dup_alloc", "alloc", "allocs", "of a live buffer" },
-	{ "double_free", "free", "frees", "of a buffer not live" },
-	{ "buf_map_full", "buffer", "buffers", "not tracked: the buffer map was full" },
-	{ "untracked_free", "free", "frees", "of a buffer a full map or a lock timeout dropped" },
-	{ "owner_map_full", "owner", "owners", "not tracked: the owner map was full" },
-	{ "ring_drops", "event", "events", "dropped: the ring buffer was full" },
-	{ "lock_timeouts", "update", "updates", "skipped: the lock stayed held (lock timeouts)" },
-	{ "arg_errors", "event", "events", "with probe arguments that could not be read" },
-	{ "missed_events", "event", "events", "before the process got a slot" },
-	{ "cuda_failed", "CUDA memory call", "CUDA memory calls", "failed (a CUresult not 0)" },
-};
-
-#define ANOMALY_ONE(...) +1
-_Static_assert(sizeof(phrases) / sizeof(phrases[0]) == 0 INFL_ANOMALIES(ANOMALY_ONE),
-	       "a phrase for every row of INFL_ANOMALIES");
-_Static_assert(0 INFL_ANOMALIES(ANOMALY_ONE) <= 32, "infl_anomalies_warn_new: one bit each");
-#undef ANOMALY_ONE
+_Static_assert(sizeof(infl_anomalies) / sizeof(infl_anomalies[0]) <= 32,
+	       "infl_anomalies_warn_new: one bit each");
 
 __u64 infl_refused_id(__u64 seen, bool *undeclared)
 {
@@ -70,16 +44,11 @@ static void seen_id(char *buf, size_t len, const char *key, const struct infl_pr
 
 const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p)
 {
+	const struct infl_anomaly *a = &infl_anomalies[i];
 	__u64 n = infl_anomaly_count(p, i);
 
-	for (size_t k = 0; k < sizeof(phrases) / sizeof(phrases[0]); k++)
-		if (!strcmp(phrases[k].key, infl_anomalies[i].key)) {
-			snprintf(buf, len, "%llu %s %s", (unsigned long long)n,
-				 n == 1 ? phrases[k].one : phrases[k].many, phrases[k].what);
-			seen_id(buf, len, phrases[k].key, p);
-			return buf;
-		}
-	snprintf(buf, len, "%s: %llu", infl_anomalies[i].text, (unsigned long long)n);
+	snprintf(buf, len, "%llu %s %s", (unsigned long long)n, n == 1 ? a->one : a->many, a->what);
+	seen_id(buf, len, a->key, p);
 	return buf;
 }
 

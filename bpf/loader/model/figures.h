@@ -47,7 +47,7 @@ void leak_candidates(const struct infl_proc *p, const struct infl_names *n,
 enum infl_anomaly_kind { INFL_AN_DROPPED, INFL_AN_REJECTED, INFL_AN_VIOLATION };
 struct infl_anomaly {
 	const char *key;  /* the infl_proc field: JSON key, Prometheus `reason` label */
-	const char *text; /* for text output */
+	const char *one, *many, *what; /* for text output: "1 event with ...", "2 events ..." */
 	enum infl_anomaly_kind kind;
 	bool inexact;	  /* a non-zero count makes the process's totals inexact */
 	size_t off;	  /* of the __u64 field in struct infl_proc */

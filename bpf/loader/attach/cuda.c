@@ -4,12 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <bpf/libbpf.h>
 #include "inflight.skel.h"
 #include "attach/cuda.h"
 #include "util/errors.h"
+#include "util/procfs.h"
 
 #define CUDA_MAX_LIBS 8 /* driver libraries attached (one per container root, in practice) */
 #define CUDA_NFUNCS 12
@@ -25,10 +24,9 @@ struct cuda_attach {
 	struct inflight_bpf *skel;
 	bool off, cas;
 	const char *lib;
-	struct stat lib_st; /* --cuda-lib's file, st_ino 0 when none */
+	struct infl_image_key lib_key; /* --cuda-lib's file, when lib */
 	struct cuda_fn fns[CUDA_NFUNCS];
-	dev_t dev[CUDA_MAX_LIBS];
-	ino_t ino[CUDA_MAX_LIBS];
+	struct infl_image_key libs[CUDA_MAX_LIBS]; /* the files attached to */
 	int nlibs;
 	struct bpf_link *links[CUDA_MAX_LIBS * CUDA_NFUNCS * 2];
 	int nlinks;
@@ -69,11 +67,14 @@ int cuda_attach__new(bool off, const char *lib, struct cuda_attach **out)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
 	ca->off = off;
 	ca->lib = lib;
-	if (lib && stat(lib, &ca->lib_st)) {
-		int err = errno;
+	if (lib) {
+		int err = proc_image_key(lib, &ca->lib_key);
 
-		free(ca);
-		return infl_err(EXIT_NO_BINARY, NULL, "--cuda-lib %s: %s", lib, strerror(err));
+		if (err) {
+			free(ca);
+			return infl_err(EXIT_NO_BINARY, NULL, "--cuda-lib %s: %s", lib,
+					strerror(-err));
+		}
 	}
 	*out = ca;
 	return 0;
@@ -117,17 +118,16 @@ int cuda_attach__libs(const struct cuda_attach *ca)
 	return ca ? ca->nlibs : 0;
 }
 
-bool cuda_attach__is_lib(const struct cuda_attach *ca, const char *path, unsigned maj,
-			 unsigned min, unsigned long long ino)
+bool cuda_attach__is_lib(const struct cuda_attach *ca, const struct proc_mapping *m)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(m->path, '/');
+	struct infl_image_key key = proc_mapping_key(m);
 
 	if (!ca || ca->off)
 		return false;
-	if (ca->lib_st.st_ino)
-		return ino == ca->lib_st.st_ino && maj == major(ca->lib_st.st_dev) &&
-		       min == minor(ca->lib_st.st_dev);
-	base = base ? base + 1 : path;
+	if (ca->lib)
+		return proc_image_same(&key, &ca->lib_key);
+	base = base ? base + 1 : m->path;
 	return !strncmp(base, "libcuda.so", 10);
 }
 
@@ -162,23 +162,21 @@ static struct bpf_link *attach_fn(struct bpf_program *prog, const char *path, co
 int cuda_attach__image(struct cuda_attach *ca, const char *path, const char *shown, pid_t pid)
 {
 	struct bpf_program *ret;
+	struct infl_image_key key;
 	int attached = 0;
-	struct stat st;
 
-	if (!ca || ca->off || !ca->skel || stat(path, &st))
+	if (!ca || ca->off || !ca->skel || proc_image_key(path, &key))
 		return 0;
 	ret = ca->cas ? ca->skel->progs.on_cu_ret : ca->skel->progs.on_cu_ret_nocas;
 	for (int i = 0; i < ca->nlibs; i++)
-		if (ca->dev[i] == st.st_dev && ca->ino[i] == st.st_ino)
+		if (proc_image_same(&ca->libs[i], &key))
 			return 0;
 	if (ca->nlibs == CUDA_MAX_LIBS) {
 		infl_warn("%s: more than %d CUDA driver libraries: its memory calls are not traced",
 			  shown, CUDA_MAX_LIBS);
 		return 0;
 	}
-	ca->dev[ca->nlibs] = st.st_dev;
-	ca->ino[ca->nlibs] = st.st_ino;
-	ca->nlibs++;
+	ca->libs[ca->nlibs++] = key;
 	for (int i = 0; i < CUDA_NFUNCS; i++) {
 		const struct cuda_fn *f = &ca->fns[i];
 		struct bpf_link *in, *out = NULL;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct inflight_bpf;
+struct proc_mapping;
 struct cuda_attach;
 
 /* From the options, before anything is loaded: `off` (--no-cuda), `lib` (--cuda-lib, or
@@ -20,10 +21,9 @@ int cuda_attach__new(bool off, const char *lib, struct cuda_attach **out);
 /* Before load: the programs of the lock form loaded (`cas`), none when off. */
 void cuda_attach__prepare(struct cuda_attach *ca, struct inflight_bpf *skel, bool cas);
 
-/* Whether a file mapped at `path` (as /proc/PID/maps names it; device maj:min, inode) is
- * the CUDA driver library: libcuda.so*, or the file --cuda-lib names. */
-bool cuda_attach__is_lib(const struct cuda_attach *ca, const char *path, unsigned maj,
-			 unsigned min, unsigned long long ino);
+/* Whether a mapping of /proc/PID/maps is of the CUDA driver library: libcuda.so*, or the
+ * file --cuda-lib names. */
+bool cuda_attach__is_lib(const struct cuda_attach *ca, const struct proc_mapping *m);
 
 /* After load: the uprobes in the libcuda at `path` (reachable from here) for process `pid`
  * (-1: every process; the kernel side keeps to the traced ones). Once per file; problems

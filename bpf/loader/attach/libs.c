@@ -99,7 +99,7 @@ bool libs__maps_cuda(const struct cuda_attach *cuda, pid_t pid)
 	if (!f)
 		return false;
 	while (!found && next_mapped(f, &m))
-		found = cuda_attach__is_lib(cuda, m.path, m.maj, m.min, m.ino);
+		found = cuda_attach__is_lib(cuda, &m);
 	fclose(f);
 	return found;
 }
@@ -187,7 +187,7 @@ static void scan(struct libs *l, pid_t pid)
 					  strerror(-err));
 			continue;
 		}
-		if (cuda_attach__is_lib(l->cfg.cuda, m.path, m.maj, m.min, m.ino)) {
+		if (cuda_attach__is_lib(l->cfg.cuda, &m)) {
 			image_table__cuda(l->cfg.images, path, m.path, attach_pid);
 			continue;
 		}

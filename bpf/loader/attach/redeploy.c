@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include "attach/image_table.h"
 #include "attach/redeploy.h"
 #include "attach/service.h"
@@ -20,8 +19,7 @@ struct redeploy {
 	int inotify_fd;		    /* the directory of PATH */
 	char given[PATH_MAX];	    /* PATH as given */
 	char given_base[NAME_MAX + 1];
-	dev_t cur_dev;		    /* the file PATH named when last looked at */
-	ino_t cur_ino;
+	struct infl_image_key cur;  /* the file PATH named when last looked at */
 	bool cur_attached;	    /* ... and whether it is attached */
 };
 
@@ -30,7 +28,6 @@ int redeploy__open(const char *given, const char *path, struct image_table *imag
 {
 	struct redeploy *r = calloc(1, sizeof(*r));
 	char dir[PATH_MAX];
-	struct stat st;
 	int err;
 
 	*out = NULL;
@@ -41,10 +38,11 @@ int redeploy__open(const char *given, const char *path, struct image_table *imag
 	snprintf(dir, sizeof(dir), "%s", given);
 	snprintf(r->given_base, sizeof(r->given_base), "%s", basename(r->given));
 	r->inotify_fd = -1;
-	if (stat(path, &st))
+	err = proc_image_key(path, &r->cur);
+	if (err) {
+		errno = -err;
 		goto fail;
-	r->cur_dev = st.st_dev;
-	r->cur_ino = st.st_ino;
+	}
 	r->cur_attached = true;
 	r->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (r->inotify_fd < 0)
@@ -91,7 +89,7 @@ static int resolve(const struct redeploy *r, char *now, size_t len)
 	return realpath(r->given, now) ? 0 : -errno;
 }
 
-static void attach_new(struct redeploy *r, const char *now, const struct stat *st)
+static void attach_new(struct redeploy *r, const char *now, const struct infl_image_key *key)
 {
 	struct usdt_binary b;
 	const char *hint;
@@ -101,8 +99,7 @@ static void attach_new(struct redeploy *r, const char *now, const struct stat *s
 
 	if (err == -ENOEXEC || err == -EBADMSG || err == -ENOENT)
 		return; /* not complete yet (being written), or gone again: its close comes */
-	r->cur_dev = st->st_dev;
-	r->cur_ino = st->st_ino;
+	r->cur = *key;
 	r->cur_attached = false;
 	if (err) {
 		infl_warn("%s was replaced by a file inflight cannot read (%s): processes started "
@@ -126,27 +123,27 @@ static void attach_new(struct redeploy *r, const char *now, const struct stat *s
 	r->cur_attached = true;
 	fprintf(stderr, "inflight: %s was replaced (inode %llu): attached to the new binary (%d "
 		"sites); processes of the old one stay traced\n", r->given,
-		(unsigned long long)st->st_ino, image_table__sites(r->images) - before);
+		(unsigned long long)key->ino, image_table__sites(r->images) - before);
 }
 
 /* Reads what the directory says and attaches what PATH names now. */
 static void handle(void *ctx)
 {
 	struct redeploy *r = ctx;
+	struct infl_image_key key;
 	char now[PATH_MAX];
-	struct stat st;
 	bool wrote;
 
-	if (!drain(r, &wrote) || resolve(r, now, sizeof(now)) || stat(now, &st))
+	if (!drain(r, &wrote) || resolve(r, now, sizeof(now)) || proc_image_key(now, &key))
 		return;
-	if (st.st_dev == r->cur_dev && st.st_ino == r->cur_ino) {
+	if (proc_image_same(&key, &r->cur)) {
 		/* the attached inode itself: its sites may have moved under the probes */
 		if (wrote && r->cur_attached)
 			infl_warn("%s was rewritten in place (same inode): its probes may have moved; "
 				  "restart inflight to trace the new build", r->given);
 		return;
 	}
-	attach_new(r, now, &st);
+	attach_new(r, now, &key);
 }
 
 int redeploy__serve(struct redeploy *r, struct service *svc)

@@ -3,12 +3,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "watch.skel.h"
 #include "attach/watch.h"
 #include "contract/usdt_binary.h"
 #include "util/errors.h"
+#include "util/procfs.h"
 
 #define MAX_LDSO 8 /* dynamic loaders hooked (one per distro or container root, in practice) */
 
@@ -18,8 +18,7 @@ struct watch {
 	struct bpf_program *hook; /* on_dl_debug_state, as this kernel attaches it */
 	struct bpf_link *exec_link;
 	struct bpf_link *ldso[MAX_LDSO];
-	dev_t ldso_dev[MAX_LDSO];
-	ino_t ldso_ino[MAX_LDSO];
+	struct infl_image_key ldso_key[MAX_LDSO];
 	int nldso;
 	watch_fn fn;
 	void *ctx;
@@ -82,14 +81,15 @@ int watch__ldso(struct watch *w, const char *path)
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, mo);
 	struct bpf_link *link;
 	unsigned long off;
-	struct stat st;
+	struct infl_image_key key;
 	__u64 sym_off;
 	int err;
 
-	if (stat(path, &st))
-		return -errno;
+	err = proc_image_key(path, &key);
+	if (err)
+		return err;
 	for (int i = 0; i < w->nldso; i++)
-		if (w->ldso_dev[i] == st.st_dev && w->ldso_ino[i] == st.st_ino)
+		if (proc_image_same(&w->ldso_key[i], &key))
 			return 0;
 	if (w->nldso == MAX_LDSO)
 		return -E2BIG;
@@ -108,8 +108,7 @@ int watch__ldso(struct watch *w, const char *path)
 	if (!link)
 		return -errno;
 	w->ldso[w->nldso] = link;
-	w->ldso_dev[w->nldso] = st.st_dev;
-	w->ldso_ino[w->nldso++] = st.st_ino;
+	w->ldso_key[w->nldso++] = key;
 	return 0;
 }
 

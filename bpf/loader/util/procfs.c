@@ -249,6 +249,11 @@ int proc_image_key(const char *path, struct infl_image_key *key)
 	return 0;
 }
 
+struct infl_image_key proc_mapping_key(const struct proc_mapping *m)
+{
+	return (struct infl_image_key){ .dev = ((__u64)m->maj << 20) | m->min, .ino = m->ino };
+}
+
 bool proc_image_same(const struct infl_image_key *a, const struct infl_image_key *b)
 {
 	return a->dev == b->dev && a->ino == b->ino;

@@ -56,6 +56,9 @@ struct proc_mapping {
 	char path[4096];       /* "" when none; a file's ends in " (deleted)" once removed */
 };
 
+/* The key of the file a mapping maps (its maj:min and inode, as the kernel encodes them). */
+struct infl_image_key proc_mapping_key(const struct proc_mapping *m);
+
 /* The next mapping of f (an open /proc/PID/maps): 1, or 0 at the end. Lines that do not
  * parse are skipped. */
 int proc_maps_next(FILE *f, struct proc_mapping *m);

@@ -8,8 +8,9 @@
 #               a process's JSON shape, a recording replayed into a timeline, its columns.
 #   live/       views of a snapshot: the live timeline, the summary, Prometheus.
 #   recording/  the recording format, its writer and its reader.
-#   render/     timeline -> text, csv, json, chrome, folded, svg, html.
 #   analysis/   compare: two sets of recordings, their figures and a verdict.
+#   render/     timeline -> text, csv, json, chrome, folded, svg, html; a comparison ->
+#               text, json, svg.
 #   contract/   what a traced binary carries: USDT notes, the names note.
 #   util/       errors, number formatting and parsing, /proc.
 #   cmd/        main and one file per subcommand, tying the others together.

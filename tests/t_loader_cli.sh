@@ -211,4 +211,29 @@ check_eq "docs/architecture.md names every folder of bpf/loader" \
 	"$(grep -oE '`[a-z]+/`' "$ROOT/docs/architecture.md" | tr -d '`/' | sort -u |
 		while read -r d; do [ -d "$ROOT/bpf/loader/$d" ] && echo "$d"; done | tr '\n' ' ')"
 
+# ... and its include table: each folder of bpf/loader includes only the folders it lists
+include_graph_breaks() {
+	python3 - "$ROOT" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+doc = open(os.path.join(root, "docs/architecture.md")).read()
+table = doc.split("includes only folders above it here", 1)[1].split("```")[1]
+allowed = {}
+for line in table.strip().splitlines():
+    words = line.split()
+    allowed[words[0].rstrip("/")] = {w.rstrip("/") for w in words[1:] if w != "-"}
+loader = os.path.join(root, "bpf/loader")
+folders = sorted(d for d in os.listdir(loader) if os.path.isdir(os.path.join(loader, d)))
+bad = [f"{d}/: not in the table" for d in folders if d not in allowed]
+for d in folders:
+    for name in sorted(os.listdir(os.path.join(loader, d))):
+        for inc in re.findall(r'^#include "([a-z_]+)/', open(os.path.join(loader, d, name)).read(), re.M):
+            if inc != d and inc in folders and "any" not in allowed.get(d, ()) and inc not in allowed.get(d, ()):
+                bad.append(f"{d}/{name} includes {inc}/")
+print("\n".join(bad))
+PY
+}
+check_eq "every #include of bpf/loader keeps to docs/architecture.md's table" \
+	"$(include_graph_breaks)" ""
+
 finish

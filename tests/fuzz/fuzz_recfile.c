@@ -56,8 +56,8 @@ static void render_all(struct recording *r, struct timeline *tl)
 			size_t k = i - sizeof(fns) / sizeof(fns[0]);
 
 			PROMISE(cmp__build(&c) == 0);
-			err = k == 0 ? cmp__print_text(f, &c) : k == 1 ? cmp__print_json(f, &c)
-							       : cmp__print_svg(f, &c);
+			err = k == 0 ? render_compare_text(f, &c) : k == 1 ? render_compare_json(f, &c)
+							       : render_compare_svg(f, &c);
 			cmp__free(&c);
 		}
 		fclose(f);

@@ -9,7 +9,7 @@
 #include "contract/names.h"
 #include "model/clock.h"
 #include "analysis/compare.h"
-#include "render/render.h"
+#include "util/grow.h"
 
 /* what a metric is computed over */
 enum over { ONE, CLASSES, SLOTS, STAGES, KINDS };
@@ -36,8 +36,8 @@ static double share(const struct tl_proc *p, unsigned s)
 	unsigned __int128 all = 0;
 
 	for (unsigned k = 0; k < INFL_SLOTS; k++)
-		all += render_slot_byte_ns(p, k);
-	return all ? (double)render_slot_byte_ns(p, s) / (double)all : NAN;
+		all += tl_proc__slot_byte_ns(p, k);
+	return all ? (double)tl_proc__slot_byte_ns(p, s) / (double)all : NAN;
 }
 
 static double f_program(const struct cmp_run *r, unsigned k)
@@ -49,7 +49,7 @@ static double f_program(const struct cmp_run *r, unsigned k)
 static double f_active(const struct cmp_run *r, unsigned k)
 {
 	(void)k;
-	return render_active_ns(r->p);
+	return tl_proc__active_ns(r->p);
 }
 
 static double f_recording(const struct cmp_run *r, unsigned k)
@@ -104,7 +104,7 @@ static double f_owners_peak(const struct cmp_run *r, unsigned s)
 
 static double f_byte_s(const struct cmp_run *r, unsigned s)
 {
-	return (double)render_slot_byte_ns(r->p, s) / 1e9;
+	return (double)tl_proc__slot_byte_ns(r->p, s) / 1e9;
 }
 
 static double f_share(const struct cmp_run *r, unsigned s)
@@ -114,14 +114,14 @@ static double f_share(const struct cmp_run *r, unsigned s)
 
 static double f_dwell(const struct cmp_run *r, unsigned s)
 {
-	double d = render_mean_dwell_ms(r->p, s);
+	double d = tl_proc__mean_dwell_ms(r->p, s);
 
 	return d < 0 ? NAN : d * 1e6;
 }
 
 static double f_rate(const struct cmp_run *r, unsigned k)
 {
-	return render_per_minute(r->p, r->p->retired_by_kind[k]);
+	return tl_proc__per_minute(r->p, r->p->retired_by_kind[k]);
 }
 
 static double f_done(const struct cmp_run *r, unsigned k)
@@ -161,17 +161,13 @@ static const struct spec specs[] = {
 
 static struct cmp_metric *metric_add(struct cmp *c)
 {
-	if (c->nm == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct cmp_metric *n = realloc(c->m, cap * sizeof(*n));
+	struct cmp_metric *m = grow_array(c->m, &c->cap, c->nm, sizeof(*c->m));
 
-		if (!n) {
-			c->err = -ENOMEM;
-			return NULL;
-		}
-		c->m = n;
-		c->cap = cap;
+	if (!m) {
+		c->err = -ENOMEM;
+		return NULL;
 	}
+	c->m = m;
 	memset(&c->m[c->nm], 0, sizeof(c->m[0]));
 	return &c->m[c->nm++];
 }
@@ -207,11 +203,11 @@ static __u32 used(const struct cmp *c, enum over over)
 			const struct tl_proc *p = c->side[s].runs[i].p;
 
 			if (over == CLASSES)
-				m |= render_used_classes(p);
+				m |= tl_proc__used_classes(p);
 			else if (over == SLOTS)
-				m |= render_used_slots(p);
+				m |= tl_proc__used_slots(p);
 			else if (over == STAGES)
-				m |= render_used_slots(p) & ((1u << INFL_MAX_STAGES) - 1);
+				m |= tl_proc__used_slots(p) & ((1u << INFL_MAX_STAGES) - 1);
 			else
 				for (unsigned k = 0; k < INFL_SLOTS; k++)
 					m |= (p->retired_by_kind[k] || p->started_by_kind[k]) << k;
@@ -265,17 +261,12 @@ static struct cmp_finding *finding(struct cmp *c, const char *what, const char *
 {
 	struct cmp_finding *f;
 
-	if (c->nf == c->fcap) {
-		size_t cap = c->fcap ? c->fcap * 2 : 16;
-		struct cmp_finding *n = realloc(c->f, cap * sizeof(*n));
-
-		if (!n) {
-			c->err = -ENOMEM;
-			return NULL;
-		}
-		c->f = n;
-		c->fcap = cap;
+	f = grow_array(c->f, &c->fcap, c->nf, sizeof(*c->f));
+	if (!f) {
+		c->err = -ENOMEM;
+		return NULL;
 	}
+	c->f = f;
 	f = &c->f[c->nf++];
 	memset(f, 0, sizeof(*f));
 	f->what = what;

@@ -63,9 +63,4 @@ struct cmp {
 int cmp__build(struct cmp *c);
 void cmp__free(struct cmp *c);
 
-int cmp__print_text(FILE *f, const struct cmp *c);
-int cmp__print_json(FILE *f, const struct cmp *c);
-/* The first run of each side, bytes by stage, on one time and byte scale. */
-int cmp__print_svg(FILE *f, const struct cmp *c);
-
 #endif /* INFLIGHT_COMPARE_H */

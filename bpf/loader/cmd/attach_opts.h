@@ -27,6 +27,14 @@ struct attach_opts {
 
 extern const struct argp attach_argp;
 
+/* --help's words on the commands that attach (trace, record): how one ends, and its exit
+ * status once it runs; each command adds the codes of its own failures before it does */
+#define ATTACH_SIGNALS_DOC                                                                     \
+	"SIGNALS: Ctrl-C (SIGINT) or SIGTERM end "
+#define ATTACH_EXIT_DOC                                                                        \
+	"EXIT STATUS: with -- CMD the command's status (128+N if signal N killed it, or\n"       \
+	"128+N if inflight got signal N first); otherwise 0. Before "
+
 /* Fills defaults (the child parser does it too, at ARGP_KEY_INIT). */
 void attach_opts__init(struct attach_opts *a);
 

@@ -166,8 +166,8 @@ int cmd_compare(int argc, char **argv)
 	if (!ret)
 		ret = render_output_open_guarded(a.out, inputs, ninputs, &out);
 	if (!ret) {
-		int err = fmt == F_SVG ? cmp__print_svg(out, &c) : fmt == F_JSON ?
-			  cmp__print_json(out, &c) : cmp__print_text(out, &c);
+		int err = fmt == F_SVG ? render_compare_svg(out, &c) : fmt == F_JSON ?
+			  render_compare_json(out, &c) : render_compare_text(out, &c);
 
 		ret = render_output_close(out, a.out, what[fmt], err);
 	}

@@ -124,6 +124,22 @@ int timeline__check(const struct tl_proc *p, char *what, size_t len);
 /* A process with no lost or diverged events: its timeline is exact. */
 bool tl_proc__exact(const struct tl_proc *p);
 
+/* Classes with any bytes ever / stage slots with any owner or bytes ever (bit per id;
+ * bit INFL_SLOT_NONE for buffers in no stage). */
+__u32 tl_proc__used_classes(const struct tl_proc *p);
+__u32 tl_proc__used_slots(const struct tl_proc *p);
+
+/* The command line of a traced process: the recorded command for the target, else the
+ * process's own (its PROC record), else the binary; "" when none is known. */
+const char *timeline__command(const struct timeline *tl, const struct tl_proc *p);
+
+/* Byte-nanoseconds in one stage slot, all classes; the mean stay in a stage (-1: none);
+ * the active span (first to last event) and a count per minute of it (0 when empty). */
+unsigned __int128 tl_proc__slot_byte_ns(const struct tl_proc *p, unsigned slot);
+double tl_proc__mean_dwell_ms(const struct tl_proc *p, unsigned stage);
+__u64 tl_proc__active_ns(const struct tl_proc *p);
+double tl_proc__per_minute(const struct tl_proc *p, __u64 count);
+
 /* Sum of bytes over every class in one slot / over every slot of one class. */
 __u64 tl_state__slot_bytes(const struct tl_state *s, unsigned slot);
 __u64 tl_state__class_bytes(const struct tl_state *s, unsigned cls);

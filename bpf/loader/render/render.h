@@ -26,18 +26,13 @@ int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *
 int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o);
 int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o);
 
-/* ---- shared by the renderers and compare ---- */
+/* ---- shared by the renderers ---- */
 
 /* The processes a renderer covers: one (o->pid) or all; NULL-terminated count in *n. */
 const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
 				    size_t *n);
 /* The one process a single-process renderer shows (o->pid, else the primary). */
 const struct tl_proc *render_proc(const struct timeline *tl, const struct render_opts *o);
-
-/* Classes with any bytes ever / stage slots with any owner or bytes ever (bit per id;
- * bit INFL_SLOT_NONE for buffers in no stage). */
-__u32 render_used_classes(const struct tl_proc *p);
-__u32 render_used_slots(const struct tl_proc *p);
 
 /* A step of 1, 2 or 5 x 10^k ms giving at most `rows` rows over the process's span. */
 __u64 render_auto_step(const struct timeline *tl, unsigned rows);
@@ -49,22 +44,19 @@ __u64 render_next_t(__u64 t, __u64 step);
  * an instant before it). */
 double render_t(const struct timeline *tl, __u64 ns);
 
-/* The command line of a traced process: the recorded command for the target, else the
- * process's own (its PROC record), else the binary; "" when none is known. */
-const char *render_command(const struct timeline *tl, const struct tl_proc *p);
-
-/* Metrics (compare uses them too). */
-unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot);
-double render_mean_dwell_ms(const struct tl_proc *p, unsigned stage); /* -1: no stay */
-/* Owners done per minute over the active span (first to last event); 0 when empty. */
-double render_per_minute(const struct tl_proc *p, __u64 count);
-__u64 render_active_ns(const struct tl_proc *p);
-
 /* The live summary's figures of one process (model/proc_facts.h), from its replay, into the
  * current JSON object: report and compare write processes under the same keys. */
 struct json;
 void render_json_proc_figures(struct json *j, const struct timeline *tl,
 			      const struct tl_proc *p);
+
+/* A comparison of two sets of recordings (analysis/compare.h), as `inflight compare`
+ * prints it: text, JSON, or SVG (the first run of each side, bytes by stage, on one time
+ * and byte scale); 0, or -EIO. */
+struct cmp;
+int render_compare_text(FILE *f, const struct cmp *c);
+int render_compare_json(FILE *f, const struct cmp *c);
+int render_compare_svg(FILE *f, const struct cmp *c);
 
 /* Returns 0, or -EIO when the stream has an error (flushes first). */
 int render_finish(FILE *f);

@@ -208,7 +208,7 @@ static void counter(struct chrome *c, const char *name, __s64 t, const __u64 *v,
 
 static void counters(struct chrome *c, const struct tl_state *st, __s64 t)
 {
-	__u32 classes = render_used_classes(c->p), slots = render_used_slots(c->p);
+	__u32 classes = tl_proc__used_classes(c->p), slots = tl_proc__used_slots(c->p);
 	__u64 cls[INFL_CLASSES], slot[INFL_SLOTS];
 
 	for (unsigned k = 0; k < INFL_CLASSES; k++)
@@ -368,7 +368,7 @@ static void thread_names(struct chrome *c)
 
 	meta(c, "thread_name", 0, "counters", 0);
 	for (unsigned s = 0; s < INFL_MAX_STAGES; s++) {
-		if (!(render_used_slots(c->p) & (1u << s)))
+		if (!(tl_proc__used_slots(c->p) & (1u << s)))
 			continue;
 		snprintf(name, sizeof(name), "stage %s", names__stage(nm, s));
 		meta(c, "thread_name", STAGE_TID_BASE + s, name, 1 + s);
@@ -427,7 +427,7 @@ int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":", f);
 	fmt_json_str(f, r->tool);
 	fputs(",\"command\":", f);
-	fmt_json_str(f, render_command(tl, timeline__primary(tl)));
+	fmt_json_str(f, timeline__command(tl, timeline__primary(tl)));
 	fputs(",\"host\":", f);
 	fmt_json_str(f, r->host);
 	fputs(",\"recording\":", f);

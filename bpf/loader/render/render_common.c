@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* What every renderer needs: which processes, classes and stages to show, time, metrics. */
+/* What every renderer needs: which processes to show, the report's clock, output files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,30 +33,6 @@ const struct tl_proc *render_proc(const struct timeline *tl, const struct render
 	return o->pid ? timeline__proc(tl, o->pid) : timeline__primary(tl);
 }
 
-__u32 render_used_classes(const struct tl_proc *p)
-{
-	__u32 m = 0;
-
-	for (int c = 0; c < INFL_CLASSES; c++)
-		if (p->class_peak[c])
-			m |= 1u << c;
-	return m;
-}
-
-__u32 render_used_slots(const struct tl_proc *p)
-{
-	__u32 m = 0;
-
-	for (int s = 0; s < INFL_SLOTS; s++)
-		if (p->owners_peak[s] || p->slot_peak[s])
-			m |= 1u << s;
-	for (int c = 0; c < INFL_CLASSES; c++)
-		for (int s = 0; s < INFL_SLOTS; s++)
-			if (p->byte_ns[c][s] || p->peak[c][s].count)
-				m |= 1u << s;
-	return m;
-}
-
 __u64 render_auto_step(const struct timeline *tl, unsigned rows)
 {
 	static const __u64 mult[] = { 1, 2, 5 };
@@ -77,47 +53,6 @@ __u64 render_next_t(__u64 t, __u64 step)
 double render_t(const struct timeline *tl, __u64 ns)
 {
 	return clock__rel_s(ns, tl->t0);
-}
-
-const char *render_command(const struct timeline *tl, const struct tl_proc *p)
-{
-	const struct recording *r = tl->rec;
-
-	if (p && p->pid == r->target_pid && r->cmdline[0])
-		return r->cmdline;
-	if (p && p->cmdline[0])
-		return p->cmdline;
-	if (!p && r->cmdline[0])
-		return r->cmdline;
-	return r->binary;
-}
-
-unsigned __int128 render_slot_byte_ns(const struct tl_proc *p, unsigned slot)
-{
-	unsigned __int128 sum = 0;
-
-	for (int c = 0; c < INFL_CLASSES; c++)
-		sum += p->byte_ns[c][slot];
-	return sum;
-}
-
-double render_mean_dwell_ms(const struct tl_proc *p, unsigned stage)
-{
-	if (stage >= INFL_MAX_STAGES || !p->dwell_count[stage])
-		return -1;
-	return p->dwell_sum_ns[stage] / 1e6 / p->dwell_count[stage];
-}
-
-__u64 render_active_ns(const struct tl_proc *p)
-{
-	return p->last_ts > p->first_ts ? p->last_ts - p->first_ts : 0;
-}
-
-double render_per_minute(const struct tl_proc *p, __u64 count)
-{
-	__u64 ns = render_active_ns(p);
-
-	return ns ? count * 60e9 / ns : 0;
 }
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* compare's outputs: text, JSON, SVG (analysis/compare.h). */
+/* compare's outputs: text, JSON, SVG (analysis/compare.h). render/render.h */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +99,7 @@ static void runs_text(FILE *f, const struct cmp *c, int s)
 			fprintf(f, "%c  ", 'A' + s);
 		wrap(f, 3, 3, r->file);
 		col = fprintf(f, "   pid %u: ", r->p->pid);
-		wrap(f, col, col, render_command(r->tl, r->p));
+		wrap(f, col, col, timeline__command(r->tl, r->p));
 		fprintf(f, "   %s from its first event to its %s%s\n",
 			fmt_duration(b, r->p->first_ts && r->p->t_end > r->p->first_ts ?
 				     r->p->t_end - r->p->first_ts : 0),
@@ -108,7 +108,7 @@ static void runs_text(FILE *f, const struct cmp *c, int s)
 	}
 }
 
-int cmp__print_text(FILE *f, const struct cmp *c)
+int render_compare_text(FILE *f, const struct cmp *c)
 {
 	const char *group = NULL, *line = c->verdict;
 	char b1[FMT_LEN], b2[FMT_LEN];
@@ -172,7 +172,7 @@ static void runs_json(struct json *j, const struct cmp *c, int s)
 		json_obj(j);
 		json_kv_str(j, "file", r->file);
 		json_kv_u64(j, "pid", r->p->pid);
-		json_kv_str(j, "command", render_command(r->tl, r->p));
+		json_kv_str(j, "command", timeline__command(r->tl, r->p));
 		json_kv_bool(j, "exact", tl_proc__exact(r->p));
 		json_kv_f64(j, "program_s", r->p->first_ts && r->p->t_end > r->p->first_ts ?
 			    (r->p->t_end - r->p->first_ts) / 1e9 : 0, 6);
@@ -183,7 +183,7 @@ static void runs_json(struct json *j, const struct cmp *c, int s)
 	json_obj_end(j);
 }
 
-int cmp__print_json(FILE *f, const struct cmp *c)
+int render_compare_json(FILE *f, const struct cmp *c)
 {
 	static const char *const units[] = { "bytes", "ns", "byte_s", "per_minute", "count",
 					     "share" };
@@ -260,7 +260,7 @@ int cmp__print_json(FILE *f, const struct cmp *c)
 
 #define PANEL_H 240
 
-int cmp__print_svg(FILE *f, const struct cmp *c)
+int render_compare_svg(FILE *f, const struct cmp *c)
 {
 	const struct cmp_run *r[2] = { &c->side[0].runs[0], &c->side[1].runs[0] };
 	struct column *col[2] = { calloc(SVG_NCOLS, sizeof(struct column)),
@@ -346,7 +346,7 @@ int cmp__print_svg(FILE *f, const struct cmp *c)
 		fprintf(f, "</g>\n");
 		fprintf(f, "<text class=\"command\" x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\" "
 			"font-family=\"monospace\">", SVG_X0, pn.y1 + 30);
-		svg_text(f, render_command(r[s]->tl, r[s]->p), 180);
+		svg_text(f, timeline__command(r[s]->tl, r[s]->p), 180);
 		fprintf(f, "</text>\n");
 		y = pn.y1 + 70;
 	}

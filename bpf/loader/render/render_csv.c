@@ -22,8 +22,8 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	if (!procs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		classes |= render_used_classes(procs[i]);
-		slots |= render_used_slots(procs[i]);
+		classes |= tl_proc__used_classes(procs[i]);
+		slots |= tl_proc__used_slots(procs[i]);
 	}
 	fprintf(f, "pid,time_s,tracked_bytes,max_bytes,rss_bytes");
 	for (unsigned c = 0; c < INFL_CLASSES; c++)

@@ -209,15 +209,15 @@ static void dwell_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	unsigned __int128 all = 0;
 
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
-		all += render_slot_byte_ns(p, s);
+		all += tl_proc__slot_byte_ns(p, s);
 	fputs("<h2>Per stage: dwell and memory x time</h2>\n<table class=\"t\" id=\"dwell-table\">"
 	      "<tr><th>stage</th><th>stays</th><th>mean dwell</th><th>total dwell</th>"
 	      "<th>most owners at once</th><th>memory x time</th><th>share</th></tr>\n", f);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
-		unsigned __int128 bn = render_slot_byte_ns(p, s);
-		double mean = render_mean_dwell_ms(p, s);
+		unsigned __int128 bn = tl_proc__slot_byte_ns(p, s);
+		double mean = tl_proc__mean_dwell_ms(p, s);
 
-		if (!(render_used_slots(p) & (1u << s)))
+		if (!(tl_proc__used_slots(p) & (1u << s)))
 			continue;
 		fputs("<tr data-stage=\"", f);
 		svg_text(f, names__stage(nm, s), 31);
@@ -247,7 +247,7 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 	svg_text(f, p->comm[0] ? p->comm : "process", 64);
 	fprintf(f, " (pid %u): which stage holds the memory, and what it is</h1>\n"
 		"<div class=\"facts cmd\" id=\"command\">", p->pid);
-	svg_text(f, render_command(tl, p), 4096);
+	svg_text(f, timeline__command(tl, p), 4096);
 	fputs("</div>\n<div class=\"facts\">host ", f);
 	svg_text(f, tl->rec->host, 64);
 	fprintf(f, "; peak %s tracked, RSS peak %s; %s from the first event to the %s; %" PRIu64

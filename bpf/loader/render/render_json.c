@@ -59,7 +59,7 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 	json_kv_u64(j, "contract", nm->contract_version);
 	json_kv_str(j, "provider", nm->provider);
 	json_kv_str(j, "host", r->host);
-	json_kv_str(j, "command", render_command(tl, timeline__primary(tl)));
+	json_kv_str(j, "command", timeline__command(tl, timeline__primary(tl)));
 	json_kv_str(j, "binary", r->binary);
 	json_kv_str(j, "mode", modes[r->mode < 3 ? r->mode : 0]);
 	json_kv_u64(j, "target_pid", r->target_pid);
@@ -117,11 +117,7 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 		json_kv_str(j, "stage", names__stage(nm, s));
 		json_kv_opt_u64(j, "id", s < INFL_MAX_STAGES, s);
 		json_kv_u64(j, "bytes", p->slot_peak[s]);
-		json_key(j, "time_s");
-		if (p->slot_peak[s])
-			json_f64(j, render_t(tl, p->slot_peak_ts[s]), 6);
-		else
-			json_null(j);
+		json_kv_opt_f64(j, "time_s", p->slot_peak[s], render_t(tl, p->slot_peak_ts[s]), 6);
 		json_kv_u64(j, "owners_max", p->owners_peak[s]);
 		json_obj_end(j);
 	}
@@ -131,16 +127,16 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 static void memory_x_time(struct json *j, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u32 slots = render_used_slots(p);
+	__u32 slots = tl_proc__used_slots(p);
 	unsigned __int128 all = 0;
 
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
-		all += render_slot_byte_ns(p, s);
+		all += tl_proc__slot_byte_ns(p, s);
 	json_key(j, "memory_x_time");
 	json_arr(j);
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
-		unsigned __int128 bn = render_slot_byte_ns(p, s);
-		double dwell = render_mean_dwell_ms(p, s);
+		unsigned __int128 bn = tl_proc__slot_byte_ns(p, s);
+		double dwell = tl_proc__mean_dwell_ms(p, s);
 
 		if (!(slots & (1u << s)))
 			continue;
@@ -166,7 +162,7 @@ static void completions(struct json *j, const struct timeline *tl, const struct 
 	json_key(j, "completed");
 	json_obj(j);
 	json_kv_u64(j, "owners", p->retired);
-	json_kv_f64(j, "active_s", render_active_ns(p) / 1e9, 6);
+	json_kv_f64(j, "active_s", tl_proc__active_ns(p) / 1e9, 6);
 	/* owner kinds apart: proof jobs and partitions are different units of work */
 	json_key(j, "by_kind");
 	json_obj(j);
@@ -177,7 +173,7 @@ static void completions(struct json *j, const struct timeline *tl, const struct 
 		json_obj(j);
 		json_kv_u64(j, "started", p->started_by_kind[k]);
 		json_kv_u64(j, "done", p->retired_by_kind[k]);
-		json_kv_f64(j, "per_minute", render_per_minute(p, p->retired_by_kind[k]), 3);
+		json_kv_f64(j, "per_minute", tl_proc__per_minute(p, p->retired_by_kind[k]), 3);
 		json_obj_end(j);
 	}
 	json_obj_end(j);
@@ -223,7 +219,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 			 __u64 step)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u32 classes = render_used_classes(p), slots = render_used_slots(p);
+	__u32 classes = tl_proc__used_classes(p), slots = tl_proc__used_slots(p);
 	struct tl_cursor c;
 	struct tl_sample smp;
 	int err;
@@ -288,7 +284,7 @@ void render_json_proc_figures(struct json *j, const struct timeline *tl, const s
 	bool target = p->pid == r->target_pid;
 	struct proc_facts pf = {
 		.pid = p->pid, .comm = p->comm[0] ? p->comm : NULL,
-		.binary = r->binary[0] ? r->binary : NULL, .command = render_command(tl, p),
+		.binary = r->binary[0] ? r->binary : NULL, .command = timeline__command(tl, p),
 		.argv = target && r->argc ? r->argv : p->argv,
 		.wait_status = target && r->has_end ? r->exit_status : -1, .origin = tl->t0,
 		.now = p->t_end, .rss_at_peak = p->nrss ? p->rss_at_peak : UINT64_MAX,

@@ -103,7 +103,7 @@ int render_svg(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	fprintf(f, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">", SVG_X0);
 	svg_text(f, p->comm[0] ? p->comm : "process", 64);
 	fprintf(f, " (pid %u): which stage holds the memory, and what it is</text>\n", p->pid);
-	lines = wrapped(f, render_command(tl, p), SVG_X0, 44, 140, 2);
+	lines = wrapped(f, timeline__command(tl, p), SVG_X0, 44, 140, 2);
 	fprintf(f, "<text class=\"facts\" x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">host ",
 		SVG_X0, 44 + 14 * lines);
 	svg_text(f, tl->rec->host, 64);

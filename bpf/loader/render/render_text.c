@@ -88,8 +88,8 @@ static void print_header(FILE *f, const struct timeline *tl, const struct render
 		r->cut ? ", cut short" : r->has_end ? "" : ", no end record");
 	if (r->cut)
 		wrapped(f, "cut", 11, r->cut_why);
-	wrapped(f, "command", 11, render_command(tl, timeline__primary(tl))[0] ?
-		render_command(tl, timeline__primary(tl)) : "(none)");
+	wrapped(f, "command", 11, timeline__command(tl, timeline__primary(tl))[0] ?
+		timeline__command(tl, timeline__primary(tl)) : "(none)");
 	wrapped(f, "binary", 11, r->binary[0] ? r->binary : "(unknown)");
 	fprintf(f, "host       %s   contract %d (%s)\n", san_str(host, sizeof(host), r->host),
 		r->names.contract_version,
@@ -156,7 +156,7 @@ static int stage_width(const struct infl_names *nm, __u32 slots, int min)
 /* Up to MAX_STAGE_COLS stage columns, in id order, "(none)" last. */
 static int stage_cols(const struct tl_proc *p, unsigned *cols)
 {
-	__u32 used = render_used_slots(p);
+	__u32 used = tl_proc__used_slots(p);
 	int n = 0;
 
 	for (unsigned s = 0; s < INFL_SLOTS && n < MAX_STAGE_COLS; s++)
@@ -201,7 +201,7 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u32 slots = render_used_slots(p), classes = 0;
+	__u32 slots = tl_proc__used_slots(p), classes = 0;
 	char b1[FMT_LEN], b2[FMT_LEN], lead[64];
 	const char *names[INFL_CLASSES];
 	int ncls = 0, w = stage_width(nm, slots, 11);
@@ -251,19 +251,19 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 static void print_stages(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u32 slots = render_used_slots(p);
+	__u32 slots = tl_proc__used_slots(p);
 	unsigned __int128 all = 0;
 	char b1[FMT_LEN], b2[FMT_LEN], mxt[FMT_LEN + 8];
 	int w = stage_width(nm, slots, 16);
 
 	for (unsigned s = 0; s < INFL_SLOTS; s++)
-		all += render_slot_byte_ns(p, s);
+		all += tl_proc__slot_byte_ns(p, s);
 	/* memory x time in its unit, "14.2 MiB x s", as compare says it */
 	fprintf(f, "\n  %-*s %14s %6s %7s %10s\n", w, "stage", "memory x time", "share", "stays",
 		"mean dwell");
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
-		unsigned __int128 bn = render_slot_byte_ns(p, s);
-		double dwell = render_mean_dwell_ms(p, s);
+		unsigned __int128 bn = tl_proc__slot_byte_ns(p, s);
+		double dwell = tl_proc__mean_dwell_ms(p, s);
 
 		if (!(slots & (1u << s)))
 			continue;
@@ -294,8 +294,8 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 		first = 0;
 	}
 	fprintf(f, "%s\n  throughput %.1f owners done per minute over %s active\n",
-		p->retired ? ")" : "", render_per_minute(p, p->retired),
-		fmt_duration(b1, render_active_ns(p)));
+		p->retired ? ")" : "", tl_proc__per_minute(p, p->retired),
+		fmt_duration(b1, tl_proc__active_ns(p)));
 	leaking = p->live_at_end;
 	if (leaking || p->final.total_bytes)
 		fprintf(f, "  at the end %" PRIu64 " owner%s live, %s in %" PRIu64 " buffer%s "
@@ -379,8 +379,8 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			" owner%s\n", p->pid, p->comm[0] ? san_str(comm, sizeof(comm), p->comm) : "?",
 			probe_events(p), fmt_plural(probe_events(p)), (uint64_t)p->nev,
 			fmt_plural(p->nev), (uint64_t)p->nlives, fmt_plural(p->nlives));
-		if (n > 1 || strcmp(render_command(tl, p), render_command(tl, timeline__primary(tl))))
-			wrapped(f, "  command", 11, render_command(tl, p));
+		if (n > 1 || strcmp(timeline__command(tl, p), timeline__command(tl, timeline__primary(tl))))
+			wrapped(f, "  command", 11, timeline__command(tl, p));
 		if (p->oom.ns) {
 			char oom[160];
 

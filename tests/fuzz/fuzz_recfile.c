@@ -37,8 +37,8 @@ static void render_all(struct recording *r, struct timeline *tl)
 {
 	struct render_opts o = { .source = "fuzz", .columns = 64 };
 	int (*const fns[])(FILE *, const struct timeline *, const struct render_opts *) = {
-		render_text, render_csv, render_json, render_chrome, render_folded, render_svg,
-		render_html,
+		render__text, render__csv, render__json, render__chrome, render__folded, render__svg,
+		render__html,
 	};
 	struct cmp_run run = { .file = "fuzz", .rec = r, .tl = tl, .p = timeline__primary(tl) };
 
@@ -56,8 +56,8 @@ static void render_all(struct recording *r, struct timeline *tl)
 			size_t k = i - sizeof(fns) / sizeof(fns[0]);
 
 			PROMISE(cmp__build(&c) == 0);
-			err = k == 0 ? render_compare_text(f, &c) : k == 1 ? render_compare_json(f, &c)
-							       : render_compare_svg(f, &c);
+			err = k == 0 ? render__compare_text(f, &c) : k == 1 ? render__compare_json(f, &c)
+							       : render__compare_svg(f, &c);
 			cmp__free(&c);
 		}
 		fclose(f);
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		struct recording *r = (struct recording *)1;
 		struct timeline *tl = NULL;
-		int ret = rec_read_mem(data, size, modes[m], &r, err);
+		int ret = recording__read_mem(data, size, modes[m], &r, err);
 
 		if (ret) {
 			PROMISE(r == NULL);

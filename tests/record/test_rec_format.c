@@ -114,7 +114,7 @@ static void test_roundtrip(void)
 	unsigned char *d = scenario_bytes(&s, 0, &len);
 	struct infl_proc a, b;
 
-	CHECK(rec_read_mem(d, len, 0, &r, err) == 0, "the scenario reads back (%s)", err);
+	CHECK(recording__read_mem(d, len, 0, &r, err) == 0, "the scenario reads back (%s)", err);
 	if (!r)
 		return;
 	CHECK_EQ_U64(r->format_major, REC_FORMAT_MAJOR, "format major");
@@ -133,7 +133,7 @@ static void test_roundtrip(void)
 	CHECK_EQ_U64(r->names.entry_mask, 3, "parse and wait_permit are entry stages");
 	/* every probe event, 3 RSS events and the exit event */
 	CHECK_EQ_U64(r->nevents, s.st.seq + 4, "every event read back");
-	CHECK(rec_scan(r, &seen_visitor, &seen, err) == 0, "a second walk (%s)", err);
+	CHECK(recording__scan(r, &seen_visitor, &seen, err) == 0, "a second walk (%s)", err);
 	CHECK_EQ_U64(seen.n, s.st.seq + 4, "the visitor sees every event");
 	CHECK_EQ_U64(seen.first_ts, SCRIPT_T0, "first event's time");
 	CHECK_EQ_U64(seen.first_bytes, 1000, "first event's size");
@@ -175,7 +175,7 @@ static void test_truncations_and_flips(void)
 
 	for (size_t cut = 0; cut < len; cut++) {
 		err[0] = 0;
-		if (rec_read_mem(d, cut, 0, &r, err) == 0 || !err[0]) {
+		if (recording__read_mem(d, cut, 0, &r, err) == 0 || !err[0]) {
 			silent++;
 			recording__free(r);
 		}
@@ -190,21 +190,21 @@ static void test_truncations_and_flips(void)
 		if (off >= len)
 			break;
 		boundaries++;
-		if (rec_read_mem(d, off, REC_READ_PARTIAL, &r, err) == 0) {
+		if (recording__read_mem(d, off, REC_READ_PARTIAL, &r, err) == 0) {
 			partial_ok += !r->has_end;
 			recording__free(r);
 		}
 	}
 	CHECK(boundaries > 5 && partial_ok == boundaries, "a cut at each of %zu record "
 	      "boundaries reads with REC_READ_PARTIAL (%zu did)", boundaries, partial_ok);
-	rec_read_mem(d, len - 3, 0, &r, err);
+	recording__read_mem(d, len - 3, 0, &r, err);
 	CHECK(strstr(err, "truncated") != NULL, "a cut mid-record says truncated: %s", err);
 	/* a disk that filled up mid-record: every complete record before it is kept */
 	{
 		size_t kept = 0, cuts = 0;
 
 		for (size_t cut = REC_PREAMBLE_LEN + 40; cut < len; cut += 7) {
-			if (rec_read_mem(d, cut, REC_READ_PARTIAL, &r, err) == 0) {
+			if (recording__read_mem(d, cut, REC_READ_PARTIAL, &r, err) == 0) {
 				kept += r->cut || r->data_end == cut;
 				cuts++;
 				recording__free(r);
@@ -212,7 +212,7 @@ static void test_truncations_and_flips(void)
 		}
 		CHECK(cuts > 10 && kept == cuts, "with REC_READ_PARTIAL a cut anywhere after the "
 		      "header keeps the records before it (%zu of %zu)", kept, cuts);
-		rec_read_mem(d, len - 3, REC_READ_PARTIAL, &r, err);
+		recording__read_mem(d, len - 3, REC_READ_PARTIAL, &r, err);
 		CHECK(r && r->cut && strstr(r->cut_why, "truncated") && r->nevents == s.st.seq + 4,
 		      "... and says what it set aside: %s", r ? r->cut_why : err);
 		recording__free(r);
@@ -222,7 +222,7 @@ static void test_truncations_and_flips(void)
 			continue; /* the minor version: any minor of major 1 reads */
 		for (int bit = 0; bit < 8; bit++) {
 			d[i] ^= 1u << bit;
-			if (rec_read_mem(d, len, 0, &r, err) == 0) {
+			if (recording__read_mem(d, len, 0, &r, err) == 0) {
 				flips_ok++;
 				recording__free(r);
 			}
@@ -231,12 +231,12 @@ static void test_truncations_and_flips(void)
 	}
 	CHECK(!flips_ok, "every single-bit flip in %zu bytes refused (%zu read)", len, flips_ok);
 	d[8] = 2;
-	ret = rec_read_mem(d, len, 0, &r, err);
+	ret = recording__read_mem(d, len, 0, &r, err);
 	CHECK(ret == -EPROTO && strstr(err, "format version 2."), "an unknown major version is refused: %s",
 	      err);
 	d[8] = 1;
 	memcpy(d, "INFLREX\n", 8);
-	ret = rec_read_mem(d, len, 0, &r, err);
+	ret = recording__read_mem(d, len, 0, &r, err);
 	CHECK(ret == -EBADMSG && strstr(err, "magic"), "a foreign file is refused: %s", err);
 	free(d);
 }
@@ -266,13 +266,13 @@ static void test_forward_compat(void)
 		unsigned char *n = malloc(len + sizeof(rec));
 
 		memcpy(rec, (unsigned char[]){ 99, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3 }, 11);
-		crc = rec_crc32(0, rec, 11);
+		crc = rec_format__crc32(0, rec, 11);
 		for (int i = 0; i < 4; i++)
 			rec[11 + i] = crc >> (8 * i);
 		memcpy(n, d, at);
 		memcpy(n + at, rec, sizeof(rec));
 		memcpy(n + at + sizeof(rec), d + at, len - at);
-		int ret = rec_read_mem(n, len + sizeof(rec), 0, &r, err);
+		int ret = recording__read_mem(n, len + sizeof(rec), 0, &r, err);
 
 		CHECK(ret == 0 && r->nevents == s.st.seq + 4, "an unknown record type is skipped "
 		      "(%s)", err);
@@ -347,7 +347,7 @@ static void test_hostile_strings(void)
 		rec_writer__proc(w, 7, 1, "comm\x1b[31m", "prover\r\nfake line", 0, NULL);
 		rec_writer__close(w);
 		close(fd);
-		ret = rec_read_file(path, REC_READ_PARTIAL, &r, err);
+		ret = recording__read_file(path, REC_READ_PARTIAL, &r, err);
 		unlink(path);
 		if (bad) {
 			CHECK(ret == -EBADMSG &&
@@ -395,7 +395,7 @@ static void test_proc_words(void)
 	CHECK_EQ_U64(d[10] | d[11] << 8, REC_FORMAT_MINOR, "written as format 1.%d",
 		     REC_FORMAT_MINOR);
 	/* (no END record: read as a recording cut short) */
-	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+	ret = recording__read_mem(d, len, REC_READ_PARTIAL, &r, err);
 	CHECK(ret == 0 && r->nprocs == 1 && r->procs[0].argc == 3 &&
 	      !strcmp(r->procs[0].argv[2], "10 12") && !r->procs[0].argv[3],
 	      "1.2: the words read back, a word with a space whole (%s)", err);
@@ -414,11 +414,11 @@ static void test_proc_words(void)
 		d[at + 4] = plen & 0xff;
 		d[at + 5] = plen >> 8 & 0xff;
 		d[at + 6] = plen >> 16 & 0xff;
-		crc = rec_crc32(0, d + at, REC_FRAME_HEAD + plen);
+		crc = rec_format__crc32(0, d + at, REC_FRAME_HEAD + plen);
 		for (int i = 0; i < 4; i++)
 			d[at + REC_FRAME_HEAD + plen + i] = crc >> (8 * i);
 		d[10] = 1;
-		ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+		ret = recording__read_mem(d, len, REC_READ_PARTIAL, &r, err);
 		CHECK(ret == 0 && r && r->nprocs == 1 && !r->procs[0].argv &&
 		      !r->procs[0].argc && !strcmp(r->procs[0].cmdline, "prover --pw 10 12"),
 		      "1.1: a PROC without words reads, its command line kept (%s)", err);
@@ -494,7 +494,7 @@ static void test_dump_records(void)
 	rec_writer__close(w);
 	d = file_bytes(fileno(tmp), &len);
 	fclose(tmp);
-	ret = rec_read_mem(d, len, 0, &r, err);
+	ret = recording__read_mem(d, len, 0, &r, err);
 	if (CHECK(ret == 0, "a dump reads (%s)", err)) {
 		CHECK(r->has_dump && !strcmp(r->dump.trigger, "oom") &&
 		      !strcmp(r->dump.detail, "pid 7 chosen") && r->dump.trigger_ns == 1500 &&
@@ -531,7 +531,7 @@ static void test_dump_records(void)
 	d = file_bytes(fileno(tmp), &len);
 	fclose(tmp);
 	r = NULL;
-	ret = rec_read_mem(d, len, 0, &r, err);
+	ret = recording__read_mem(d, len, 0, &r, err);
 	CHECK(ret == -EBADMSG && strstr(err, "2 carried events after event 1"),
 	      "a START that cannot be is refused (%s)", err);
 	recording__free(r);
@@ -581,7 +581,7 @@ static void test_qualified_names(void)
 		at += REC_FRAME_HEAD + plen + REC_FRAME_TAIL;
 	}
 	CHECK_EQ_U64(names, 2, "a NAMES record after the header, and the later one");
-	ret = rec_read_mem(d, len, REC_READ_PARTIAL, &r, err);
+	ret = recording__read_mem(d, len, REC_READ_PARTIAL, &r, err);
 	CHECK(ret == 0 && !strcmp(r->names.cls[3], "libgpu.so:kbuf") &&
 		      !strcmp(r->names.cls[5], "libaux.so:kbuf") && r->names.cls_declared == 41,
 	      "read back: the last NAMES record's qualified names (%s)", err);

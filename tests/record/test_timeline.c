@@ -31,7 +31,7 @@ static struct recording *scenario_recording(unsigned opts)
 	scenario_write(&s, w, opts);
 	rec_writer__close(w);
 	close(fd);
-	if (rec_open_file(path, 0, &r, err))
+	if (recording__open_file(path, 0, &r, err))
 		printf("# read: %s\n", err);
 	unlink(path); /* the reader keeps it open */
 	return r;
@@ -262,10 +262,10 @@ static void test_kernel_inexact(void)
 			continue;
 		}
 		f = open_memstream(&text, &tlen);
-		render_text(f, tl, &o);
+		render__text(f, tl, &o);
 		fclose(f);
 		f = open_memstream(&json, &jlen);
-		render_json(f, tl, &o);
+		render__json(f, tl, &o);
 		fclose(f);
 		if (v) {
 			CHECK(strstr(text, "  INEXACT  the kernel skipped updates (docs/cli.md); the "
@@ -308,10 +308,10 @@ static void test_double_free(void)
 	CHECK_EQ_U64(p->fig.double_free, 1, "... in the figures every output shares");
 	CHECK(p->fig.flags & INFL_PROC_FROM_START, "... which know it was traced from its start");
 	f = open_memstream(&text, &tlen);
-	render_text(f, tl, &o);
+	render__text(f, tl, &o);
 	fclose(f);
 	f = open_memstream(&json, &jlen);
-	render_json(f, tl, &o);
+	render__json(f, tl, &o);
 	fclose(f);
 	CHECK(strstr(text, "  not from before the attach: 1 free of buffers not live (double frees)\n") != NULL,
 	      "the text says a double free");

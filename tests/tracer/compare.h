@@ -145,7 +145,7 @@ static inline void compare(const char *what, const struct infl_proc *got,
 			hist_total += got->dwell_hist[s][b];
 	}
 	CHECK_EQ_U64(hist_total, count_total, "%s: dwell histograms hold every sample", what);
-	CHECK(!proc_inexact(got) && !got->ring_drops, "%s: nothing dropped or inexact", what);
+	CHECK(!figures__proc_inexact(got) && !got->ring_drops, "%s: nothing dropped or inexact", what);
 }
 
 static inline const struct proc_snapshot *find_pid(const struct snapshot *snap, __u32 pid)

@@ -268,7 +268,7 @@ static void test_exec_pid_attach(void)
 	if (n == 2) {
 		CHECK(rec[0]->exited && (rec[0]->flags & INFL_PROC_EXEC) && rec[0]->total_bytes == 1500,
 		      "exec by pid: the first ended at the exec, with the 1500 bytes it held");
-		CHECK(rec[1]->seq + rec[1]->arg_errors == 4 && (rec[1]->seq || proc_inexact(rec[1])),
+		CHECK(rec[1]->seq + rec[1]->arg_errors == 4 && (rec[1]->seq || figures__proc_inexact(rec[1])),
 		      "exec by pid: the new image's 4 hits accounted, or counted as unreadable "
 		      "(%llu accounted, %llu unreadable)", (unsigned long long)rec[1]->seq,
 		      (unsigned long long)rec[1]->arg_errors);
@@ -346,7 +346,7 @@ static void test_restarts(void)
 
 		exact += p->exited && !memcmp(p->cur, m.st.cur, sizeof(p->cur)) &&
 			 p->peak_bytes == m.st.peak_bytes && p->seq == m.st.seq &&
-			 !proc_inexact(p) && !p->missed_events && (p->flags & INFL_PROC_FROM_START);
+			 !figures__proc_inexact(p) && !p->missed_events && (p->flags & INFL_PROC_FROM_START);
 	}
 	CHECK_EQ_U64(exact, runs, "restarts: each one exact, from its start, ended with 160 bytes held");
 	CHECK_EQ_U64(snap.procs_map_full, 0, "restarts: --max-procs 2 never filled");
@@ -410,7 +410,7 @@ static void test_restart_full(void)
 	if (find_pid(&snap, second)) {
 		const struct infl_proc *st = &find_pid(&snap, second)->st;
 
-		CHECK(st->buf_map_full == 0 && st->peak_bufs == 1024 && !proc_inexact(st),
+		CHECK(st->buf_map_full == 0 && st->peak_bufs == 1024 && !figures__proc_inexact(st),
 		      "restart after 1024 held: the second run found room for its 1024 (full %llu)",
 		      (unsigned long long)st->buf_map_full);
 	}
@@ -474,7 +474,7 @@ static void test_late_slot(void)
 	if (find_pid(&snap, p2)) {
 		const struct infl_proc *st = &find_pid(&snap, p2)->st;
 
-		CHECK(st->missed_events == 2 && proc_inexact(st),
+		CHECK(st->missed_events == 2 && figures__proc_inexact(st),
 		      "late slot: its record says 2 events were missed, and is inexact (%llu)",
 		      (unsigned long long)st->missed_events);
 	} else {

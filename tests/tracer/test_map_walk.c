@@ -98,7 +98,7 @@ int main(void)
 		printf("1..0 # SKIP needs root (bpf(2))\n");
 		return 0;
 	}
-	walk_under_churn(map_walk, "batch lookups");
-	walk_under_churn(map_walk_by_keys, "key by key (kernels without batch lookups)");
+	walk_under_churn(map_walk__all, "batch lookups");
+	walk_under_churn(map_walk__by_keys, "key by key (kernels without batch lookups)");
 	return check_done();
 }

@@ -231,8 +231,8 @@ static void test_hammer(void)
 		printf("# %shammer: %llu rounds waited in lock_wait_more (before 5.17: a full "
 		       "queue)\n", Q, (unsigned long long)session__lock_wait_rounds(s));
 		CHECK(consistent(p), "%shammer: never wrong: cells and totals agree, none below 0", Q);
-		CHECK(p->lock_timeouts ? proc_inexact(p) :
-					 !p->total_bytes && p->owners_done == 20000 && !proc_inexact(p),
+		CHECK(p->lock_timeouts ? figures__proc_inexact(p) :
+					 !p->total_bytes && p->owners_done == 20000 && !figures__proc_inexact(p),
 		      "%shammer: exact (nothing left, 20000 owners done), or marked inexact", Q);
 		printf("# %shammer: %llu of %llu hits gave up on the lock, %llu went through the "
 		       "queue\n", Q, (unsigned long long)p->lock_timeouts,

@@ -67,7 +67,7 @@ static int forget_keys(struct bpf_map *map, __u32 pid, __u64 gen)
 {
 	struct doomed_keys d = { .key_size = bpf_map__key_size(map), .pid = pid, .gen = gen };
 	int fd = bpf_map__fd(map);
-	int err = map_walk(fd, d.key_size, bpf_map__value_size(map), bpf_map__max_entries(map),
+	int err = map_walk__all(fd, d.key_size, bpf_map__value_size(map), bpf_map__max_entries(map),
 			   collect_doomed, &d);
 
 	for (size_t i = 0; !err && i < d.n; i++)
@@ -202,7 +202,7 @@ void lifecycle__sweep(struct lifecycle *l)
 
 	if (full == l->ctl_full_seen)
 		return;
-	err = map_walk(fd, sizeof(__u32), sizeof(struct infl_proc),
+	err = map_walk__all(fd, sizeof(__u32), sizeof(struct infl_proc),
 		       bpf_map__max_entries(l->skel->maps.procs), sweep_one, &w);
 	if (err < 0)
 		infl_warn("cannot walk the kernel's process records: %s", strerror(-err));
@@ -285,7 +285,7 @@ static int counted_one(const void *key, const void *value, void *ctx)
 void lifecycle__counted_slots(struct lifecycle *l, struct image_slots_used *u)
 {
 	memset(u, 0, sizeof(*u));
-	map_walk(bpf_map__fd(l->skel->maps.procs), sizeof(__u32), sizeof(struct infl_proc),
+	map_walk__all(bpf_map__fd(l->skel->maps.procs), sizeof(__u32), sizeof(struct infl_proc),
 		 bpf_map__max_entries(l->skel->maps.procs), counted_one, u);
 	for (int i = 0; i < l->nended; i++)
 		counted_in(&l->ended[i].st, u);

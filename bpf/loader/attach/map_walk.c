@@ -87,7 +87,7 @@ static int cmp_keys(const void *a, const void *b, void *key_size)
 }
 
 /* Kernels without batch lookups: every key, deduplicated, then each one looked up. */
-int map_walk_by_keys(int fd, size_t ks, size_t vs, __u32 max_entries, map_walk_fn fn, void *ctx)
+int map_walk__by_keys(int fd, size_t ks, size_t vs, __u32 max_entries, map_walk_fn fn, void *ctx)
 {
 	char cursor[WALK_MAX_KEY], *keys = NULL, *value = malloc(vs);
 	size_t n = 0, cap = 0, bound = (size_t)max_entries * WALK_RESTARTS;
@@ -120,7 +120,7 @@ int map_walk_by_keys(int fd, size_t ks, size_t vs, __u32 max_entries, map_walk_f
 	return err;
 }
 
-int map_walk(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_walk_fn fn,
+int map_walk__all(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_walk_fn fn,
 	     void *ctx)
 {
 	int err;
@@ -129,6 +129,6 @@ int map_walk(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_
 		return -EINVAL;
 	err = walk_batch(fd, key_size, value_size, fn, ctx);
 	if (err == -EOPNOTSUPP)
-		err = map_walk_by_keys(fd, key_size, value_size, max_entries, fn, ctx);
+		err = map_walk__by_keys(fd, key_size, value_size, max_entries, fn, ctx);
 	return err;
 }

@@ -19,11 +19,11 @@ typedef int (*map_walk_fn)(const void *key, const void *value, void *ctx);
  * deduplicated (a walk whose key was deleted restarts from the first), then looked up (a key
  * gone meanwhile is skipped). 0 or -errno.
  */
-int map_walk(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_walk_fn fn,
+int map_walk__all(int fd, size_t key_size, size_t value_size, __u32 max_entries, map_walk_fn fn,
 	     void *ctx);
 
 /* The fallback alone, for kernels without batch lookups (and its test). */
-int map_walk_by_keys(int fd, size_t key_size, size_t value_size, __u32 max_entries,
+int map_walk__by_keys(int fd, size_t key_size, size_t value_size, __u32 max_entries,
 		     map_walk_fn fn, void *ctx);
 
 #endif /* INFLIGHT_MAP_WALK_H */

@@ -413,7 +413,7 @@ const char *session__rss_off(const struct session *s)
 
 int session__snapshot(struct session *s, struct snapshot *snap)
 {
-	int err = snapshot_read(s->k.skel, s->life, snap);
+	int err = snapshot_read__take(s->k.skel, s->life, snap);
 
 	if (err)
 		return err;

@@ -88,7 +88,7 @@ static int living_one(const void *key, const void *value, void *ctx)
 	 * again, seqlock style */
 	if (ps->st.write_end != ps->st.write_begin)
 		err = copy_proc(w->fd, pid, &ps->st, &torn);
-	if (err == -ENOENT || (!err && !ps->st.seq && !proc_inexact(&ps->st))) {
+	if (err == -ENOENT || (!err && !ps->st.seq && !figures__proc_inexact(&ps->st))) {
 		w->snap->nprocs--; /* gone meanwhile, or nothing to show */
 		return 0;
 	}
@@ -109,11 +109,11 @@ static int snap_living(struct inflight_bpf *skel, const struct lifecycle *life,
 	struct living_walk w = { .skel = skel, .life = life, .snap = snap, .cap = cap,
 				 .fd = bpf_map__fd(skel->maps.procs) };
 
-	return map_walk(w.fd, sizeof(__u32), sizeof(struct infl_proc),
+	return map_walk__all(w.fd, sizeof(__u32), sizeof(struct infl_proc),
 			bpf_map__max_entries(skel->maps.procs), living_one, &w);
 }
 
-int snapshot_read(struct inflight_bpf *skel, struct lifecycle *life, struct snapshot *snap)
+int snapshot_read__take(struct inflight_bpf *skel, struct lifecycle *life, struct snapshot *snap)
 {
 	const struct proc_snapshot *ended;
 	int cap = 8, err, living, nended;
@@ -167,7 +167,7 @@ static __u32 map_count(struct bpf_map *map)
 {
 	__u32 n = 0;
 
-	map_walk(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map),
+	map_walk__all(bpf_map__fd(map), bpf_map__key_size(map), bpf_map__value_size(map),
 		 bpf_map__max_entries(map), count_one, &n);
 	return n;
 }

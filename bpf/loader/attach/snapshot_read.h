@@ -16,7 +16,7 @@
 /* Every traced process's state: the living from `skel`'s maps, then the final records
  * `life` keeps of those that ended, sorted by pid, then by when each record began. 0 or
  * -errno (nothing to free). The caller stamps it (mono_ns) and says why RSS is off. */
-int snapshot_read(struct inflight_bpf *skel, struct lifecycle *life, struct snapshot *snap);
+int snapshot_read__take(struct inflight_bpf *skel, struct lifecycle *life, struct snapshot *snap);
 
 /* Entries now in the kernel's process, buffer and owner maps. 0. */
 int snapshot_read__map_usage(struct inflight_bpf *skel, __u32 *procs, __u32 *bufs,

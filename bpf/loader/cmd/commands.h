@@ -11,18 +11,18 @@
 #define INFL_VERSION "0.1" /* --version, recordings' tool field, inflight_build_info */
 
 /* `inflight [OPTIONS] TARGET`: live timeline and final summary (trace.c); the default */
-int cmd_trace(int argc, char **argv);
+int cmd__trace(int argc, char **argv);
 /* `inflight list PATH|PID`: probes and names a binary carries (list.c) */
-int cmd_list(int argc, char **argv);
+int cmd__list(int argc, char **argv);
 /* `inflight serve [--listen ADDR:PORT] TARGET`: Prometheus exporter (serve.c) */
-int cmd_serve(int argc, char **argv);
+int cmd__serve(int argc, char **argv);
 
 /* `inflight record -o FILE TARGET`: events and snapshots into a recording (record.c) */
-int cmd_record(int argc, char **argv);
+int cmd__record(int argc, char **argv);
 /* `inflight report FILE`: render a recording offline (report.c) */
-int cmd_report(int argc, char **argv);
+int cmd__report(int argc, char **argv);
 /* `inflight compare A B`: two recordings side by side with ratios (compare.c) */
-int cmd_compare(int argc, char **argv);
+int cmd__compare(int argc, char **argv);
 
 /* The command table (main.c), for help texts; weak so that test programs linking the
  * loader's objects without main.o still link. NULL-name terminated. */

@@ -106,7 +106,7 @@ static const struct argp compare_argp = {
 
 static int load(struct cmp_run *r)
 {
-	int ret = rec_open_or_complain(r->file, 0, &r->rec), err;
+	int ret = recording__open_or_complain(r->file, 0, &r->rec), err;
 	char why[REC_ERR_LEN];
 
 	if (ret)
@@ -114,7 +114,7 @@ static int load(struct cmp_run *r)
 	err = timeline__build(r->rec, &r->tl, why);
 	if (err)
 		return err == -ENOMEM ? infl_err(EXIT_GENERIC, NULL, "%s: %s", r->file, why)
-				      : rec_complain(r->file, err, why);
+				      : recording__complain(r->file, err, why);
 	r->p = timeline__primary(r->tl);
 	if (!r->p)
 		return infl_err(EXIT_BAD_FILE, "record a run with `inflight record`",
@@ -135,7 +135,7 @@ static int format_of(const struct compare_args *a)
 	return F_TEXT;
 }
 
-int cmd_compare(int argc, char **argv)
+int cmd__compare(int argc, char **argv)
 {
 	static const char *const what[] = { "comparison", "JSON comparison", "SVG comparison" };
 	struct compare_args a = { .format = -1 };
@@ -164,12 +164,12 @@ int cmd_compare(int argc, char **argv)
 	if (!ret && cmp__build(&c))
 		ret = infl_err(EXIT_GENERIC, NULL, "compare: %s", strerror(ENOMEM));
 	if (!ret)
-		ret = render_output_open_guarded(a.out, inputs, ninputs, &out);
+		ret = render__output_open_guarded(a.out, inputs, ninputs, &out);
 	if (!ret) {
-		int err = fmt == F_SVG ? render_compare_svg(out, &c) : fmt == F_JSON ?
-			  render_compare_json(out, &c) : render_compare_text(out, &c);
+		int err = fmt == F_SVG ? render__compare_svg(out, &c) : fmt == F_JSON ?
+			  render__compare_json(out, &c) : render__compare_text(out, &c);
 
-		ret = render_output_close(out, a.out, what[fmt], err);
+		ret = render__output_close(out, a.out, what[fmt], err);
 	}
 	for (int s = 0; s < 2; s++) {
 		for (size_t i = 0; c.side[s].runs && i < c.side[s].n; i++) {

@@ -584,7 +584,7 @@ int flight__tick(struct flight *f, const struct snapshot *snap, __u64 now)
 	err = chunk_open(f, now);
 	if (err)
 		return err;
-	flight_check_triggers(f, snap, now);
+	flight__check_triggers(f, snap, now);
 	if (f->pending && now >= f->due_ns)
 		write_dump(f, snap, -1, now);
 	return evict(f, now);
@@ -605,15 +605,15 @@ void flight__finish(struct flight *f, const struct snapshot *snap, int status)
 		c->recs_len = len;
 	}
 	if ((f->o.on & (1u << FLIGHT_EXIT)) && status >= 0 && f->h.target_pid &&
-	    !flight_judged_pid(f, f->h.target_pid)) {
+	    !flight__judged_pid(f, f->h.target_pid)) {
 		if (WIFEXITED(status) && WEXITSTATUS(status))
-			flight_fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u exited with status %d",
+			flight__fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u exited with status %d",
 			     f->h.target_pid, WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
-			flight_fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u killed by signal %d",
+			flight__fire(f, FLIGHT_EXIT, f->h.target_pid, now, "pid %u killed by signal %d",
 			     f->h.target_pid, WTERMSIG(status));
 	}
-	flight_check_triggers(f, snap, now);
+	flight__check_triggers(f, snap, now);
 	if (f->pending) {
 		if (now < f->due_ns && !f->o.quiet)
 			infl_warn("flight recorder: the run ended %s before the dump's after-part "

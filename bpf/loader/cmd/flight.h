@@ -51,11 +51,11 @@ struct flight_opts {
 };
 
 /* The options of the flight recorder, one argp child for record and serve; its input is a
- * struct flight_opts (zeroed: the defaults are set by flight_opts_end). */
+ * struct flight_opts (zeroed: the defaults are set by flight_opts__end). */
 extern const struct argp flight_argp;
 /* With --ring: the defaults, --ring-size and the checks between options (one line and
  * EXIT_USAGE); without: refuses the recorder's other options. True when --ring is on. */
-bool flight_opts_end(struct flight_opts *o, bool ring_size_allowed);
+bool flight_opts__end(struct flight_opts *o, bool ring_size_allowed);
 
 struct flight;
 
@@ -65,7 +65,7 @@ void flight__stats(const struct flight *f, struct prom_dumps *st);
 
 /* Parses one --dump-on TRIGGER (or a comma-separated list) into `o`; one line and
  * EXIT_USAGE on bad input. Stage names are checked later (flight__new). */
-void flight_parse_trigger(struct flight_opts *o, const char *arg);
+void flight_opts__parse_trigger(struct flight_opts *o, const char *arg);
 
 /* `h`: the header every dump starts with (its strings must outlive the recorder); its
  * start times are replaced by the window's. Returns 0 or the exit code of a line said. */

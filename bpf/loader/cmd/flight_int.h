@@ -74,10 +74,10 @@ struct flight {
 /* Grows `arr` (of `elem`-byte items, `n` used, `*cap` allocated) to hold one more; NULL when
  * memory runs out (`arr` is left as it was). */
 /* Tests every trigger on `snap`; one that fires makes a dump pending. */
-void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 now);
-void flight_fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
+void flight__check_triggers(struct flight *f, const struct snapshot *snap, __u64 now);
+void flight__fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
 		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Whether some image of `pid` had its exit judged already. */
-bool flight_judged_pid(const struct flight *f, __u32 pid);
+bool flight__judged_pid(const struct flight *f, __u32 pid);
 
 #endif /* INFLIGHT_CMD_FLIGHT_INT_H */

@@ -10,7 +10,7 @@
 
 /* ---- the triggers' words ---- */
 
-void flight_parse_trigger(struct flight_opts *o, const char *arg)
+void flight_opts__parse_trigger(struct flight_opts *o, const char *arg)
 {
 	char buf[256], *save = NULL, *w;
 
@@ -118,7 +118,7 @@ static error_t flight_parse(int key, char *arg, struct argp_state *state)
 		o->dir = arg;
 		return 0;
 	case OPT_ON:
-		flight_parse_trigger(o, arg);
+		flight_opts__parse_trigger(o, arg);
 		return 0;
 	case OPT_AFTER:
 		if (parse_duration_ns(arg, 0, 600000000000ull, &o->after_ns))
@@ -144,7 +144,7 @@ static error_t flight_parse(int key, char *arg, struct argp_state *state)
 
 const struct argp flight_argp = { flight_options, flight_parse, NULL, NULL, NULL, NULL, NULL };
 
-bool flight_opts_end(struct flight_opts *o, bool ring_size_allowed)
+bool flight_opts__end(struct flight_opts *o, bool ring_size_allowed)
 {
 	if (!o->ring_ns) {
 		if (o->dir || o->on || (o->ring_size && !ring_size_allowed))

@@ -80,7 +80,7 @@ static __u64 rss_of(const struct proc_snapshot *ps)
 	return ps->st.exited ? 0 : proc_statm_rss(ps->pid);
 }
 
-void flight_fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
+void flight__fire(struct flight *f, enum flight_trigger kind, __u32 pid, __u64 now,
 		 const char *fmt, ...)
 {
 	struct trig t = { .kind = kind, .pid = pid, .mono_ns = now };
@@ -148,7 +148,7 @@ static bool judged(struct flight *f, __u32 pid, __u64 gen)
 	return false;
 }
 
-bool flight_judged_pid(const struct flight *f, __u32 pid)
+bool flight__judged_pid(const struct flight *f, __u32 pid)
 {
 	for (size_t i = 0; i < f->njudged; i++)
 		if (f->judged[i] >> 32 == pid)
@@ -167,10 +167,10 @@ static void check_exits(struct flight *f, const struct snapshot *snap, __u64 now
 		if (st < 0 || judged(f, id->pid, id->gen))
 			continue;
 		if (WIFEXITED(st) && WEXITSTATUS(st))
-			flight_fire(f, FLIGHT_EXIT, id->pid, now, "pid %u exited with status %d", id->pid,
+			flight__fire(f, FLIGHT_EXIT, id->pid, now, "pid %u exited with status %d", id->pid,
 			     WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))
-			flight_fire(f, FLIGHT_EXIT, id->pid, now, "pid %u killed by signal %d", id->pid,
+			flight__fire(f, FLIGHT_EXIT, id->pid, now, "pid %u killed by signal %d", id->pid,
 			     WTERMSIG(st));
 	}
 }
@@ -186,7 +186,7 @@ static void level(struct flight *f, enum flight_trigger kind, bool cond, __u32 p
 	if (!f->armed[kind])
 		return;
 	f->armed[kind] = false;
-	flight_fire(f, kind, pid, now, "%s", detail);
+	flight__fire(f, kind, pid, now, "%s", detail);
 }
 
 static void check_levels(struct flight *f, const struct snapshot *snap, __u64 now)
@@ -236,7 +236,7 @@ static void check_levels(struct flight *f, const struct snapshot *snap, __u64 no
 	level(f, FLIGHT_OWNERS, owners, opid, now, ow);
 }
 
-void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 now)
+void flight__check_triggers(struct flight *f, const struct snapshot *snap, __u64 now)
 {
 	char b1[FMT_LEN];
 
@@ -252,7 +252,7 @@ void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 
 		f->oomed = n;
 		f->oomed[f->noomed++] = ps->pid;
 		if (f->o.on & (1u << FLIGHT_OOM))
-			flight_fire(f, FLIGHT_OOM, ps->pid, now, "pid %u chosen by the OOM killer, "
+			flight__fire(f, FLIGHT_OOM, ps->pid, now, "pid %u chosen by the OOM killer, "
 			     "holding %s tracked", ps->pid, fmt_bytes(b1, ps->oom.tracked_bytes));
 	}
 	if (f->o.on & (1u << FLIGHT_EXIT))
@@ -265,6 +265,6 @@ void flight_check_triggers(struct flight *f, const struct snapshot *snap, __u64 
 		for (int i = 0; !pid && i < snap->nprocs; i++)
 			if (!snap->procs[i].st.exited)
 				pid = snap->procs[i].pid;
-		flight_fire(f, FLIGHT_SIGNAL, pid, now, "SIGUSR1 to inflight (pid %d)", (int)getpid());
+		flight__fire(f, FLIGHT_SIGNAL, pid, now, "SIGUSR1 to inflight (pid %d)", (int)getpid());
 	}
 }

@@ -427,7 +427,7 @@ static void json_images(struct json *j, const struct mapped_image *libs, int nli
 	json_obj_end(j);
 }
 
-int cmd_list(int argc, char **argv)
+int cmd__list(int argc, char **argv)
 {
 	struct list_args la = { 0 };
 	char path[PATH_MAX], shown[PATH_MAX], why[512];

@@ -16,12 +16,12 @@ const char *argp_program_version =
 	"inflight " INFL_VERSION " (probe contract " INFLIGHT__XSTR(INFLIGHT_CONTRACT_VERSION) ")";
 
 const struct infl_command infl_commands[] = {
-	{ "trace", cmd_trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
-	{ "serve", cmd_serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
-	{ "list", cmd_list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
-	{ "record", cmd_record, "-o FILE [OPTION...] TARGET", "record events for report, compare" },
-	{ "report", cmd_report, "[OPTION...] FILE", "render: text csv json chrome folded svg html" },
-	{ "compare", cmd_compare, "[--json] A B", "two recordings side by side, B/A ratios" },
+	{ "trace", cmd__trace, "[OPTION...] TARGET", "live timeline and final summary (default)" },
+	{ "serve", cmd__serve, "[--listen ADDR:PORT] TARGET", "Prometheus exporter (/metrics)" },
+	{ "list", cmd__list, "[--json] PATH|PID", "probes and class/stage names a binary carries" },
+	{ "record", cmd__record, "-o FILE [OPTION...] TARGET", "record events for report, compare" },
+	{ "report", cmd__report, "[OPTION...] FILE", "render: text csv json chrome folded svg html" },
+	{ "compare", cmd__compare, "[--json] A B", "two recordings side by side, B/A ratios" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -65,5 +65,5 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		refuse_misspelt(argv[1]);
 	argv[0] = "inflight";
-	return cmd_trace(argc, argv);
+	return cmd__trace(argc, argv);
 }

@@ -91,7 +91,7 @@ static void record_args_end(struct record_args *ra)
 {
 	struct flight_opts *f = &ra->ring;
 
-	if (!flight_opts_end(f, true)) {
+	if (!flight_opts__end(f, true)) {
 		if (f->ring_size) /* without --ring, --ring-size is the BPF ring's, as it was */
 			parse_bpf_ring(f->ring_size, "--ring-size", &ra->ring_bytes);
 		if (!ra->out)
@@ -250,7 +250,7 @@ static int snapshot(struct recorder *r, struct snapshot *snap)
 
 	if (err)
 		return err;
-	infl_anomalies_warn_new(snap, &r->warned); /* said when first seen, as trace does */
+	figures__anomalies_warn_new(snap, &r->warned); /* said when first seen, as trace does */
 	/* an image with classes or stages of its own was attached: the names as they are now */
 	if (!r->flight && session__names_gen(r->s) != r->names_gen) {
 		r->names_gen = session__names_gen(r->s);
@@ -527,7 +527,7 @@ static int record_ring(struct record_args *ra)
 
 	if (err)
 		return err;
-	if (run_install_signals())
+	if (run_loop__install_signals())
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
 	err = session__open(so, &s);
 	if (err)
@@ -547,7 +547,7 @@ static int record_ring(struct record_args *ra)
 		free(bin);
 		free(dir);
 	}
-	run_loop(s, &ops, rr, &end);
+	run_loop__run(s, &ops, rr, &end);
 	err = end.err;
 	if (!err)
 		err = ring_rec__finish(rr, end.gone ? end.status : -1);
@@ -557,10 +557,10 @@ static int record_ring(struct record_args *ra)
 		flight__say(ring_rec__flight(rr), session__now_ns() - start);
 	ring_rec__free(rr);
 	session__free(s);
-	return err ? EXIT_IO : run_exit_status(&end, so->mode);
+	return err ? EXIT_IO : run_loop__exit_status(&end, so->mode);
 }
 
-int cmd_record(int argc, char **argv)
+int cmd__record(int argc, char **argv)
 {
 	struct record_args ra = { .interval_ns = DEFAULT_INTERVAL_NS };
 	struct recorder r = { 0 };
@@ -579,7 +579,7 @@ int cmd_record(int argc, char **argv)
 		so->ringbuf_bytes = ra.ring_bytes;
 	if (ra.ring.ring_ns)
 		return record_ring(&ra);
-	err = run_install_signals();
+	err = run_loop__install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the file first: a bad path must not cost a started command */
@@ -614,7 +614,7 @@ int cmd_record(int argc, char **argv)
 
 	ops.interval_ns = ra.interval_ns;
 	if (!err)
-		run_loop(r.s, &ops, &r, &end);
+		run_loop__run(r.s, &ops, &r, &end);
 	err = err ?: end.err;
 	/* no more events, what the ring buffer still holds, then the final counters */
 	session__stop(r.s);
@@ -649,5 +649,5 @@ int cmd_record(int argc, char **argv)
 				fmt_bytes(b2, bytes), ra.out);
 	}
 	session__free(r.s);
-	return rc ?: run_exit_status(&end, so->mode);
+	return rc ?: run_loop__exit_status(&end, so->mode);
 }

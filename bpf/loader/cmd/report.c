@@ -23,13 +23,13 @@ static const struct {
 	const char *ext; /* output names ending so choose this format */
 	const char *what;
 } formats[] = {
-	{ "text", render_text, ".txt", "text report" },
-	{ "csv", render_csv, ".csv", "CSV timeline" },
-	{ "json", render_json, NULL, "JSON report" },
-	{ "chrome", render_chrome, ".trace.json", "Chrome trace" },
-	{ "folded", render_folded, ".folded", "folded stacks" },
-	{ "svg", render_svg, ".svg", "SVG" },
-	{ "html", render_html, ".html", "HTML report" },
+	{ "text", render__text, ".txt", "text report" },
+	{ "csv", render__csv, ".csv", "CSV timeline" },
+	{ "json", render__json, NULL, "JSON report" },
+	{ "chrome", render__chrome, ".trace.json", "Chrome trace" },
+	{ "folded", render__folded, ".folded", "folded stacks" },
+	{ "svg", render__svg, ".svg", "SVG" },
+	{ "html", render__html, ".html", "HTML report" },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -144,7 +144,7 @@ static const char report_doc[] =
 static const struct argp report_argp = { report_options, report_parse, "FILE", report_doc,
 					 NULL,		 NULL,		NULL };
 
-int cmd_report(int argc, char **argv)
+int cmd__report(int argc, char **argv)
 {
 	struct report_args a = { .format = -1 };
 	struct recording *rec = NULL;
@@ -158,14 +158,14 @@ int cmd_report(int argc, char **argv)
 	if (a.format < 0)
 		a.format = format_by_output(a.out);
 	a.ro.source = a.file;
-	ret = rec_open_or_complain(a.file, a.read_flags, &rec);
+	ret = recording__open_or_complain(a.file, a.read_flags, &rec);
 	if (ret)
 		return ret;
 	ret = timeline__build(rec, &tl, err);
 	if (ret) {
 		ret = ret == -ENOMEM ? infl_err(EXIT_GENERIC, "free some memory and retry",
 						"%s: %s", a.file, err)
-				     : rec_complain(a.file, ret, err);
+				     : recording__complain(a.file, ret, err);
 		recording__free(rec);
 		return ret;
 	}
@@ -184,11 +184,11 @@ int cmd_report(int argc, char **argv)
 		return infl_err(EXIT_USAGE, "choose a larger --step", "--step gives more than a "
 				"million rows for this recording");
 	}
-	ret = render_output_open_guarded(a.out, (const char *const *)&a.file, 1, &out);
+	ret = render__output_open_guarded(a.out, (const char *const *)&a.file, 1, &out);
 	if (!ret) {
 		int rerr = formats[a.format].fn(out, tl, &a.ro);
 
-		ret = render_output_close(out, a.out, formats[a.format].what, rerr);
+		ret = render__output_close(out, a.out, formats[a.format].what, rerr);
 	}
 	timeline__free(tl);
 	recording__free(rec);

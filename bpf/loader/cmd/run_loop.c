@@ -15,7 +15,7 @@ static void on_stop_signal(int sig)
 	stop_signal = sig;
 }
 
-int run_install_signals(void)
+int run_loop__install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: wake up */
 
@@ -32,7 +32,7 @@ static int wait_ms(__u64 now, __u64 deadline)
 	return ms < RUN_POLL_MS ? (int)ms : RUN_POLL_MS;
 }
 
-void run_loop(struct session *s, const struct run_ops *ops, void *ctx, struct run_end *end)
+void run_loop__run(struct session *s, const struct run_ops *ops, void *ctx, struct run_end *end)
 {
 	__u64 next_tick = session__now_ns() + ops->interval_ns;
 
@@ -72,7 +72,7 @@ void run_loop(struct session *s, const struct run_ops *ops, void *ctx, struct ru
 	}
 }
 
-const char *run_end_text(const struct run_end *e, enum session_mode mode)
+const char *run_loop__end_text(const struct run_end *e, enum session_mode mode)
 {
 	if (e->signal == SIGINT)
 		return "interrupted (SIGINT)";
@@ -81,7 +81,7 @@ const char *run_end_text(const struct run_end *e, enum session_mode mode)
 	return mode == SESSION_SPAWN ? "command exited" : "target exited";
 }
 
-int run_exit_status(const struct run_end *e, enum session_mode mode)
+int run_loop__exit_status(const struct run_end *e, enum session_mode mode)
 {
 	if (mode != SESSION_SPAWN)
 		return 0;

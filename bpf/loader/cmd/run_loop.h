@@ -33,17 +33,17 @@ struct run_end {
 };
 
 /* SIGINT and SIGTERM end the loop (no SA_RESTART: waits wake up). */
-int run_install_signals(void);
+int run_loop__install_signals(void);
 /* Runs until the target ends, a signal comes or wait or tick fails; after a signal, a spawned
  * command gets RUN_GRACE_NS to end (SIGTERM is passed on; the terminal sent Ctrl-C to it
  * already), the command's work still done meanwhile. */
-void run_loop(struct session *s, const struct run_ops *ops, void *ctx, struct run_end *end);
+void run_loop__run(struct session *s, const struct run_ops *ops, void *ctx, struct run_end *end);
 
 /* "command exited", "target exited", "interrupted (SIGINT)", "terminated (SIGTERM)" */
-const char *run_end_text(const struct run_end *e, enum session_mode mode);
+const char *run_loop__end_text(const struct run_end *e, enum session_mode mode);
 
 /* With -- CMD the command's status (128+N when signal N killed it), or 128+N when our own
  * signal N ended the run first; 0 in the other modes. */
-int run_exit_status(const struct run_end *e, enum session_mode mode);
+int run_loop__exit_status(const struct run_end *e, enum session_mode mode);
 
 #endif /* INFLIGHT_CMD_RUN_LOOP_H */

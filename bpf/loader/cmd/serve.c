@@ -108,7 +108,7 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 		state->child_inputs[1] = &sa->ring;
 		return 0;
 	case ARGP_KEY_END:
-		if (flight_opts_end(&sa->ring, false))
+		if (flight_opts__end(&sa->ring, false))
 			sa->ring.verbose = sa->attach.so.verbose;
 		return 0;
 	case 'l':
@@ -423,7 +423,7 @@ static int final_summary(struct server *sv, const struct serve_args *sa,
 		return infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	info.binary = session__binary(sv->s);
 	info.argv = so->mode == SESSION_SPAWN ? so->argv : NULL;
-	info.end = run_end_text(e, so->mode);
+	info.end = run_loop__end_text(e, so->mode);
 	info.target_pid = session__target_pid(sv->s);
 	info.target_status = e->gone ? e->status : -1;
 	if (r->older)
@@ -541,7 +541,7 @@ static void announce(const char *addr, const char *binary)
 	free(bin);
 }
 
-int cmd_serve(int argc, char **argv)
+int cmd__serve(int argc, char **argv)
 {
 	struct serve_args sa = { .keep_exited_ns = DEFAULT_KEEP_EXITED_NS };
 	const struct session_opts *so = &sa.attach.so;
@@ -563,7 +563,7 @@ int cmd_serve(int argc, char **argv)
 		sa.attach.so.record_events = true;
 		ops.interval_ns = RING_INTERVAL_NS;
 	}
-	if (!err && run_install_signals())
+	if (!err && run_loop__install_signals())
 		err = infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN); /* a scraper hanging up is not our end */
 	err = err ?: bind_listen(&sa, &fd);
@@ -597,7 +597,7 @@ int cmd_serve(int argc, char **argv)
 		infl_warn("serving on %s: reachable from other hosts", shown);
 	announce(shown, session__binary(sv.s));
 
-	run_loop(sv.s, &ops, &sv, &end);
+	run_loop__run(sv.s, &ops, &sv, &end);
 	mhd.stop_daemon(sv.d); /* closes the listening socket too */
 	if (sv.rr) {
 		err = ring_rec__finish(sv.rr, end.gone ? end.status : -1);
@@ -614,5 +614,5 @@ int cmd_serve(int argc, char **argv)
 	serve_retired__free(&sv.retired);
 	ring_rec__free(sv.rr);
 	session__free(sv.s);
-	return rc ?: run_exit_status(&end, so->mode);
+	return rc ?: run_loop__exit_status(&end, so->mode);
 }

@@ -243,7 +243,7 @@ static void check_procs(struct tracer *t, const struct snapshot *snap)
 	if (idents__sync(&t->idents, snap))
 		infl_warn("out of memory: some processes are not named");
 	idents__collect_exits(&t->idents);
-	infl_anomalies_warn_new(snap, &t->warned);
+	figures__anomalies_warn_new(snap, &t->warned);
 }
 
 static void check_now(struct tracer *t, __u64 now)
@@ -290,7 +290,7 @@ static void trace_housekeep(void *ctx, __u64 now)
 	report_ended(t->s, t->info, t->out, &t->idents);
 }
 
-int cmd_trace(int argc, char **argv)
+int cmd__trace(int argc, char **argv)
 {
 	struct trace_args ta = { 0 };
 	struct tracer t = { 0 };
@@ -310,11 +310,11 @@ int cmd_trace(int argc, char **argv)
 		return infl_err(EXIT_USAGE, "give -o FILE for the JSON: the command's own output "
 				"stays on stdout", "--json with -- CMD: the JSON lines would share "
 				"stdout with the command's output");
-	err = run_install_signals();
+	err = run_loop__install_signals();
 	if (err)
 		return infl_err(EXIT_GENERIC, NULL, "sigaction: %s", strerror(-err));
 	/* the output first: a bad path must not cost a started command */
-	rc = render_output_open(ta.out, &out);
+	rc = render__output_open(ta.out, &out);
 	if (rc)
 		return rc;
 	/* the executable as the process names it, while it surely still runs */
@@ -361,14 +361,14 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	ops.interval_ns = ta.interval_ns;
-	run_loop(t.s, &ops, &t, &end);
+	run_loop__run(t.s, &ops, &t, &end);
 
 	session__stop(t.s); /* the final counters: no probe hit accounted after them */
 	err = print_snapshot(t.s, t.live, &snap, t.shown_ns, true);
 	if (err) {
 		rc = infl_err(EXIT_BPF, NULL, "final snapshot: %s", strerror(-err));
 	} else {
-		info.end = run_end_text(&end, so->mode);
+		info.end = run_loop__end_text(&end, so->mode);
 		info.target_status = end.gone ? end.status : -1;
 		info.ring_lost = session__ring_lost(t.s);
 		if (t.live)
@@ -379,17 +379,17 @@ int cmd_trace(int argc, char **argv)
 	if (out == stdout) {
 		rc = rc ?: infl_flush_output(stdout, "stdout");
 	} else if ((fflush(out) || ferror(out)) && !rc) {
-		int e = render_output_errno(out) ?: EIO;
+		int e = render__output_errno(out) ?: EIO;
 
 		rc = infl_err(EXIT_IO, e == ENOSPC || e == EDQUOT ? "free some space, or write "
 			      "elsewhere" : NULL, "%s: %s: the output is incomplete", ta.out,
 			      strerror(e));
 	}
-	if (out != stdout && render_output_fclose(out) && !rc)
+	if (out != stdout && render__output_fclose(out) && !rc)
 		rc = infl_err(EXIT_IO, NULL, "%s: %s", ta.out, strerror(errno));
 	snapshot__free(&snap);
 	live__free(t.live);
 	idents__free(&t.idents);
 	session__free(t.s);
-	return rc ?: run_exit_status(&end, so->mode);
+	return rc ?: run_loop__exit_status(&end, so->mode);
 }

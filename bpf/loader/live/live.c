@@ -189,7 +189,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	char b1[FMT_LEN], b2[FMT_LEN], b3[FMT_LEN], name[CELL_W + 1], row[256];
 	bool other;
 
-	composition_totals(p->cur, p->owners, &t);
+	figures__composition_totals(p->cur, p->owners, &t);
 	ncols = pick_columns(l, cols, &other);
 
 	o = snprintf(row, sizeof(row), "pid %u  +%.2fs  tracked %s", ps->pid, rel_s(l, now),
@@ -214,7 +214,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	for (int s = 0; s < INFL_SLOTS; s++) {
 		struct infl_cell by_cls[INFL_CLASSES];
 
-		if (!composition_row_shown(&t, p->owners, s))
+		if (!figures__composition_row_shown(&t, p->owners, s))
 			continue;
 		for (int c = 0; c < INFL_CLASSES; c++)
 			by_cls[c] = p->cur[c][s];
@@ -229,7 +229,7 @@ static void text_proc(struct live *l, const struct proc_snapshot *ps, __u64 now)
 	o += snprintf(row + o, sizeof(row) - o, "  probe events %llu",
 		      (unsigned long long)(p->events[INFL_PROBE_ALLOC] + p->events[INFL_PROBE_FREE] +
 					   p->events[INFL_PROBE_STAGE]));
-	if (proc_inexact(p))
+	if (figures__proc_inexact(p))
 		o += snprintf(row + o, sizeof(row) - o, "  INEXACT (see summary)");
 	snprintf(row + o, sizeof(row) - o, "%s", ps->oom.ns ? "  OOM-KILLED" : p->exited ? "  exited" : "");
 	line(l, "%s", row);
@@ -267,9 +267,9 @@ static void json_proc(struct live *l, struct json *j, const struct proc_snapshot
 	json_kv_u64(j, "buf_free", p->events[INFL_PROBE_FREE]);
 	json_kv_u64(j, "stage", p->events[INFL_PROBE_STAGE]);
 	json_obj_end(j);
-	json_kv_bool(j, "exact", !proc_inexact(p));
+	json_kv_bool(j, "exact", !figures__proc_inexact(p));
 	proc_facts__oom_json(j, &ps->oom, l->origin);
-	json_composition(j, p->cur, p->owners, l->names);
+	figures__json_composition(j, p->cur, p->owners, l->names);
 	json_obj_end(j);
 }
 

@@ -231,7 +231,7 @@ PID_ONLY(f_tracked_bufs, "inflight_tracked_buffers", "", p->total_bufs)
 PID_ONLY(f_peak_bytes, "inflight_peak_bytes", "", p->peak_bytes)
 PID_ONLY(f_peak_bufs, "inflight_peak_buffers", "", p->peak_bufs)
 PID_ONLY(f_exited, "inflight_process_exited", "", p->exited ? 1 : 0)
-PID_ONLY(f_exact, "inflight_counts_exact", "", proc_inexact(p) ? 0 : 1)
+PID_ONLY(f_exact, "inflight_counts_exact", "", figures__proc_inexact(p) ? 0 : 1)
 PID_ONLY(f_started, "inflight_owners_started", "_total", p->owners_started)
 PID_ONLY(f_done, "inflight_owners_done", "_total", p->owners_done)
 PID_ONLY(f_dups, "inflight_duplicate_allocs", "_total", p->dup_alloc)
@@ -316,7 +316,7 @@ static void anomalies_of_kind(struct prom_w *w, const struct proc_snapshot *ps,
 		struct labels l = { .pid = ps->pid, .key = "reason", .val = infl_anomalies[i].key };
 
 		if (infl_anomalies[i].kind == kind)
-			sample(w, metric, "_total", &l, infl_anomaly_count(&ps->st, i));
+			sample(w, metric, "_total", &l, figures__anomaly_count(&ps->st, i));
 	}
 }
 

@@ -34,7 +34,7 @@ static const char *sig_abbrev(int sig)
 	return sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])) ? names[sig] : NULL;
 }
 
-const char *summary_wait_status(char *buf, size_t len, int status)
+const char *summary__wait_status(char *buf, size_t len, int status)
 {
 	if (status < 0)
 		snprintf(buf, len, "status unknown");
@@ -111,7 +111,7 @@ static void text_composition(FILE *f, const struct infl_cell cells[INFL_CLASSES]
 	struct composition_totals t;
 	int w = stage_w(n), list_col = LIST_COL + w - STAGE_W;
 
-	composition_totals(cells, owners, &t);
+	figures__composition_totals(cells, owners, &t);
 	fprintf(f, "  %-*s %6s %6s %9s  %s\n", w, "stage", "owners", "bufs", "bytes",
 		"by class (bufs/bytes)");
 	for (int s = 0; s < INFL_SLOTS; s++) {
@@ -195,9 +195,9 @@ static void text_header(FILE *f, const struct proc_snapshot *ps, __u64 now,
 	else if (p->flags & INFL_PROC_EXEC)
 		fprintf(f, "  this image ended by exec (the pid went on as another)");
 	else if (ps->pid == (__u32)info->target_pid && info->target_status >= 0)
-		fprintf(f, "  %s", summary_wait_status(st, sizeof(st), info->target_status));
+		fprintf(f, "  %s", summary__wait_status(st, sizeof(st), info->target_status));
 	else if (by_itself && id && id->wait_status >= 0) /* from its pidfd */
-		fprintf(f, "  %s at +%.3f s", summary_wait_status(st, sizeof(st), id->wait_status),
+		fprintf(f, "  %s at +%.3f s", summary__wait_status(st, sizeof(st), id->wait_status),
 			clock__rel_s(p->exit_ns, origin));
 	else if (by_itself)
 		fprintf(f, "  exited at +%.3f s", clock__rel_s(p->exit_ns, origin));
@@ -254,7 +254,7 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	const char *when = p->flags & INFL_PROC_EXEC ? "at the exec" :
 			   p->exited ? "at exit" : "at the end";
 
-	composition_totals(p->cur, p->owners, &t);
+	figures__composition_totals(p->cur, p->owners, &t);
 	if (!t.all.count && !t.all.bytes && !t.owners) {
 		fprintf(f, "\nin flight %s: nothing\n", when);
 	} else {
@@ -266,7 +266,7 @@ static void text_end(FILE *f, const struct infl_proc *p, const struct infl_names
 	if (p->rss_total)
 		fprintf(f, "  rss %s, untracked %s\n", fmt_bytes(b, p->rss_total),
 			fmt_bytes(b2, p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0));
-	leak_candidates(p, n, &lk);
+	figures__leak_candidates(p, n, &lk);
 	if (!lk.all.count && !lk.owners) {
 		fprintf(f, "leak candidates: none\n");
 		return;
@@ -383,9 +383,9 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 		char item[192];
 		int len;
 
-		if (!infl_anomaly_count(p, i))
+		if (!figures__anomaly_count(p, i))
 			continue;
-		len = (int)strlen(infl_anomaly_phrase(item, sizeof(item), i, p));
+		len = (int)strlen(figures__anomaly_phrase(item, sizeof(item), i, p));
 		if (!any)
 			col = fprintf(f, "\nanomalies: %s", item);
 		else if (col + 2 + len > LINE_MAX_COLS)
@@ -404,7 +404,7 @@ static void text_anomalies(FILE *f, const struct infl_proc *p, const struct summ
 		fprintf(f, "\nanomalies: none\n");
 	else
 		fputc('\n', f);
-	if (proc_inexact(p))
+	if (figures__proc_inexact(p))
 		fprintf(f, "  the totals above are INEXACT: some updates were not accounted\n"
 			   "  (a map was full or a lock timed out); see docs/cli.md\n");
 }
@@ -495,7 +495,7 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 			char st[64];
 
 			fprintf(f, "  pid %d %s\n", (int)info->target_pid,
-				summary_wait_status(st, sizeof(st), info->target_status));
+				summary__wait_status(st, sizeof(st), info->target_status));
 		}
 	}
 	for (int i = 0; i < snap->nprocs; i++) {

@@ -34,6 +34,6 @@ void summary__print(FILE *f, const struct snapshot *snap, const struct infl_name
 		    const struct summary_info *info);
 
 /* "exited with status 3", "killed by SIGKILL", for a wait status. Returns buf. */
-const char *summary_wait_status(char *buf, size_t len, int status);
+const char *summary__wait_status(char *buf, size_t len, int status);
 
 #endif /* INFLIGHT_SUMMARY_H */

@@ -17,7 +17,7 @@ const size_t infl_nanomalies = sizeof(infl_anomalies) / sizeof(infl_anomalies[0]
 _Static_assert(sizeof(infl_anomalies) / sizeof(infl_anomalies[0]) <= 32,
 	       "infl_anomalies_warn_new: one bit each");
 
-__u64 infl_refused_id(__u64 seen, bool *undeclared)
+__u64 figures__refused_id(__u64 seen, bool *undeclared)
 {
 	*undeclared = (seen & ~(__u64)0xff) == INFL_ID_REFUSED && (seen & 0xff) < INFL_USDT_IDS;
 	return *undeclared ? seen & 0xff : seen;
@@ -30,7 +30,7 @@ static void seen_id(char *buf, size_t len, const char *key, const struct infl_pr
 		     !strcmp(key, "bad_stage") ? p->bad_stage_seen : 0;
 	size_t at = strlen(buf);
 	bool undeclared;
-	__u64 id = infl_refused_id(seen, &undeclared);
+	__u64 id = figures__refused_id(seen, &undeclared);
 
 	if (!seen || at >= len)
 		return;
@@ -42,34 +42,34 @@ static void seen_id(char *buf, size_t len, const char *key, const struct infl_pr
 		snprintf(buf + at, len - at, " (the latest: %llu)", (unsigned long long)id);
 }
 
-const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p)
+const char *figures__anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p)
 {
 	const struct infl_anomaly *a = &infl_anomalies[i];
-	__u64 n = infl_anomaly_count(p, i);
+	__u64 n = figures__anomaly_count(p, i);
 
 	snprintf(buf, len, "%llu %s %s", (unsigned long long)n, n == 1 ? a->one : a->many, a->what);
 	seen_id(buf, len, a->key, p);
 	return buf;
 }
 
-void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned)
+void figures__anomalies_warn_new(const struct snapshot *snap, __u32 *warned)
 {
 	char what[192];
 
 	for (int k = 0; k < snap->nprocs; k++)
 		for (size_t i = 0; i < infl_nanomalies; i++) {
-			__u64 n = infl_anomaly_count(&snap->procs[k].st, i);
+			__u64 n = figures__anomaly_count(&snap->procs[k].st, i);
 
 			if (!n || (*warned & (1u << i)))
 				continue;
 			*warned |= 1u << i;
 			infl_warn("pid %u: %s (first seen)",
 				  snap->procs[k].pid,
-				  infl_anomaly_phrase(what, sizeof(what), i, &snap->procs[k].st));
+				  figures__anomaly_phrase(what, sizeof(what), i, &snap->procs[k].st));
 		}
 }
 
-__u64 infl_anomaly_count(const struct infl_proc *p, size_t i)
+__u64 figures__anomaly_count(const struct infl_proc *p, size_t i)
 {
 	__u64 v;
 
@@ -77,15 +77,15 @@ __u64 infl_anomaly_count(const struct infl_proc *p, size_t i)
 	return v;
 }
 
-bool proc_inexact(const struct infl_proc *p)
+bool figures__proc_inexact(const struct infl_proc *p)
 {
 	for (size_t i = 0; i < infl_nanomalies; i++)
-		if (infl_anomalies[i].inexact && infl_anomaly_count(p, i))
+		if (infl_anomalies[i].inexact && figures__anomaly_count(p, i))
 			return true;
 	return false;
 }
 
-void composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
+void figures__composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 			const __u64 owners[INFL_SLOTS], struct composition_totals *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -106,21 +106,21 @@ void composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 }
 
 /* Rows: stages in id order, then the no-stage slot; only those holding or owning. */
-bool composition_row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS], int s)
+bool figures__composition_row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS], int s)
 {
 	return t->slot[s].count || t->slot[s].bytes || owners[s];
 }
 
-void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
+void figures__json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 		      const __u64 owners[INFL_SLOTS], const struct infl_names *n)
 {
 	struct composition_totals t;
 
-	composition_totals(cells, owners, &t);
+	figures__composition_totals(cells, owners, &t);
 	json_key(j, "stages");
 	json_arr(j);
 	for (int s = 0; s < INFL_SLOTS; s++) {
-		if (!composition_row_shown(&t, owners, s))
+		if (!figures__composition_row_shown(&t, owners, s))
 			continue;
 		json_obj(j);
 		json_kv_str(j, "stage", names__stage(n, s));
@@ -157,7 +157,7 @@ void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES]
 	json_obj_end(j);
 }
 
-void leak_candidates(const struct infl_proc *p, const struct infl_names *n,
+void figures__leak_candidates(const struct infl_proc *p, const struct infl_names *n,
 		     struct leak_candidates *lk)
 {
 	memset(lk, 0, sizeof(*lk));

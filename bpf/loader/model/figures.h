@@ -22,16 +22,16 @@ struct composition_totals {
 	struct infl_cell all;
 	__u64 owners;
 };
-void composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
+void figures__composition_totals(const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 			const __u64 owners[INFL_SLOTS], struct composition_totals *t);
 /* Rows shown: stages in id order, then the no-stage slot; only those holding or owning. */
-bool composition_row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS],
+bool figures__composition_row_shown(const struct composition_totals *t, const __u64 owners[INFL_SLOTS],
 			   int s);
 
 /* Writes "stages": [...] (rows that hold something or have owners) and "classes": {...}
  * (per-class totals of classes that hold something) of a moment into the current object:
  * the JSON shape shared by the timeline and the summary (docs/json.md). */
-void json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
+void figures__json_composition(struct json *j, const struct infl_cell cells[INFL_CLASSES][INFL_SLOTS],
 		      const __u64 owners[INFL_SLOTS], const struct infl_names *n);
 
 /* Leak candidates: what owners in terminal stages (n->terminal_mask) still hold. */
@@ -40,7 +40,7 @@ struct leak_candidates {
 	struct infl_cell all;
 	struct infl_cell cls[INFL_CLASSES];
 };
-void leak_candidates(const struct infl_proc *p, const struct infl_names *n,
+void figures__leak_candidates(const struct infl_proc *p, const struct infl_names *n,
 		     struct leak_candidates *lk);
 
 /* The anomalies of inflight.h's INFL_ANOMALIES table, for every output. */
@@ -54,20 +54,20 @@ struct infl_anomaly {
 };
 extern const struct infl_anomaly infl_anomalies[];
 extern const size_t infl_nanomalies;
-__u64 infl_anomaly_count(const struct infl_proc *p, size_t i);
+__u64 figures__anomaly_count(const struct infl_proc *p, size_t i);
 /* The id the probe passed, of bad_class_seen or bad_stage_seen; `undeclared` when it is an
  * id its image does not declare whose slot another image holds (bpf/usdt_spec.h). */
-__u64 infl_refused_id(__u64 seen, bool *undeclared);
+__u64 figures__refused_id(__u64 seen, bool *undeclared);
 /* Anomaly i of `p`, the count first, and for a refused id the latest one the kernel saw:
  * "2 events with a class id >= 16 (the latest: 20)". Returns buf. */
-const char *infl_anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p);
+const char *figures__anomaly_phrase(char *buf, size_t len, size_t i, const struct infl_proc *p);
 /* One warning line on stderr for each kind of anomaly the first time a process of `snap`
  * has it ("inflight: warning: pid 7: 2 events with a class id >= 16 (first seen)");
  * `warned` holds the kinds already said, one bit each. */
 struct snapshot;
-void infl_anomalies_warn_new(const struct snapshot *snap, __u32 *warned);
+void figures__anomalies_warn_new(const struct snapshot *snap, __u32 *warned);
 
 /* True when a counter that makes totals inexact is non-zero (see docs/cli.md). */
-bool proc_inexact(const struct infl_proc *p);
+bool figures__proc_inexact(const struct infl_proc *p);
 
 #endif /* INFLIGHT_MODEL_FIGURES_H */

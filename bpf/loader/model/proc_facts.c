@@ -111,7 +111,7 @@ static void json_peak(struct json *j, const struct proc_facts *pf)
 	json_kv_opt_f64(j, "time_s", p->peak_bytes, rel_s(p->peak_ns, pf->origin), 6);
 	json_kv_u64(j, "seq", p->peak_seq);
 	json_kv_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
-	json_composition(j, p->peak, p->peak_owners, pf->names);
+	figures__json_composition(j, p->peak, p->peak_owners, pf->names);
 	json_obj_end(j);
 
 	json_key(j, "rss");
@@ -129,8 +129,8 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 	struct composition_totals t;
 	struct leak_candidates lk;
 
-	composition_totals(p->cur, p->owners, &t);
-	leak_candidates(p, pf->names, &lk);
+	figures__composition_totals(p->cur, p->owners, &t);
+	figures__leak_candidates(p, pf->names, &lk);
 	json_key(j, "at_end");
 	json_obj(j);
 	json_kv_u64(j, "bytes", t.all.bytes);
@@ -138,7 +138,7 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 	json_kv_u64(j, "owners", t.owners);
 	json_kv_opt_u64(j, "untracked_bytes", p->rss_total,
 		     p->rss_total > t.all.bytes ? p->rss_total - t.all.bytes : 0);
-	json_composition(j, p->cur, p->owners, pf->names);
+	figures__json_composition(j, p->cur, p->owners, pf->names);
 	json_key(j, "leak_candidates");
 	json_obj(j);
 	json_kv_u64(j, "owners", lk.owners);
@@ -154,7 +154,7 @@ static void json_at_end(struct json *j, const struct proc_facts *pf)
 static void json_refused(struct json *j, const char *key, __u64 seen)
 {
 	bool undeclared;
-	__u64 id = infl_refused_id(seen, &undeclared);
+	__u64 id = figures__refused_id(seen, &undeclared);
 
 	json_key(j, key);
 	if (!seen) {
@@ -206,7 +206,7 @@ static void json_dwell(struct json *j, const struct proc_facts *pf)
 	json_key(j, "anomalies");
 	json_obj(j);
 	for (size_t i = 0; i < infl_nanomalies; i++)
-		json_kv_u64(j, infl_anomalies[i].key, infl_anomaly_count(p, i));
+		json_kv_u64(j, infl_anomalies[i].key, figures__anomaly_count(p, i));
 	json_kv_u64(j, "ring_lost", pf->ring_lost);
 	json_obj_end(j);
 	json_key(j, "refused_ids");
@@ -260,5 +260,5 @@ void proc_facts__json(struct json *j, const struct proc_facts *pf)
 	json_lifetime(j, p, pf->names);
 	json_at_end(j, pf);
 	json_dwell(j, pf);
-	json_kv_bool(j, "exact", !proc_inexact(p) && !pf->approximate);
+	json_kv_bool(j, "exact", !figures__proc_inexact(p) && !pf->approximate);
 }

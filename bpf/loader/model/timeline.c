@@ -547,7 +547,7 @@ int timeline__build(struct recording *rec, struct timeline **out, char err[REC_E
 		return -ENOMEM;
 	}
 	tl->rec = rec;
-	ret = rec_scan(rec, &build_visitor, &b, err);
+	ret = recording__scan(rec, &build_visitor, &b, err);
 	if (!ret && b.oom) {
 		snprintf(err, REC_ERR_LEN, "out of memory");
 		ret = -ENOMEM;
@@ -625,7 +625,7 @@ const struct tl_proc *timeline__primary(const struct timeline *tl)
 bool tl_proc__exact(const struct tl_proc *p)
 {
 	return !p->seq_gaps && !p->lost_kernel && !p->lost_user && !p->diverged &&
-	       !(p->kernel_final && proc_inexact(p->kernel_final));
+	       !(p->kernel_final && figures__proc_inexact(p->kernel_final));
 }
 
 __u64 tl_state__slot_bytes(const struct tl_state *s, unsigned slot)

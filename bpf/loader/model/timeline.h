@@ -108,8 +108,8 @@ struct timeline {
 	__u64 t_end;	       /* the recording's end */
 };
 
-/* Replays `rec` (walking its records once: rec_scan). Returns 0, -ENOMEM, or an error of
- * rec_scan() with `err` saying what and where. The timeline points into rec: free it first. */
+/* Replays `rec` (walking its records once: recording__scan). Returns 0, -ENOMEM, or an error of
+ * recording__scan() with `err` saying what and where. The timeline points into rec: free it first. */
 int timeline__build(struct recording *rec, struct timeline **out, char err[REC_ERR_LEN]);
 void timeline__free(struct timeline *tl);
 

@@ -9,7 +9,7 @@
 #include "recording/rec_format.h"
 #include "recording/rec_reader.h"
 
-bool dec_corrupt(struct cur *c, const char *fmt, ...)
+bool dec__corrupt(struct cur *c, const char *fmt, ...)
 {
 	char what[160];
 	va_list ap;
@@ -27,20 +27,20 @@ bool dec_corrupt(struct cur *c, const char *fmt, ...)
 	return false;
 }
 
-bool dec_need(struct cur *c, size_t n)
+bool dec__need(struct cur *c, size_t n)
 {
 	if (c->bad)
 		return false;
 	if (c->len - c->off < n)
-		return dec_corrupt(c, "field runs past the end of its record");
+		return dec__corrupt(c, "field runs past the end of its record");
 	return true;
 }
 
-__u64 dec_le(struct cur *c, int bytes)
+__u64 dec__le(struct cur *c, int bytes)
 {
 	__u64 v = 0;
 
-	if (!dec_need(c, bytes))
+	if (!dec__need(c, bytes))
 		return 0;
 	for (int i = 0; i < bytes; i++)
 		v |= (__u64)c->p[c->off + i] << (8 * i);
@@ -48,14 +48,14 @@ __u64 dec_le(struct cur *c, int bytes)
 	return v;
 }
 
-__u64 dec_varint(struct cur *c)
+__u64 dec__varint(struct cur *c)
 {
 	__u64 v = 0;
 
 	for (int shift = 0; shift < 70; shift += 7) {
 		__u8 b;
 
-		if (!dec_need(c, 1))
+		if (!dec__need(c, 1))
 			return 0;
 		b = c->p[c->off++];
 		if (shift == 63 && b > 1)
@@ -64,31 +64,31 @@ __u64 dec_varint(struct cur *c)
 		if (!(b & 0x80))
 			return v;
 	}
-	dec_corrupt(c, "varint longer than 64 bits");
+	dec__corrupt(c, "varint longer than 64 bits");
 	return 0;
 }
 
-__u64 dec_max(struct cur *c, __u64 max, const char *what)
+__u64 dec__max(struct cur *c, __u64 max, const char *what)
 {
-	__u64 v = dec_varint(c);
+	__u64 v = dec__varint(c);
 
 	if (v > max) {
-		dec_corrupt(c, "%s %llu out of range (max %llu)", what, (unsigned long long)v,
+		dec__corrupt(c, "%s %llu out of range (max %llu)", what, (unsigned long long)v,
 			    (unsigned long long)max);
 		return 0;
 	}
 	return v;
 }
 
-char *dec_str(struct cur *c, const char *what)
+char *dec__str(struct cur *c, const char *what)
 {
-	size_t n = dec_max(c, REC_MAX_STR, what);
+	size_t n = dec__max(c, REC_MAX_STR, what);
 	char *s;
 
-	if (!dec_need(c, n))
+	if (!dec__need(c, n))
 		return NULL;
 	if (memchr(c->p + c->off, 0, n)) {
-		dec_corrupt(c, "%s contains a NUL byte", what);
+		dec__corrupt(c, "%s contains a NUL byte", what);
 		return NULL;
 	}
 	/* kept as it is: every output escapes it (util/sanitize.h), JSON losslessly */
@@ -98,98 +98,98 @@ char *dec_str(struct cur *c, const char *what)
 		s[n] = 0;
 	}
 	if (!s) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return NULL;
 	}
 	c->off += n;
 	return s;
 }
 
-void dec_name(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *what)
+void dec__name(struct cur *c, char *dst, size_t cap, bool empty_ok, const char *what)
 {
-	size_t n = dec_max(c, REC_MAX_STR, what);
+	size_t n = dec__max(c, REC_MAX_STR, what);
 	char raw[64];
 
-	if (!dec_need(c, n))
+	if (!dec__need(c, n))
 		return;
 	if (n >= cap || n >= sizeof(raw) || (!n && !empty_ok)) {
-		dec_corrupt(c, "%s: a name of %zu bytes (1 to %zu)", what, n, cap - 1);
+		dec__corrupt(c, "%s: a name of %zu bytes (1 to %zu)", what, n, cap - 1);
 		return;
 	}
 	memcpy(raw, c->p + c->off, n);
 	raw[n] = 0;
 	if (n && (memchr(raw, 0, n) || !san_name_ok(raw))) {
-		dec_corrupt(c, "%s: a name outside the contract's [A-Za-z0-9_.:-]", what);
+		dec__corrupt(c, "%s: a name outside the contract's [A-Za-z0-9_.:-]", what);
 		return;
 	}
 	strcpy(dst, raw);
 	c->off += n;
 }
 
-__s64 dec_unzigzag(__u64 v)
+__s64 dec__unzigzag(__u64 v)
 {
 	return (__s64)(v >> 1) ^ -(__s64)(v & 1);
 }
 
-__u64 dec_event_count(struct cur *c, __u64 *ts)
+__u64 dec__event_count(struct cur *c, __u64 *ts)
 {
 	/* the smallest encoded event is 11 bytes: a count above len/11 is a lie */
-	__u64 count = dec_max(c, (c->len - c->off) / 11, "event count");
+	__u64 count = dec__max(c, (c->len - c->off) / 11, "event count");
 
-	*ts = dec_varint(c);
+	*ts = dec__varint(c);
 	if (!count && !c->bad)
-		dec_corrupt(c, "empty event chunk");
+		dec__corrupt(c, "empty event chunk");
 	return c->bad ? 0 : count;
 }
 
-bool dec_event(struct cur *c, __u64 *ts, struct infl_event *ev)
+bool dec__event(struct cur *c, __u64 *ts, struct infl_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
-	ev->type = dec_le(c, 1);
-	ev->id = dec_le(c, 1);
-	ev->flags = dec_le(c, 1);
-	ev->from_slot = dec_le(c, 1);
-	*ts += dec_unzigzag(dec_varint(c));
+	ev->type = dec__le(c, 1);
+	ev->id = dec__le(c, 1);
+	ev->flags = dec__le(c, 1);
+	ev->from_slot = dec__le(c, 1);
+	*ts += dec__unzigzag(dec__varint(c));
 	ev->ts_ns = *ts;
-	ev->seq = dec_varint(c);
-	ev->pid = dec_max(c, 0xffffffffu, "pid");
-	ev->tid = dec_max(c, 0xffffffffu, "tid");
-	ev->arg0 = dec_varint(c);
-	ev->arg1 = dec_varint(c);
-	ev->arg2 = dec_varint(c);
+	ev->seq = dec__varint(c);
+	ev->pid = dec__max(c, 0xffffffffu, "pid");
+	ev->tid = dec__max(c, 0xffffffffu, "tid");
+	ev->arg0 = dec__varint(c);
+	ev->arg1 = dec__varint(c);
+	ev->arg2 = dec__varint(c);
 	if (c->bad)
 		return false;
 	if (ev->type > INFL_EV_EXIT)
-		return dec_corrupt(c, "event type %u unknown", ev->type);
+		return dec__corrupt(c, "event type %u unknown", ev->type);
 	if (ev->from_slot >= INFL_SLOTS)
-		return dec_corrupt(c, "event slot %u out of range", ev->from_slot);
+		return dec__corrupt(c, "event slot %u out of range", ev->from_slot);
 	/* rejected events carry the id the program passed; all others a valid one */
 	if (!(ev->flags & INFL_EVF_REJECTED) &&
 	    ((ev->type == INFL_EV_STAGE && ev->id >= INFL_MAX_STAGES) ||
 	     (ev->type <= INFL_EV_FREE && ev->id >= INFL_CLASSES)))
-		return dec_corrupt(c, "event id %u out of range", ev->id);
+		return dec__corrupt(c, "event id %u out of range", ev->id);
 	return true;
 }
 
-void dec_events(struct cur *c, void (*fn)(void *ctx, const struct infl_event *ev), void *ctx)
+void dec__events(struct cur *c, void (*fn)(void *ctx, const struct infl_event *ev), void *ctx)
 {
-	__u64 ts, count = dec_event_count(c, &ts);
+	__u64 ts, count = dec__event_count(c, &ts);
 
 	for (__u64 i = 0; i < count && !c->bad; i++) {
 		struct infl_event ev;
 
-		if (dec_event(c, &ts, &ev) && fn)
+		if (dec__event(c, &ts, &ev) && fn)
 			fn(ctx, &ev);
 	}
 }
 
-void dec_state(struct cur *c, struct infl_proc *st)
+void dec__state(struct cur *c, struct infl_proc *st)
 {
-	__u64 count = dec_max(c, (c->len - c->off) / 3, "field count");
+	__u64 count = dec__max(c, (c->len - c->off) / 3, "field count");
 
 	memset(st, 0, sizeof(*st));
 	for (__u64 i = 0; i < count && !c->bad; i++) {
-		__u64 tag = dec_varint(c), idx = dec_varint(c), v = dec_varint(c);
+		__u64 tag = dec__varint(c), idx = dec__varint(c), v = dec__varint(c);
 		const struct rec_field *rf = NULL;
 
 		for (size_t f = 0; f < rec_nfields; f++)
@@ -198,7 +198,7 @@ void dec_state(struct cur *c, struct infl_proc *st)
 		if (c->bad || !rf)
 			continue; /* a field of a newer minor version */
 		if (idx >= rf->nelems) {
-			dec_corrupt(c, "field %llu index %llu out of range", (unsigned long long)tag,
+			dec__corrupt(c, "field %llu index %llu out of range", (unsigned long long)tag,
 				    (unsigned long long)idx);
 			return;
 		}
@@ -206,7 +206,7 @@ void dec_state(struct cur *c, struct infl_proc *st)
 			__u32 v32 = v;
 
 			if (v32 != v)
-				dec_corrupt(c, "field %llu value too large", (unsigned long long)tag);
+				dec__corrupt(c, "field %llu value too large", (unsigned long long)tag);
 			memcpy((char *)st + rf->offset + 4 * idx, &v32, 4);
 		} else {
 			memcpy((char *)st + rf->offset + 8 * idx, &v, 8);

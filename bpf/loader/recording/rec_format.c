@@ -71,7 +71,7 @@ const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 
 /* zlib's CRC-32 (the binary links zlib anyway): several times faster than a byte table,
  * which matters when a multi-GiB recording is checked */
-__u32 rec_crc32(__u32 crc, const void *buf, size_t len)
+__u32 rec_format__crc32(__u32 crc, const void *buf, size_t len)
 {
 	while (len) {
 		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;

@@ -139,6 +139,6 @@ extern const struct rec_field rec_fields[];
 extern const size_t rec_nfields;
 
 /* CRC-32 (IEEE 802.3, the one of zlib and gzip) */
-__u32 rec_crc32(__u32 crc, const void *buf, size_t len);
+__u32 rec_format__crc32(__u32 crc, const void *buf, size_t len);
 
 #endif /* INFLIGHT_REC_FORMAT_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Reads recordings: the preamble and header at open, then one checked walk over the records
- * (rec_scan) that hands their contents to a visitor and keeps only per-process facts.
+ * (recording__scan) that hands their contents to a visitor and keeps only per-process facts.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -43,30 +43,30 @@ static void parse_names(struct cur *c, struct infl_names *n)
 	char what[32];
 
 	names__init(n);
-	n->contract_version = dec_max(c, 0xffff, "contract version");
-	dec_name(c, n->provider, sizeof(n->provider), true, "the provider");
-	count = dec_max(c, INFL_MAX_CLASSES, "class count");
+	n->contract_version = dec__max(c, 0xffff, "contract version");
+	dec__name(c, n->provider, sizeof(n->provider), true, "the provider");
+	count = dec__max(c, INFL_MAX_CLASSES, "class count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
-		id = dec_max(c, INFL_MAX_CLASSES - 1, "class id");
+		id = dec__max(c, INFL_MAX_CLASSES - 1, "class id");
 		if (n->cls_declared & (1u << id))
-			dec_corrupt(c, "class %llu named twice", (unsigned long long)id);
+			dec__corrupt(c, "class %llu named twice", (unsigned long long)id);
 		snprintf(what, sizeof(what), "class %llu", (unsigned long long)id);
-		dec_name(c, n->cls[id], sizeof(n->cls[id]), false, what);
+		dec__name(c, n->cls[id], sizeof(n->cls[id]), false, what);
 		n->cls_declared |= 1u << id;
 	}
-	count = dec_max(c, INFL_MAX_STAGES, "stage count");
+	count = dec__max(c, INFL_MAX_STAGES, "stage count");
 	for (__u64 i = 0; i < count && !c->bad; i++) {
-		id = dec_max(c, INFL_MAX_STAGES - 1, "stage id");
+		id = dec__max(c, INFL_MAX_STAGES - 1, "stage id");
 		if (n->stage_declared & (1u << id))
-			dec_corrupt(c, "stage %llu named twice", (unsigned long long)id);
+			dec__corrupt(c, "stage %llu named twice", (unsigned long long)id);
 		snprintf(what, sizeof(what), "stage %llu", (unsigned long long)id);
-		dec_name(c, n->stage[id], sizeof(n->stage[id]), false, what);
+		dec__name(c, n->stage[id], sizeof(n->stage[id]), false, what);
 		n->stage_declared |= 1u << id;
 	}
-	n->entry_mask = dec_max(c, 0xffff, "entry stage mask");
-	n->terminal_mask = dec_max(c, 0xffff, "terminal stage mask");
+	n->entry_mask = dec__max(c, 0xffff, "entry stage mask");
+	n->terminal_mask = dec__max(c, 0xffff, "terminal stage mask");
 	if (n->entry_mask & n->terminal_mask)
-		dec_corrupt(c, "a stage is both entry and terminal");
+		dec__corrupt(c, "a stage is both entry and terminal");
 }
 
 static void parse_header(struct cur *c, struct recording *r)
@@ -74,16 +74,16 @@ static void parse_header(struct cur *c, struct recording *r)
 	size_t len;
 
 	parse_names(c, &r->names);
-	r->host = dec_str(c, "host");
-	r->argc = dec_max(c, REC_MAX_ARGS, "argument count");
+	r->host = dec__str(c, "host");
+	r->argc = dec__max(c, REC_MAX_ARGS, "argument count");
 	r->argv = calloc(r->argc + 1, sizeof(*r->argv));
 	if (!r->argv) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
 	len = 1;
 	for (int i = 0; i < r->argc && !c->bad; i++) {
-		r->argv[i] = dec_str(c, "argument");
+		r->argv[i] = dec__str(c, "argument");
 		len += r->argv[i] ? strlen(r->argv[i]) + 1 : 0;
 	}
 	r->cmdline = calloc(1, len);
@@ -92,15 +92,15 @@ static void parse_header(struct cur *c, struct recording *r)
 			strcat(r->cmdline, " ");
 		strcat(r->cmdline, r->argv[i]);
 	}
-	r->binary = dec_str(c, "binary");
-	r->mode = dec_max(c, 2, "attach mode");
-	r->target_pid = dec_max(c, 0xffffffffu, "target pid");
-	r->start_wall_ns = dec_varint(c);
-	r->start_mono_ns = dec_varint(c);
-	r->interval_ns = dec_varint(c);
-	r->tool = dec_str(c, "tool");
+	r->binary = dec__str(c, "binary");
+	r->mode = dec__max(c, 2, "attach mode");
+	r->target_pid = dec__max(c, 0xffffffffu, "target pid");
+	r->start_wall_ns = dec__varint(c);
+	r->start_mono_ns = dec__varint(c);
+	r->interval_ns = dec__varint(c);
+	r->tool = dec__str(c, "tool");
 	if (!c->bad && (!r->host || !r->cmdline || !r->binary || !r->tool))
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 }
 
 /* ---- the walk ---- */
@@ -116,7 +116,7 @@ static int read_frame(struct rec_rd *rd, __u64 pos, size_t record, bool crc_chec
 		      struct frame *fr, char *err)
 {
 	const unsigned char *p;
-	long long got = rec_rd_get(rd, pos, REC_FRAME_HEAD, &p);
+	long long got = rec_rd__get(rd, pos, REC_FRAME_HEAD, &p);
 	__u32 crc;
 
 	if (got < 0) {
@@ -138,7 +138,7 @@ static int read_frame(struct rec_rd *rd, __u64 pos, size_t record, bool crc_chec
 			 "%u, length %u)", record, (unsigned long long)pos, fr->type, fr->len);
 		return -EBADMSG;
 	}
-	got = rec_rd_get(rd, pos, REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL, &p);
+	got = rec_rd__get(rd, pos, REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL, &p);
 	if (got < 0) {
 		snprintf(err, REC_ERR_LEN, "read error at offset %llu: %s",
 			 (unsigned long long)pos, strerror((int)-got));
@@ -152,7 +152,7 @@ static int read_frame(struct rec_rd *rd, __u64 pos, size_t record, bool crc_chec
 	}
 	crc = p[8 + fr->len] | p[9 + fr->len] << 8 | p[10 + fr->len] << 16 |
 	      (__u32)p[11 + fr->len] << 24;
-	if (crc_check && crc != rec_crc32(0, p, REC_FRAME_HEAD + fr->len)) {
+	if (crc_check && crc != rec_format__crc32(0, p, REC_FRAME_HEAD + fr->len)) {
 		snprintf(err, REC_ERR_LEN, "corrupt record %zu at offset %llu: checksum mismatch",
 			 record, (unsigned long long)pos);
 		return -EBADMSG;
@@ -263,34 +263,34 @@ static void parse_proc(struct cur *c, struct scan *s)
 	struct rec_proc_info *p = grow((void **)&r->procs, r->nprocs, &s->cap_procs, sizeof(*p));
 
 	if (!p) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
 	r->nprocs++;
-	p->pid = dec_max(c, 0xffffffffu, "pid");
-	p->mono_ns = dec_varint(c);
-	p->comm = dec_str(c, "comm");
-	p->cmdline = dec_str(c, "cmdline");
+	p->pid = dec__max(c, 0xffffffffu, "pid");
+	p->mono_ns = dec__varint(c);
+	p->comm = dec__str(c, "comm");
+	p->cmdline = dec__str(c, "cmdline");
 	p->argc = 0;
 	p->argv = NULL;
 	if (c->bad || c->off == c->len)
 		return; /* before 1.2: no words */
-	p->argc = dec_max(c, REC_MAX_ARGS, "argument count");
+	p->argc = dec__max(c, REC_MAX_ARGS, "argument count");
 	p->argv = calloc(p->argc + 1, sizeof(*p->argv));
 	if (!p->argv) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
 	for (int i = 0; i < p->argc && !c->bad; i++)
-		p->argv[i] = dec_str(c, "argument");
+		p->argv[i] = dec__str(c, "argument");
 }
 
 static void parse_snapshot(struct cur *c, struct scan *s)
 {
-	__u64 mono = dec_varint(c);
-	__u32 pid = dec_max(c, 0xffffffffu, "pid");
+	__u64 mono = dec__varint(c);
+	__u32 pid = dec__max(c, 0xffffffffu, "pid");
 
-	dec_state(c, s->scratch);
+	dec__state(c, s->scratch);
 	if (c->bad)
 		return;
 	s->r->nsnaps++;
@@ -305,15 +305,15 @@ static void parse_rss(struct cur *c, struct scan *s)
 	struct rec_rss rss;
 	struct rec_range *rg;
 
-	rss.mono_ns = dec_varint(c);
-	rss.pid = dec_max(c, 0xffffffffu, "pid");
-	rss.source = dec_max(c, REC_RSS_KERNEL, "rss source");
-	rss.bytes = dec_varint(c);
+	rss.mono_ns = dec__varint(c);
+	rss.pid = dec__max(c, 0xffffffffu, "pid");
+	rss.source = dec__max(c, REC_RSS_KERNEL, "rss source");
+	rss.bytes = dec__varint(c);
 	if (c->bad)
 		return;
 	rg = range_of(s, rss.pid);
 	if (!rg) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
 	rg->end = s->rec_end;
@@ -325,10 +325,10 @@ static void parse_rss(struct cur *c, struct scan *s)
 static void parse_lost(struct cur *c, struct scan *s)
 {
 	struct recording *r = s->r;
-	__u64 mono = dec_varint(c);
-	__u32 pid = dec_max(c, 0xffffffffu, "pid");
-	__u32 kind = dec_max(c, REC_LOST_USER, "lost kind");
-	__u64 count = dec_varint(c);
+	__u64 mono = dec__varint(c);
+	__u32 pid = dec__max(c, 0xffffffffu, "pid");
+	__u32 kind = dec__max(c, REC_LOST_USER, "lost kind");
+	__u64 count = dec__varint(c);
 	struct rec_lost *l = NULL;
 
 	if (c->bad)
@@ -339,7 +339,7 @@ static void parse_lost(struct cur *c, struct scan *s)
 	if (!l) {
 		l = grow((void **)&r->lost, r->nlost, &s->cap_lost, sizeof(*l));
 		if (!l) {
-			dec_corrupt(c, "out of memory");
+			dec__corrupt(c, "out of memory");
 			return;
 		}
 		r->nlost++;
@@ -356,16 +356,16 @@ static void parse_oom(struct cur *c, struct scan *s)
 	struct rec_oom *o = grow((void **)&r->ooms, r->nooms, &s->cap_ooms, sizeof(*o));
 
 	if (!o) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
-	o->k.ns = dec_varint(c);
-	o->pid = dec_max(c, 0xffffffffu, "pid");
-	o->k.tid = dec_max(c, 0xffffffffu, "tid");
-	o->k.seq = dec_varint(c);
-	o->k.tracked_bytes = dec_varint(c);
-	o->k.tracked_bufs = dec_varint(c);
-	o->k.rss_bytes = dec_varint(c);
+	o->k.ns = dec__varint(c);
+	o->pid = dec__max(c, 0xffffffffu, "pid");
+	o->k.tid = dec__max(c, 0xffffffffu, "tid");
+	o->k.seq = dec__varint(c);
+	o->k.tracked_bytes = dec__varint(c);
+	o->k.tracked_bufs = dec__varint(c);
+	o->k.rss_bytes = dec__varint(c);
 	if (!c->bad)
 		r->nooms++;
 }
@@ -376,20 +376,20 @@ static void parse_start(struct cur *c, struct scan *s)
 	struct rec_start *st = grow((void **)&r->starts, r->nstarts, &s->cap_starts, sizeof(*st));
 
 	if (!st) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
-	st->mono_ns = dec_varint(c);
-	st->pid = dec_max(c, 0xffffffffu, "pid");
-	st->seq = dec_varint(c);
-	st->bufs = dec_varint(c);
-	st->owners = dec_varint(c);
+	st->mono_ns = dec__varint(c);
+	st->pid = dec__max(c, 0xffffffffu, "pid");
+	st->seq = dec__varint(c);
+	st->bufs = dec__varint(c);
+	st->owners = dec__varint(c);
 	if (!c->bad && st->bufs + st->owners > st->seq)
-		dec_corrupt(c, "start of pid %u: %llu carried events after event %llu", st->pid,
+		dec__corrupt(c, "start of pid %u: %llu carried events after event %llu", st->pid,
 			    (unsigned long long)(st->bufs + st->owners),
 			    (unsigned long long)st->seq);
 	if (!c->bad && recording__start(r, st->pid))
-		dec_corrupt(c, "a second start record for pid %u", st->pid);
+		dec__corrupt(c, "a second start record for pid %u", st->pid);
 	if (!c->bad)
 		r->nstarts++;
 }
@@ -399,18 +399,18 @@ static void parse_dump(struct cur *c, struct recording *r)
 	struct rec_dump *d = &r->dump;
 
 	if (r->has_dump) {
-		dec_corrupt(c, "a second dump record");
+		dec__corrupt(c, "a second dump record");
 		return;
 	}
-	d->trigger = dec_str(c, "trigger");
-	d->detail = dec_str(c, "trigger detail");
-	d->trigger_ns = dec_varint(c);
-	d->window_ns = dec_varint(c);
-	d->ring_ns = dec_varint(c);
-	d->after_ns = dec_varint(c);
-	d->evicted_events = dec_varint(c);
-	d->number = dec_varint(c);
-	d->refused = dec_varint(c);
+	d->trigger = dec__str(c, "trigger");
+	d->detail = dec__str(c, "trigger detail");
+	d->trigger_ns = dec__varint(c);
+	d->window_ns = dec__varint(c);
+	d->ring_ns = dec__varint(c);
+	d->after_ns = dec__varint(c);
+	d->evicted_events = dec__varint(c);
+	d->number = dec__varint(c);
+	d->refused = dec__varint(c);
 	r->has_dump = !c->bad;
 }
 
@@ -418,23 +418,23 @@ static void parse_end(struct cur *c, struct recording *r)
 {
 	__u64 n;
 
-	r->end_mono_ns = dec_varint(c);
-	r->end_wall_ns = dec_varint(c);
-	r->exit_status = dec_unzigzag(dec_varint(c));
-	r->end_events = dec_varint(c);
-	r->end_user_lost = dec_varint(c);
+	r->end_mono_ns = dec__varint(c);
+	r->end_wall_ns = dec__varint(c);
+	r->exit_status = dec__unzigzag(dec__varint(c));
+	r->end_events = dec__varint(c);
+	r->end_user_lost = dec__varint(c);
 	/* every process costs at least two bytes (pid, field count) */
-	n = dec_max(c, (c->len - c->off) / 2, "process count");
+	n = dec__max(c, (c->len - c->off) / 2, "process count");
 	if (c->bad)
 		return;
 	r->finals = calloc(n ? n : 1, sizeof(*r->finals));
 	if (!r->finals) {
-		dec_corrupt(c, "out of memory");
+		dec__corrupt(c, "out of memory");
 		return;
 	}
 	for (__u64 i = 0; i < n && !c->bad; i++) {
-		r->finals[i].pid = dec_max(c, 0xffffffffu, "pid");
-		dec_state(c, &r->finals[i].st);
+		r->finals[i].pid = dec__max(c, 0xffffffffu, "pid");
+		dec__state(c, &r->finals[i].st);
 		r->nfinals++;
 	}
 	if (!c->bad && r->end_mono_ns > r->max_ts)
@@ -489,20 +489,20 @@ static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char 
 	s->rec_start = pos;
 	s->rec_end = pos + REC_FRAME_HEAD + fr->len + REC_FRAME_TAIL;
 	if (r->has_end) {
-		dec_corrupt(&c, "record after the end record");
+		dec__corrupt(&c, "record after the end record");
 		return false;
 	}
 	switch (fr->type) {
 	case REC_HEADER:
-		dec_corrupt(&c, "a second header");
+		dec__corrupt(&c, "a second header");
 		break;
 	case REC_PROC:
 		parse_proc(&c, s);
 		break;
 	case REC_EVENTS:
-		dec_events(&c, on_event, s);
+		dec__events(&c, on_event, s);
 		if (s->oom)
-			dec_corrupt(&c, "out of memory");
+			dec__corrupt(&c, "out of memory");
 		break;
 	case REC_SNAPSHOT:
 		parse_snapshot(&c, s);
@@ -539,7 +539,7 @@ static bool body_record(struct scan *s, const struct frame *fr, __u64 pos, char 
 	return !c.bad;
 }
 
-int rec_scan(struct recording *r, const struct rec_visitor *v, void *ctx,
+int recording__scan(struct recording *r, const struct rec_visitor *v, void *ctx,
 	     char err[REC_ERR_LEN])
 {
 	struct scan s = { .r = r, .v = v, .ctx = ctx, .last = SIZE_MAX };
@@ -556,7 +556,7 @@ int rec_scan(struct recording *r, const struct rec_visitor *v, void *ctx,
 		snprintf(err, REC_ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
-	rec_rd_init(&rd, r->src);
+	rec_rd__init(&rd, r->src);
 	for (;;) {
 		struct frame fr;
 		int k = read_frame(&rd, pos, r->nrecords + 1, !(r->flags & REC_READ_NO_CRC), &fr,
@@ -585,7 +585,7 @@ int rec_scan(struct recording *r, const struct rec_visitor *v, void *ctx,
 			 "recording was interrupted)", r->nrecords);
 		ret = -EBADMSG;
 	}
-	rec_rd_free(&rd);
+	rec_rd__free(&rd);
 	free(s.scratch);
 	free(s.slot_pid);
 	free(s.slot_idx);
@@ -624,7 +624,7 @@ static int open_common(struct recording *r, const unsigned char *pre, size_t npr
 	}
 	r->format_major = major;
 	r->format_minor = minor;
-	rec_rd_init(&rd, r->src);
+	rec_rd__init(&rd, r->src);
 	k = read_frame(&rd, REC_PREAMBLE_LEN, 1, !(r->flags & REC_READ_NO_CRC), &fr, err);
 	if (k == 0) {
 		snprintf(err, REC_ERR_LEN, "truncated: no header record");
@@ -634,7 +634,7 @@ static int open_common(struct recording *r, const unsigned char *pre, size_t npr
 				 .at = REC_PREAMBLE_LEN + REC_FRAME_HEAD, .record = 1 };
 
 		if (fr.type != REC_HEADER)
-			dec_corrupt(&c, "the first record is not a header");
+			dec__corrupt(&c, "the first record is not a header");
 		else
 			parse_header(&c, r);
 		k = c.bad ? -EBADMSG : 0;
@@ -642,7 +642,7 @@ static int open_common(struct recording *r, const unsigned char *pre, size_t npr
 		r->data_end = r->header_end;
 		r->nrecords = 1;
 	}
-	rec_rd_free(&rd);
+	rec_rd__free(&rd);
 	return k;
 }
 
@@ -663,7 +663,7 @@ static struct recording *recording_new(unsigned flags)
 	return r;
 }
 
-int rec_open_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+int recording__open_mem(const void *data, size_t len, unsigned flags, struct recording **out,
 		 char err[REC_ERR_LEN])
 {
 	struct recording *r = recording_new(flags);
@@ -676,7 +676,7 @@ int rec_open_mem(const void *data, size_t len, unsigned flags, struct recording 
 		snprintf(err, REC_ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
-	rec_src_mem(r->src, data, len);
+	rec_src__mem(r->src, data, len);
 	memcpy(pre, data, len < sizeof(pre) ? len : sizeof(pre));
 	r->file_bytes = len;
 	ret = open_common(r, pre, len < sizeof(pre) ? len : sizeof(pre), err);
@@ -688,7 +688,7 @@ int rec_open_mem(const void *data, size_t len, unsigned flags, struct recording 
 	return 0;
 }
 
-int rec_open_file(const char *path, unsigned flags, struct recording **out,
+int recording__open_file(const char *path, unsigned flags, struct recording **out,
 		  char err[REC_ERR_LEN])
 {
 	struct recording *r = recording_new(flags);
@@ -702,7 +702,7 @@ int rec_open_file(const char *path, unsigned flags, struct recording **out,
 		snprintf(err, REC_ERR_LEN, "out of memory");
 		return -ENOMEM;
 	}
-	ret = rec_src_open(path, r->src, pre, &npre, preamble_ok);
+	ret = rec_src__open(path, r->src, pre, &npre, preamble_ok);
 	if (ret == -EBADMSG)
 		bad_magic(err, pre, npre);
 	else if (ret)
@@ -719,13 +719,13 @@ int rec_open_file(const char *path, unsigned flags, struct recording **out,
 	return 0;
 }
 
-int rec_read_file(const char *path, unsigned flags, struct recording **out,
+int recording__read_file(const char *path, unsigned flags, struct recording **out,
 		  char err[REC_ERR_LEN])
 {
-	int ret = rec_open_file(path, flags, out, err);
+	int ret = recording__open_file(path, flags, out, err);
 
 	if (!ret)
-		ret = rec_scan(*out, NULL, NULL, err);
+		ret = recording__scan(*out, NULL, NULL, err);
 	if (ret && *out) {
 		recording__free(*out);
 		*out = NULL;
@@ -733,13 +733,13 @@ int rec_read_file(const char *path, unsigned flags, struct recording **out,
 	return ret;
 }
 
-int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+int recording__read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
 		 char err[REC_ERR_LEN])
 {
-	int ret = rec_open_mem(data, len, flags, out, err);
+	int ret = recording__open_mem(data, len, flags, out, err);
 
 	if (!ret)
-		ret = rec_scan(*out, NULL, NULL, err);
+		ret = recording__scan(*out, NULL, NULL, err);
 	if (ret && *out) {
 		recording__free(*out);
 		*out = NULL;
@@ -747,7 +747,7 @@ int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording 
 	return ret;
 }
 
-int rec_complain(const char *path, int ret, const char *err)
+int recording__complain(const char *path, int ret, const char *err)
 {
 	const char *hint = NULL;
 
@@ -781,12 +781,12 @@ int rec_complain(const char *path, int ret, const char *err)
 	return infl_err(EXIT_BAD_FILE, hint, "cannot read recording %s: %s", path, err);
 }
 
-int rec_open_or_complain(const char *path, unsigned flags, struct recording **out)
+int recording__open_or_complain(const char *path, unsigned flags, struct recording **out)
 {
 	char err[REC_ERR_LEN];
-	int ret = rec_open_file(path, flags, out, err);
+	int ret = recording__open_file(path, flags, out, err);
 
-	return ret ? rec_complain(path, ret, err) : 0;
+	return ret ? recording__complain(path, ret, err) : 0;
 }
 
 void recording__free(struct recording *r)
@@ -802,7 +802,7 @@ void recording__free(struct recording *r)
 	free(r->binary);
 	free(r->tool);
 	if (r->src)
-		rec_src_close(r->src);
+		rec_src__close(r->src);
 	free(r->src);
 	free(r);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reads recordings without holding them in memory. rec_open_*() reads the preamble (the
- * magic first: a foreign file is refused after 16 bytes) and the header; rec_scan() then
+ * magic first: a foreign file is refused after 16 bytes) and the header; recording__scan() then
  * walks every record once, checking every length, CRC, id and count, and hands events,
  * RSS samples and snapshots to a visitor; afterwards rec_stream reads one process's events
  * again, from the part of the file that holds them. Memory stays proportional to the
@@ -98,7 +98,7 @@ struct recording {
 	__u64 start_mono_ns;
 	__u64 interval_ns;
 	char *tool;
-	/* body facts, once rec_scan() has run */
+	/* body facts, once recording__scan() has run */
 	bool scanned;
 	struct rec_proc_info *procs; /* PROC records, in file order */
 	size_t nprocs;
@@ -137,7 +137,7 @@ struct recording {
 #define REC_READ_PARTIAL (1u << 0) /* keep the complete records of a file cut short */
 #define REC_READ_NO_CRC (1u << 1)  /* skip CRC checks: lets the fuzzer reach the parsers */
 
-/* What rec_scan() hands over, in file order; any member may be NULL. */
+/* What recording__scan() hands over, in file order; any member may be NULL. */
 struct rec_visitor {
 	void (*event)(void *ctx, const struct infl_event *ev);
 	void (*rss)(void *ctx, const struct rec_rss *rss);
@@ -148,28 +148,28 @@ struct rec_visitor {
 /* Opens `path` ("-" is stdin, spooled to an unlinked temporary file) and reads its header.
  * Returns 0, or -EBADMSG (not a recording, corrupt), -EPROTO (a format major this reader
  * does not know), -ENOMEM or -errno of open/read, with `err` saying what and where. */
-int rec_open_file(const char *path, unsigned flags, struct recording **out,
+int recording__open_file(const char *path, unsigned flags, struct recording **out,
 		  char err[REC_ERR_LEN]);
 /* The same over `len` bytes in memory; `data` must outlive the recording. */
-int rec_open_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+int recording__open_mem(const void *data, size_t len, unsigned flags, struct recording **out,
 		 char err[REC_ERR_LEN]);
 /* Walks every record after the header once (see above). Errors as rec_open_*(). With
  * REC_READ_PARTIAL a record that is cut short or fails its check ends the walk there: the
  * records before it are kept and r->cut says why. May run again (a second pass). */
-int rec_scan(struct recording *r, const struct rec_visitor *v, void *ctx,
+int recording__scan(struct recording *r, const struct rec_visitor *v, void *ctx,
 	     char err[REC_ERR_LEN]);
 
 /* Open + scan, for callers that want the whole file checked first. */
-int rec_read_file(const char *path, unsigned flags, struct recording **out,
+int recording__read_file(const char *path, unsigned flags, struct recording **out,
 		  char err[REC_ERR_LEN]);
-int rec_read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
+int recording__read_mem(const void *data, size_t len, unsigned flags, struct recording **out,
 		 char err[REC_ERR_LEN]);
 
 /* One line "inflight: PATH: WHY; HINT" for an error of the functions above; returns
  * EXIT_BAD_FILE (enum infl_exit). */
-int rec_complain(const char *path, int ret, const char *err);
-/* rec_open_file() or rec_complain(). */
-int rec_open_or_complain(const char *path, unsigned flags, struct recording **out);
+int recording__complain(const char *path, int ret, const char *err);
+/* recording__open_file() or recording__complain(). */
+int recording__open_or_complain(const char *path, unsigned flags, struct recording **out);
 
 void recording__free(struct recording *r);
 

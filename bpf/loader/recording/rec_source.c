@@ -79,7 +79,7 @@ static int spool(int in, const unsigned char *pre, size_t npre)
 	return fd;
 }
 
-int rec_src_open(const char *path, struct rec_src *src, unsigned char pre[16], size_t *npre,
+int rec_src__open(const char *path, struct rec_src *src, unsigned char pre[16], size_t *npre,
 		 bool (*check)(const unsigned char *pre, size_t n))
 {
 	bool is_stdin = !strcmp(path, "-");
@@ -136,33 +136,33 @@ int rec_src_open(const char *path, struct rec_src *src, unsigned char pre[16], s
 	return 0;
 }
 
-void rec_src_mem(struct rec_src *src, const void *data, size_t len)
+void rec_src__mem(struct rec_src *src, const void *data, size_t len)
 {
 	src->fd = -1;
 	src->mem = data;
 	src->len = len;
 }
 
-void rec_src_close(struct rec_src *src)
+void rec_src__close(struct rec_src *src)
 {
 	if (src->fd >= 0)
 		close(src->fd);
 	src->fd = -1;
 }
 
-void rec_rd_init(struct rec_rd *rd, struct rec_src *src)
+void rec_rd__init(struct rec_rd *rd, struct rec_src *src)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->src = src;
 }
 
-void rec_rd_free(struct rec_rd *rd)
+void rec_rd__free(struct rec_rd *rd)
 {
 	free(rd->buf);
 	rd->buf = NULL;
 }
 
-long long rec_rd_get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char **p)
+long long rec_rd__get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char **p)
 {
 	struct rec_src *s = rd->src;
 	ssize_t got;

@@ -21,10 +21,10 @@ struct rec_src {
 /* Opens `path` ("-": stdin). The first 16 bytes are read into `pre` (fewer at a short
  * file: *npre says how many). Returns 0 or -errno; -EBADMSG when `check` refuses the
  * preamble of a stream that would have to be copied first. */
-int rec_src_open(const char *path, struct rec_src *src, unsigned char pre[16], size_t *npre,
+int rec_src__open(const char *path, struct rec_src *src, unsigned char pre[16], size_t *npre,
 		 bool (*check)(const unsigned char *pre, size_t n));
-void rec_src_mem(struct rec_src *src, const void *data, size_t len);
-void rec_src_close(struct rec_src *src);
+void rec_src__mem(struct rec_src *src, const void *data, size_t len);
+void rec_src__close(struct rec_src *src);
 
 /* Buffered sequential access to [pos, pos + n). */
 struct rec_rd {
@@ -36,10 +36,10 @@ struct rec_rd {
 	int err;	/* a read error: -errno */
 };
 
-void rec_rd_init(struct rec_rd *rd, struct rec_src *src);
-void rec_rd_free(struct rec_rd *rd);
+void rec_rd__init(struct rec_rd *rd, struct rec_src *src);
+void rec_rd__free(struct rec_rd *rd);
 /* Points *p at the bytes [pos, pos + n); returns how many of them exist (n, or fewer at
  * the end of the file), or -errno. */
-long long rec_rd_get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char **p);
+long long rec_rd__get(struct rec_rd *rd, __u64 pos, size_t n, const unsigned char **p);
 
 #endif /* INFLIGHT_REC_SOURCE_H */

@@ -2,7 +2,7 @@
 /*
  * A second pass over one process's part of a recording (rec_reader.h): its events and RSS
  * records in file order, decoded one at a time, so that nothing but the record being read
- * is held. The file was checked by rec_scan(); the frames are checked again (lengths only)
+ * is held. The file was checked by recording__scan(); the frames are checked again (lengths only)
  * in case it changed since.
  */
 #include <errno.h>
@@ -35,7 +35,7 @@ int rec_stream__open(const struct recording *r, __u32 pid, struct rec_stream **o
 		return -ENOMEM;
 	s->r = r;
 	s->pid = pid;
-	rec_rd_init(&s->rd, r->src);
+	rec_rd__init(&s->rd, r->src);
 	s->pos = rg ? rg->first : r->header_end;
 	s->end = rg ? rg->end : pid ? s->pos : r->data_end;
 	if (s->end > r->data_end)
@@ -48,7 +48,7 @@ void rec_stream__free(struct rec_stream *s)
 {
 	if (!s)
 		return;
-	rec_rd_free(&s->rd);
+	rec_rd__free(&s->rd);
 	free(s->copy);
 	free(s);
 }
@@ -62,7 +62,7 @@ static int next_frame(struct rec_stream *s, __u32 *type, const unsigned char **p
 
 	if (s->pos >= s->end)
 		return 0;
-	got = rec_rd_get(&s->rd, s->pos, REC_FRAME_HEAD, &p);
+	got = rec_rd__get(&s->rd, s->pos, REC_FRAME_HEAD, &p);
 	if (got < 0)
 		return (int)got;
 	if (got < REC_FRAME_HEAD)
@@ -71,7 +71,7 @@ static int next_frame(struct rec_stream *s, __u32 *type, const unsigned char **p
 	*len = (__u32)p[4] | (__u32)p[5] << 8 | (__u32)p[6] << 16 | (__u32)p[7] << 24;
 	if (*len > REC_MAX_PAYLOAD || s->pos + REC_FRAME_HEAD + *len + REC_FRAME_TAIL > s->end)
 		return -EBADMSG;
-	got = rec_rd_get(&s->rd, s->pos, REC_FRAME_HEAD + *len, &p);
+	got = rec_rd__get(&s->rd, s->pos, REC_FRAME_HEAD + *len, &p);
 	if (got < 0)
 		return (int)got;
 	if (got < REC_FRAME_HEAD + *len)
@@ -90,7 +90,7 @@ int rec_stream__next(struct rec_stream *s, struct rec_item *it)
 
 		while (s->left) {
 			s->left--;
-			if (!dec_event(&s->c, &s->ts, &it->ev))
+			if (!dec__event(&s->c, &s->ts, &it->ev))
 				return -EBADMSG;
 			if (!s->pid || it->ev.pid == s->pid) {
 				it->is_rss = false;
@@ -111,16 +111,16 @@ int rec_stream__next(struct rec_stream *s, struct rec_item *it)
 			}
 			memcpy(s->copy, payload, len);
 			s->c = (struct cur){ .p = s->copy, .len = len };
-			s->left = dec_event_count(&s->c, &s->ts);
+			s->left = dec__event_count(&s->c, &s->ts);
 			if (s->c.bad)
 				return -EBADMSG;
 		} else if (type == REC_RSS) {
 			struct cur c = { .p = payload, .len = len };
 
-			it->rss.mono_ns = dec_varint(&c);
-			it->rss.pid = dec_max(&c, 0xffffffffu, "pid");
-			it->rss.source = dec_max(&c, REC_RSS_KERNEL, "rss source");
-			it->rss.bytes = dec_varint(&c);
+			it->rss.mono_ns = dec__varint(&c);
+			it->rss.pid = dec__max(&c, 0xffffffffu, "pid");
+			it->rss.source = dec__max(&c, REC_RSS_KERNEL, "rss source");
+			it->rss.bytes = dec__varint(&c);
 			if (c.bad)
 				return -EBADMSG;
 			if (!s->pid || it->rss.pid == s->pid) {

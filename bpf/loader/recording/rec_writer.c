@@ -158,7 +158,7 @@ static int emit(struct rec_writer *w, enum rec_type type)
 	wb_put(&w->out, w->payload.p, w->payload.len);
 	if (w->out.oom)
 		return fail(w, -ENOMEM);
-	wb_le(&w->out, rec_crc32(0, w->out.p + start, w->out.len - start), 4);
+	wb_le(&w->out, rec_format__crc32(0, w->out.p + start, w->out.len - start), 4);
 	w->payload.len = 0;
 	if (!w->mem && w->out.len >= OUT_FLUSH_AT)
 		return out_drain(w);

@@ -331,7 +331,7 @@ static void peak_event(struct chrome *c)
 	fprintf(c->f, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"peak %s\",\"pid\":%u,\"tid\":0,"
 		"\"ts\":%lld,\"args\":{\"bytes\":%" PRIu64 ",\"time_s\":%.6f,\"by_stage\":{",
 		fmt_bytes(b, p->peak_bytes), p->pid, (long long)us(c, p->peak_ts),
-		(uint64_t)p->peak_bytes, render_t(c->tl, p->peak_ts));
+		(uint64_t)p->peak_bytes, render__t(c->tl, p->peak_ts));
 	for (unsigned s = 0; s < INFL_SLOTS; s++) {
 		__u64 v = 0;
 
@@ -357,7 +357,7 @@ static void oom_event(struct chrome *c)
 	fprintf(c->f, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"OOM kill\",\"pid\":%u,\"tid\":0,"
 		"\"ts\":%lld,\"args\":{\"time_s\":%.6f,\"tracked_bytes\":%" PRIu64 ",\"tracked_bufs\":%"
 		PRIu64 ",\"rss_bytes\":%" PRIu64 "}}", p->pid, (long long)us(c, p->oom.ns),
-		render_t(c->tl, p->oom.ns), (uint64_t)p->oom.tracked_bytes,
+		render__t(c->tl, p->oom.ns), (uint64_t)p->oom.tracked_bytes,
 		(uint64_t)p->oom.tracked_bufs, (uint64_t)p->oom.rss_bytes);
 }
 
@@ -412,11 +412,11 @@ static int one_process(struct chrome *c)
 	return err;
 }
 
-int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__chrome(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct recording *r = tl->rec;
 	size_t n;
-	const struct tl_proc **procs = render_procs(tl, o, &n);
+	const struct tl_proc **procs = render__procs(tl, o, &n);
 	char clock[160];
 	int err = 0;
 
@@ -451,5 +451,5 @@ int render_chrome(FILE *f, const struct timeline *tl, const struct render_opts *
 	}
 	fputs("\n]}\n", f);
 	free(procs);
-	return err ? err : render_finish(f);
+	return err ? err : render__finish(f);
 }

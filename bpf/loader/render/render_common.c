@@ -14,7 +14,7 @@
 #include "render/render.h"
 #include "util/sanitize.h"
 
-const struct tl_proc **render_procs(const struct timeline *tl, const struct render_opts *o,
+const struct tl_proc **render__procs(const struct timeline *tl, const struct render_opts *o,
 				    size_t *n)
 {
 	const struct tl_proc **v = calloc(tl->nprocs + 1, sizeof(*v));
@@ -28,12 +28,12 @@ const struct tl_proc **render_procs(const struct timeline *tl, const struct rend
 	return v;
 }
 
-const struct tl_proc *render_proc(const struct timeline *tl, const struct render_opts *o)
+const struct tl_proc *render__proc(const struct timeline *tl, const struct render_opts *o)
 {
 	return o->pid ? timeline__proc(tl, o->pid) : timeline__primary(tl);
 }
 
-__u64 render_auto_step(const struct timeline *tl, unsigned rows)
+__u64 render__auto_step(const struct timeline *tl, unsigned rows)
 {
 	static const __u64 mult[] = { 1, 2, 5 };
 	__u64 span = tl->t_end > tl->t0 ? tl->t_end - tl->t0 : 0;
@@ -45,12 +45,12 @@ __u64 render_auto_step(const struct timeline *tl, unsigned rows)
 	return 1000000000000000ull;
 }
 
-__u64 render_next_t(__u64 t, __u64 step)
+__u64 render__next_t(__u64 t, __u64 step)
 {
 	return t > UINT64_MAX - step ? UINT64_MAX : t + step;
 }
 
-double render_t(const struct timeline *tl, __u64 ns)
+double render__t(const struct timeline *tl, __u64 ns)
 {
 	return clock__rel_s(ns, tl->t0);
 }
@@ -112,7 +112,7 @@ static struct {
 	struct out_cookie *c;
 } outs[4];
 
-int render_output_errno(FILE *f)
+int render__output_errno(FILE *f)
 {
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
 		if (outs[i].f == f && f)
@@ -151,7 +151,7 @@ static void out_forget(FILE *f)
 			outs[i].f = NULL;
 }
 
-int render_output_fclose(FILE *f)
+int render__output_fclose(FILE *f)
 {
 	int r;
 
@@ -162,15 +162,15 @@ int render_output_fclose(FILE *f)
 	return r;
 }
 
-int render_finish(FILE *f)
+int render__finish(FILE *f)
 {
 	errno = 0;
 	if (fflush(f) || ferror(f))
-		return -(render_output_errno(f) ?: errno ?: EIO);
+		return -(render__output_errno(f) ?: errno ?: EIO);
 	return 0;
 }
 
-int render_output_open_guarded(const char *path, const char *const *inputs, size_t n,
+int render__output_open_guarded(const char *path, const char *const *inputs, size_t n,
 			       FILE **out)
 {
 	struct stat st, in;
@@ -213,12 +213,12 @@ int render_output_open_guarded(const char *path, const char *const *inputs, size
 	return 0;
 }
 
-int render_output_open(const char *path, FILE **out)
+int render__output_open(const char *path, FILE **out)
 {
-	return render_output_open_guarded(path, NULL, 0, out);
+	return render__output_open_guarded(path, NULL, 0, out);
 }
 
-int render_output_close(FILE *f, const char *path, const char *what, int render_err)
+int render__output_close(FILE *f, const char *path, const char *what, int render_err)
 {
 	bool is_file = f != stdout;
 	char b[FMT_LEN];
@@ -227,9 +227,9 @@ int render_output_close(FILE *f, const char *path, const char *what, int render_
 
 	errno = 0;
 	if ((fflush(f) || ferror(f)) && !err)
-		err = -(render_output_errno(f) ?: errno ?: EIO);
+		err = -(render__output_errno(f) ?: errno ?: EIO);
 	size = is_file ? ftell(f) : 0;
-	if (is_file && render_output_fclose(f) && !err)
+	if (is_file && render__output_fclose(f) && !err)
 		err = -errno;
 	if (err == -ENOMEM)
 		return infl_err(EXIT_GENERIC, NULL, "cannot render %s: %s", what, strerror(ENOMEM));

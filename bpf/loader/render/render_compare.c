@@ -108,7 +108,7 @@ static void runs_text(FILE *f, const struct cmp *c, int s)
 	}
 }
 
-int render_compare_text(FILE *f, const struct cmp *c)
+int render__compare_text(FILE *f, const struct cmp *c)
 {
 	const char *group = NULL, *line = c->verdict;
 	char b1[FMT_LEN], b2[FMT_LEN];
@@ -146,7 +146,7 @@ int render_compare_text(FILE *f, const struct cmp *c)
 		else
 			fprintf(f, " %9s\n", "-");
 	}
-	return render_finish(f);
+	return render__finish(f);
 }
 
 static void json_num(struct json *j, const char *key, double v, int decimals)
@@ -183,7 +183,7 @@ static void runs_json(struct json *j, const struct cmp *c, int s)
 	json_obj_end(j);
 }
 
-int render_compare_json(FILE *f, const struct cmp *c)
+int render__compare_json(FILE *f, const struct cmp *c)
 {
 	static const char *const units[] = { "bytes", "ns", "byte_s", "per_minute", "count",
 					     "share" };
@@ -255,12 +255,12 @@ int render_compare_json(FILE *f, const struct cmp *c)
 	json_arr_end(&j);
 	json_obj_end(&j);
 	json_end_line(&j);
-	return render_finish(f);
+	return render__finish(f);
 }
 
 #define PANEL_H 240
 
-int render_compare_svg(FILE *f, const struct cmp *c)
+int render__compare_svg(FILE *f, const struct cmp *c)
 {
 	const struct cmp_run *r[2] = { &c->side[0].runs[0], &c->side[1].runs[0] };
 	struct column *col[2] = { calloc(SVG_NCOLS, sizeof(struct column)),
@@ -285,7 +285,7 @@ int render_compare_svg(FILE *f, const struct cmp *c)
 			err = columns__build(r[s]->p, r[s]->tl->t0, r[s]->tl->t0 + span, SVG_NCOLS,
 					     col[s]);
 		if (!err)
-			slots |= svg_slots_used(col[s], SVG_NCOLS);
+			slots |= svg_plot__slots_used(col[s], SVG_NCOLS);
 	}
 	if (err) {
 		free(col[0]);
@@ -317,7 +317,7 @@ int render_compare_svg(FILE *f, const struct cmp *c)
 			 "          ", (int)cut, line);
 		fprintf(f, "<text class=\"verdict\" x=\"%d\" y=\"%d\" font-size=\"11\" "
 			"fill=\"#333\" xml:space=\"preserve\">", SVG_X0, y);
-		svg_text(f, one, sizeof(one));
+		svg_plot__text(f, one, sizeof(one));
 		fprintf(f, "</text>\n");
 		y += 14;
 		line += cut;
@@ -330,31 +330,31 @@ int render_compare_svg(FILE *f, const struct cmp *c)
 	for (int s = 0; s < 2; s++) {
 		struct svg_panel pn = { .y0 = y, .y1 = y + PANEL_H, .t0 = r[s]->tl->t0,
 					.t1 = r[s]->tl->t0 + span, .origin = r[s]->tl->t0,
-					.ymax = svg_ymax(top) };
+					.ymax = svg_plot__ymax(top) };
 		char title[600], id[16];
 
 		snprintf(title, sizeof(title), "%c: %s (pid %u), tracked bytes by stage, RSS",
 			 'A' + s, r[s]->file, r[s]->p->pid);
 		snprintf(id, sizeof(id), "%c", 'a' + s);
-		svg_axes(f, &pn, title, true);
+		svg_plot__axes(f, &pn, title, true);
 		fprintf(f, "<g id=\"side-%c\">\n", 'a' + s);
-		svg_stack(f, &pn, col[s], SVG_NCOLS, true, slots, c->names, s ? "by-stage-b" :
+		svg_plot__stack(f, &pn, col[s], SVG_NCOLS, true, slots, c->names, s ? "by-stage-b" :
 			  "by-stage-a");
-		svg_rss(f, &pn, col[s], SVG_NCOLS);
+		svg_plot__rss(f, &pn, col[s], SVG_NCOLS);
 		snprintf(id, sizeof(id), "peak-%c", 'a' + s);
-		svg_peak(f, &pn, r[s]->p, c->names, id);
+		svg_plot__peak(f, &pn, r[s]->p, c->names, id);
 		fprintf(f, "</g>\n");
 		fprintf(f, "<text class=\"command\" x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\" "
 			"font-family=\"monospace\">", SVG_X0, pn.y1 + 30);
-		svg_text(f, timeline__command(r[s]->tl, r[s]->p), 180);
+		svg_plot__text(f, timeline__command(r[s]->tl, r[s]->p), 180);
 		fprintf(f, "</text>\n");
 		y = pn.y1 + 70;
 	}
-	svg_legend(f, SVG_X1 + 16, 150, true, slots, c->names, true);
+	svg_plot__legend(f, SVG_X1 + 16, 150, true, slots, c->names, true);
 	snprintf(cap, sizeof(cap), "seconds since each run's first probe event");
-	svg_time_caption(f, y - 14, cap);
+	svg_plot__time_caption(f, y - 14, cap);
 	fprintf(f, "</svg>\n");
 	free(col[0]);
 	free(col[1]);
-	return render_finish(f);
+	return render__finish(f);
 }

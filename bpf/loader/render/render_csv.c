@@ -11,13 +11,13 @@
 #include "contract/names.h"
 #include "render/render.h"
 
-int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	const struct infl_names *nm = &tl->rec->names;
-	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 1000);
+	__u64 step = o->step_ns ? o->step_ns : render__auto_step(tl, 1000);
 	__u32 classes = 0, slots = 0;
 	size_t n;
-	const struct tl_proc **procs = render_procs(tl, o, &n);
+	const struct tl_proc **procs = render__procs(tl, o, &n);
 
 	if (!procs)
 		return -ENOMEM;
@@ -45,13 +45,13 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			return -ENOMEM;
 		}
 		for (__u64 t = tl->t0; t < procs[i]->t_end || t == tl->t0;
-		     t = render_next_t(t, step)) {
+		     t = render__next_t(t, step)) {
 			const struct tl_state *st;
 
 			tl_cursor__sample(&c, t, step, &smp);
 			st = smp.at_end;
 			fprintf(f, "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%" PRIu64, procs[i]->pid,
-				render_t(tl, t + step), (uint64_t)st->total_bytes,
+				render__t(tl, t + step), (uint64_t)st->total_bytes,
 				(uint64_t)smp.max_bytes,
 				(uint64_t)tl_cursor__rss_at(&c, t + step - 1));
 			for (unsigned cl = 0; cl < INFL_CLASSES; cl++)
@@ -70,5 +70,5 @@ int render_csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		tl_cursor__free(&c);
 	}
 	free(procs);
-	return render_finish(f);
+	return render__finish(f);
 }

@@ -16,9 +16,9 @@ static void frame(FILE *f, const char *name)
 		fputc(*name == ';' || *name == ' ' || *name == '\n' ? '_' : *name, f);
 }
 
-int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__folded(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
-	const struct tl_proc *p = render_proc(tl, o);
+	const struct tl_proc *p = render__proc(tl, o);
 	const struct infl_names *nm = &tl->rec->names;
 
 	for (unsigned s = 0; p && s < INFL_SLOTS; s++) {
@@ -33,5 +33,5 @@ int render_folded(FILE *f, const struct timeline *tl, const struct render_opts *
 			fprintf(f, " %llu\n", (unsigned long long)byte_ms);
 		}
 	}
-	return render_finish(f);
+	return render__finish(f);
 }

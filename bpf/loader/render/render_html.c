@@ -52,7 +52,7 @@ static void series_names(struct json *j, const char *key, bool by_stage, __u32 m
 			continue;
 		json_obj(j);
 		json_kv_str(j, "name", by_stage ? names__stage(nm, k) : names__cls(nm, k));
-		json_kv_str(j, "color", by_stage ? svg_stage_color(k) : svg_class_color(k));
+		json_kv_str(j, "color", by_stage ? svg_plot__stage_color(k) : svg_plot__class_color(k));
 		json_obj_end(j);
 		order[(*n)++] = k;
 	}
@@ -64,16 +64,16 @@ static void columns_json(struct json *j, const struct timeline *tl, const struct
 {
 	json_key(j, "cols");
 	json_obj(j);
-	json_kv_f64(j, "dt", n ? render_t(tl, col[0].t1) - render_t(tl, col[0].t0) : 0, 9);
+	json_kv_f64(j, "dt", n ? render__t(tl, col[0].t1) - render__t(tl, col[0].t0) : 0, 9);
 	json_key(j, "t");
 	json_arr(j);
 	for (int i = 0; i < n; i++)
-		json_f64(j, render_t(tl, col[i].t0), 9);
+		json_f64(j, render__t(tl, col[i].t0), 9);
 	json_arr_end(j);
 	json_key(j, "at");
 	json_arr(j);
 	for (int i = 0; i < n; i++)
-		json_f64(j, render_t(tl, col[i].at), 6);
+		json_f64(j, render__t(tl, col[i].at), 6);
 	json_arr_end(j);
 	json_key(j, "total");
 	json_arr(j);
@@ -106,7 +106,7 @@ static void peak_json(struct json *j, const struct timeline *tl, const struct tl
 	json_obj(j);
 	json_kv_u64(j, "bytes", p->peak_bytes);
 	json_kv_u64(j, "bufs", p->peak_bufs);
-	json_kv_f64(j, "time_s", render_t(tl, p->peak_ts), 6);
+	json_kv_f64(j, "time_s", render__t(tl, p->peak_ts), 6);
 	json_obj_end(j);
 	json_key(j, "oom");
 	if (!p->oom.ns) {
@@ -114,7 +114,7 @@ static void peak_json(struct json *j, const struct timeline *tl, const struct tl
 		return;
 	}
 	json_obj(j);
-	json_kv_f64(j, "time_s", render_t(tl, p->oom.ns), 6);
+	json_kv_f64(j, "time_s", render__t(tl, p->oom.ns), 6);
 	json_kv_u64(j, "tracked_bytes", p->oom.tracked_bytes);
 	json_obj_end(j);
 }
@@ -138,11 +138,11 @@ static int data_block(FILE *f, const struct timeline *tl, const struct tl_proc *
 	json_init(&j, m);
 	json_obj(&j);
 	json_kv_str(&j, "clock", clock);
-	json_kv_f64(&j, "t0", n ? render_t(tl, col[0].t0) : 0, 9);
-	json_kv_f64(&j, "t1", n ? render_t(tl, col[n - 1].t1) : 0, 9);
-	json_kv_f64(&j, "ymax", svg_ymax(top), 0);
-	series_names(&j, "classes", false, svg_classes_used(col, n), nm, cls, &ncls);
-	series_names(&j, "stages", true, svg_slots_used(col, n), nm, slots, &nslots);
+	json_kv_f64(&j, "t0", n ? render__t(tl, col[0].t0) : 0, 9);
+	json_kv_f64(&j, "t1", n ? render__t(tl, col[n - 1].t1) : 0, 9);
+	json_kv_f64(&j, "ymax", svg_plot__ymax(top), 0);
+	series_names(&j, "classes", false, svg_plot__classes_used(col, n), nm, cls, &ncls);
+	series_names(&j, "stages", true, svg_plot__slots_used(col, n), nm, slots, &nslots);
 	columns_json(&j, tl, col, n, cls, ncls, slots, nslots);
 	peak_json(&j, tl, p);
 	json_obj_end(&j);
@@ -168,14 +168,14 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 			if (p->peak[c][s].bytes)
 				classes |= 1u << c;
 	fprintf(f, "<h2>At the peak: %s in %" PRIu64 " buffers at %.3f s</h2>\n",
-		fmt_bytes(b, p->peak_bytes), (uint64_t)p->peak_bufs, render_t(tl, p->peak_ts));
+		fmt_bytes(b, p->peak_bytes), (uint64_t)p->peak_bufs, render__t(tl, p->peak_ts));
 	fprintf(f, "<table class=\"t\" id=\"peak-table\" data-bytes=\"%" PRIu64 "\" "
 		"data-time-s=\"%.6f\">\n<tr><th>stage</th><th>owners</th><th>bytes</th>",
-		(uint64_t)p->peak_bytes, render_t(tl, p->peak_ts));
+		(uint64_t)p->peak_bytes, render__t(tl, p->peak_ts));
 	for (unsigned c = 0; c < INFL_CLASSES; c++)
 		if (classes & (1u << c)) {
 			fputs("<th>", f);
-			svg_text(f, names__cls(nm, c), 31);
+			svg_plot__text(f, names__cls(nm, c), 31);
 			fputs("</th>", f);
 		}
 	fputs("</tr>\n", f);
@@ -187,9 +187,9 @@ static void peak_table(FILE *f, const struct timeline *tl, const struct tl_proc 
 		if (!v && !p->peak_owners[s])
 			continue;
 		fputs("<tr data-stage=\"", f);
-		svg_text(f, names__stage(nm, s), 31);
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "\" data-bytes=\"%" PRIu64 "\"><td>", (uint64_t)v);
-		svg_text(f, names__stage(nm, s), 31);
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td>", (uint64_t)p->peak_owners[s],
 			fmt_bytes(b, v));
 		for (unsigned c = 0; c < INFL_CLASSES; c++)
@@ -220,10 +220,10 @@ static void dwell_table(FILE *f, const struct timeline *tl, const struct tl_proc
 		if (!(tl_proc__used_slots(p) & (1u << s)))
 			continue;
 		fputs("<tr data-stage=\"", f);
-		svg_text(f, names__stage(nm, s), 31);
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "\" data-mean-ms=\"%.6f\" data-stays=\"%" PRIu64 "\"><td>",
 			mean < 0 ? 0 : mean, (uint64_t)(s < INFL_MAX_STAGES ? p->dwell_count[s] : 0));
-		svg_text(f, names__stage(nm, s), 31);
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td><td>%s</td><td>%" PRIu64 "</td>"
 			"<td>%s x s</td><td>%.1f%%</td></tr>\n",
 			(uint64_t)(s < INFL_MAX_STAGES ? p->dwell_count[s] : 0),
@@ -242,14 +242,14 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n<title>inflight: ", f);
-	svg_text(f, p->comm[0] ? p->comm : "process", 64);
+	svg_plot__text(f, p->comm[0] ? p->comm : "process", 64);
 	fprintf(f, " (pid %u)</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", p->pid, html_css);
-	svg_text(f, p->comm[0] ? p->comm : "process", 64);
+	svg_plot__text(f, p->comm[0] ? p->comm : "process", 64);
 	fprintf(f, " (pid %u): which stage holds the memory, and what it is</h1>\n"
 		"<div class=\"facts cmd\" id=\"command\">", p->pid);
-	svg_text(f, timeline__command(tl, p), 4096);
+	svg_plot__text(f, timeline__command(tl, p), 4096);
 	fputs("</div>\n<div class=\"facts\">host ", f);
-	svg_text(f, tl->rec->host, 64);
+	svg_plot__text(f, tl->rec->host, 64);
 	fprintf(f, "; peak %s tracked, RSS peak %s; %s from the first event to the %s; %" PRIu64
 		" owner%s, %" PRIu64 " done%s</div>\n", fmt_bytes(b1, p->peak_bytes),
 		fmt_bytes(b2, p->rss_peak),
@@ -261,7 +261,7 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 		char oom[160];
 
 		fputs("<div class=\"facts oom\" id=\"oom\">OOM-KILLED: ", f);
-		svg_text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
+		svg_plot__text(f, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0), 160);
 		fputs("</div>\n", f);
 	}
 	fputs("<div class=\"bar\"><button id=\"by-stage\">by stage</button><button id=\"by-class\">"
@@ -273,9 +273,9 @@ static void head(FILE *f, const struct timeline *tl, const struct tl_proc *p)
 	      "its largest total.</p>\n", f);
 }
 
-int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
-	const struct tl_proc *p = render_proc(tl, o);
+	const struct tl_proc *p = render__proc(tl, o);
 	int ncols = o->columns > 0 && o->columns < HTML_COLS ? o->columns : HTML_COLS;
 	struct column *col;
 	__u64 t1;
@@ -285,7 +285,7 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
 		      "inflight</title></head><body><p>no traced process in this recording</p>"
 		      "</body></html>\n", f);
-		return render_finish(f);
+		return render__finish(f);
 	}
 	t1 = p->t_end > tl->t0 ? p->t_end : tl->t0 + 1;
 	col = calloc(ncols, sizeof(*col));
@@ -302,5 +302,5 @@ int render_html(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	if (err)
 		return err;
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", html_js);
-	return render_finish(f);
+	return render__finish(f);
 }

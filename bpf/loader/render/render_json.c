@@ -64,8 +64,8 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 	json_kv_str(j, "mode", modes[r->mode < 3 ? r->mode : 0]);
 	json_kv_u64(j, "target_pid", r->target_pid);
 	json_kv_u64(j, "start_unix_ns", r->start_wall_ns);
-	json_kv_f64(j, "start_s", render_t(tl, r->start_mono_ns), 6);
-	json_kv_f64(j, "end_s", render_t(tl, tl->t_end), 6);
+	json_kv_f64(j, "start_s", render__t(tl, r->start_mono_ns), 6);
+	json_kv_f64(j, "end_s", render__t(tl, tl->t_end), 6);
 	json_kv_u64(j, "duration_ns", tl->t_end - r->start_mono_ns);
 	json_kv_u64(j, "snapshot_interval_ns", r->interval_ns);
 	json_kv_bool(j, "complete", r->has_end && !r->cut);
@@ -78,8 +78,8 @@ static void recording_facts(struct json *j, const struct timeline *tl,
 		json_kv_u64(j, "number", r->dump.number);
 		json_kv_str(j, "trigger", r->dump.trigger);
 		json_kv_str(j, "detail", r->dump.detail);
-		json_kv_f64(j, "trigger_s", render_t(tl, r->dump.trigger_ns), 6);
-		json_kv_f64(j, "window_s", render_t(tl, r->dump.window_ns), 6);
+		json_kv_f64(j, "trigger_s", render__t(tl, r->dump.trigger_ns), 6);
+		json_kv_f64(j, "window_s", render__t(tl, r->dump.window_ns), 6);
 		json_kv_u64(j, "ring_ns", r->dump.ring_ns);
 		json_kv_u64(j, "after_ns", r->dump.after_ns);
 		json_kv_u64(j, "evicted_events", r->dump.evicted_events);
@@ -104,7 +104,7 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 		json_obj(j);
 		json_kv_str(j, "class", names__cls(nm, c));
 		json_kv_u64(j, "bytes", p->class_peak[c]);
-		json_kv_f64(j, "time_s", render_t(tl, p->class_peak_ts[c]), 6);
+		json_kv_f64(j, "time_s", render__t(tl, p->class_peak_ts[c]), 6);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -117,7 +117,7 @@ static void peaks(struct json *j, const struct timeline *tl, const struct tl_pro
 		json_kv_str(j, "stage", names__stage(nm, s));
 		json_kv_opt_u64(j, "id", s < INFL_MAX_STAGES, s);
 		json_kv_u64(j, "bytes", p->slot_peak[s]);
-		json_kv_opt_f64(j, "time_s", p->slot_peak[s], render_t(tl, p->slot_peak_ts[s]), 6);
+		json_kv_opt_f64(j, "time_s", p->slot_peak[s], render__t(tl, p->slot_peak_ts[s]), 6);
 		json_kv_u64(j, "owners_max", p->owners_peak[s]);
 		json_obj_end(j);
 	}
@@ -243,10 +243,10 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	json_arr_end(j);
 	json_key(j, "rows");
 	json_arr(j);
-	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render_next_t(t, step)) {
+	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render__next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &smp);
 		json_obj(j);
-		json_kv_f64(j, "time_s", render_t(tl, t + step), 6);
+		json_kv_f64(j, "time_s", render__t(tl, t + step), 6);
 		json_kv_u64(j, "bytes", smp.at_end->total_bytes);
 		json_kv_u64(j, "max_bytes", smp.max_bytes);
 		json_kv_u64(j, "rss_bytes", tl_cursor__rss_at(&c, t + step - 1));
@@ -278,7 +278,7 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 }
 
 /* The shared figures of a process (the live summary's keys), from the replay. */
-void render_json_proc_figures(struct json *j, const struct timeline *tl, const struct tl_proc *p)
+void render__json_proc_figures(struct json *j, const struct timeline *tl, const struct tl_proc *p)
 {
 	const struct recording *r = tl->rec;
 	bool target = p->pid == r->target_pid;
@@ -297,12 +297,12 @@ void render_json_proc_figures(struct json *j, const struct timeline *tl, const s
 	proc_facts__json(j, &pf);
 }
 
-int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
-	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 1000);
+	__u64 step = o->step_ns ? o->step_ns : render__auto_step(tl, 1000);
 	struct json j;
 	size_t n;
-	const struct tl_proc **procs = render_procs(tl, o, &n);
+	const struct tl_proc **procs = render__procs(tl, o, &n);
 	int err = 0;
 
 	if (!procs)
@@ -320,7 +320,7 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 		const struct tl_proc *p = procs[i];
 
 		json_obj(&j);
-		render_json_proc_figures(&j, tl, p);
+		render__json_proc_figures(&j, tl, p);
 		losses(&j, p);
 		peaks(&j, tl, p);
 		memory_x_time(&j, tl, p);
@@ -332,5 +332,5 @@ int render_json(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	json_obj_end(&j);
 	json_end_line(&j);
 	free(procs);
-	return err ? err : render_finish(f);
+	return err ? err : render__finish(f);
 }

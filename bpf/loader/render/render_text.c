@@ -61,8 +61,8 @@ static void print_dump(FILE *f, const struct timeline *tl)
 	snprintf(line, sizeof(line), "dump %llu of a flight recorder: trigger %s (%s) at %+.3f s; "
 		 "the window from %+.3f s to %+.3f s (ring %s, then %s after the trigger)",
 		 (unsigned long long)d->number, san_str(trig, sizeof(trig), d->trigger),
-		 san_str(detail, sizeof(detail), d->detail), render_t(tl, d->trigger_ns),
-		 render_t(tl, d->window_ns), render_t(tl, tl->t_end), fmt_duration(b1, d->ring_ns),
+		 san_str(detail, sizeof(detail), d->detail), render__t(tl, d->trigger_ns),
+		 render__t(tl, d->window_ns), render__t(tl, tl->t_end), fmt_duration(b1, d->ring_ns),
 		 fmt_duration(b2, d->after_ns));
 	wrapped(f, "trigger", 11, line);
 	snprintf(line, sizeof(line), "%llu event%s before the window let go by the ring since it "
@@ -186,9 +186,9 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	col_headers(f, lead, (int)strlen(lead), names, ncols);
 	if (tl_cursor__init(&c, p))
 		return;
-	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render_next_t(t, step)) {
+	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render__next_t(t, step)) {
 		tl_cursor__sample(&c, t, step, &s);
-		fprintf(f, "%8.*f %6s %6s %6s", decimals, render_t(tl, t + step),
+		fprintf(f, "%8.*f %6s %6s %6s", decimals, render__t(tl, t + step),
 			fmt_bytes_short(b1, s.at_end->total_bytes), fmt_bytes_short(b2, s.max_bytes),
 			fmt_bytes_short(b3, tl_cursor__rss_at(&c, t + step - 1)));
 		for (int i = 0; i < ncols; i++)
@@ -208,11 +208,11 @@ static void print_peak(FILE *f, const struct timeline *tl, const struct tl_proc 
 
 	fprintf(f, "\n  peak     %s tracked in %" PRIu64 " buffer%s at %.3f s (event %" PRIu64 ")\n",
 		fmt_bytes(b1, p->peak_bytes), (uint64_t)p->peak_bufs, fmt_plural(p->peak_bufs),
-		render_t(tl, p->peak_ts),
+		render__t(tl, p->peak_ts),
 		(uint64_t)p->peak_seq);
 	if (p->rss_peak)
 		fprintf(f, "  rss      peak %s at %.3f s; %s at the tracked peak\n",
-			fmt_bytes(b1, p->rss_peak), render_t(tl, p->rss_peak_ts),
+			fmt_bytes(b1, p->rss_peak), render__t(tl, p->rss_peak_ts),
 			fmt_bytes(b2, p->rss_at_peak));
 	if (!p->peak_bytes)
 		return;
@@ -319,17 +319,17 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 			(uint64_t)p->untracked, (uint64_t)p->dups);
 	/* what the kernel could not account (its final counters): the same rule as the live
 	 * summary's, so a report never reads exact where the trace said it was not */
-	if (p->kernel_final && proc_inexact(p->kernel_final)) {
+	if (p->kernel_final && figures__proc_inexact(p->kernel_final)) {
 		char seen[192];
 
 		fprintf(f, "  INEXACT  the kernel skipped updates (docs/cli.md); the figures above "
 			   "are approximate:\n");
 		for (size_t i = 0; i < infl_nanomalies; i++) {
-			__u64 v = infl_anomaly_count(p->kernel_final, i);
+			__u64 v = figures__anomaly_count(p->kernel_final, i);
 
 			if (v && infl_anomalies[i].inexact)
 				fprintf(f, "           %s\n",
-					infl_anomaly_phrase(seen, sizeof(seen), i,
+					figures__anomaly_phrase(seen, sizeof(seen), i,
 							    p->kernel_final));
 		}
 	}
@@ -360,12 +360,12 @@ static uint64_t probe_events(const struct tl_proc *p)
 	return n;
 }
 
-int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
+int render__text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 {
 	char b1[FMT_LEN], comm[4 * 16 + 1];
-	__u64 step = o->step_ns ? o->step_ns : render_auto_step(tl, 40);
+	__u64 step = o->step_ns ? o->step_ns : render__auto_step(tl, 40);
 	size_t n;
-	const struct tl_proc **procs = render_procs(tl, o, &n);
+	const struct tl_proc **procs = render__procs(tl, o, &n);
 
 	if (!procs)
 		return -ENOMEM;
@@ -387,7 +387,7 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			wrapped(f, "  OOM-KILLED", 13, proc_facts__oom_text(oom, sizeof(oom), &p->oom, tl->t0));
 		}
 		fprintf(f, "  ran %.3f s to %.3f s: %s from its first event to its %s\n",
-			render_t(tl, p->first_ts ? p->first_ts : tl->t0), render_t(tl, p->t_end),
+			render__t(tl, p->first_ts ? p->first_ts : tl->t0), render__t(tl, p->t_end),
 			fmt_duration(b1, p->t_end > p->first_ts && p->first_ts ?
 				     p->t_end - p->first_ts : 0), p->exited ? "exit" : "end");
 		print_table(f, tl, p, step);
@@ -398,5 +398,5 @@ int render_text(FILE *f, const struct timeline *tl, const struct render_opts *o)
 	if (!n)
 		fprintf(f, "\nno traced process in this recording\n");
 	free(procs);
-	return render_finish(f);
+	return render__finish(f);
 }

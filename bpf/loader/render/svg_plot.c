@@ -19,17 +19,17 @@ static const char *const stage_palette[INFL_MAX_STAGES] = {
 	"#ccebc5", "#ffed6f", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
 };
 
-const char *svg_class_color(unsigned c)
+const char *svg_plot__class_color(unsigned c)
 {
 	return c < INFL_CLASSES ? class_palette[c] : "#999";
 }
 
-const char *svg_stage_color(unsigned s)
+const char *svg_plot__stage_color(unsigned s)
 {
 	return s < INFL_MAX_STAGES ? stage_palette[s] : "#c8c8c8";
 }
 
-void svg_text(FILE *f, const char *s, size_t max)
+void svg_plot__text(FILE *f, const char *s, size_t max)
 {
 	char *buf = san_dup(s ? s : "");
 
@@ -86,7 +86,7 @@ static double byte_step(double ymax)
 	return nice_step(ymax / unit, 5) * unit;
 }
 
-double svg_ymax(__u64 top)
+double svg_plot__ymax(__u64 top)
 {
 	double step;
 
@@ -111,7 +111,7 @@ static double xpos(const struct svg_panel *pn, __u64 ts)
 	return span ? SVG_X0 + SVG_NCOLS * rel / span : SVG_X0;
 }
 
-void svg_axes(FILE *f, const struct svg_panel *pn, const char *title, bool time_labels)
+void svg_plot__axes(FILE *f, const struct svg_panel *pn, const char *title, bool time_labels)
 {
 	double secs = (pn->t1 - pn->t0) / 1e9, ts = nice_step(secs > 0 ? secs : 1, 10);
 	double ys = byte_step(pn->ymax), first = 0;
@@ -133,7 +133,7 @@ void svg_axes(FILE *f, const struct svg_panel *pn, const char *title, bool time_
 	fprintf(f, "</g>\n<g class=\"axes\" font-size=\"11\" fill=\"#333\">\n");
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">", SVG_X0,
 		pn->y0 - 8);
-	svg_text(f, title, 200);
+	svg_plot__text(f, title, 200);
 	fprintf(f, "</text>\n");
 	for (double y = 0; y <= pn->ymax * 1.0001; y += ys)
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", SVG_X0 - 6,
@@ -148,11 +148,11 @@ void svg_axes(FILE *f, const struct svg_panel *pn, const char *title, bool time_
 		SVG_X0, pn->y0, SVG_X0, pn->y1);
 }
 
-void svg_time_caption(FILE *f, int y, const char *what)
+void svg_plot__time_caption(FILE *f, int y, const char *what)
 {
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#333\" "
 		"text-anchor=\"middle\">", (SVG_X0 + SVG_X1) / 2, y);
-	svg_text(f, what, 200);
+	svg_plot__text(f, what, 200);
 	fprintf(f, "</text>\n");
 }
 
@@ -189,7 +189,7 @@ static void tops(FILE *f, const struct svg_panel *pn, const __u64 *v, int n, boo
 	}
 }
 
-void svg_stack(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
+void svg_plot__stack(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	       bool by_stage, __u32 mask, const struct infl_names *nm, const char *id)
 {
 	__u64 *below = calloc(n, sizeof(*below)), *above = calloc(n, sizeof(*above));
@@ -210,13 +210,13 @@ void svg_stack(FILE *f, const struct svg_panel *pn, const struct column *col, in
 		for (int c = 0; c < n; c++)
 			above[c] = below[c] + series(&col[c], by_stage, k);
 		fprintf(f, "<path data-series=\"");
-		svg_text(f, name, 64);
-		fprintf(f, "\" fill=\"%s\" d=\"M%d %.1f", by_stage ? svg_stage_color(k) :
-			svg_class_color(k), SVG_X0, ypos(pn, below[0]));
+		svg_plot__text(f, name, 64);
+		fprintf(f, "\" fill=\"%s\" d=\"M%d %.1f", by_stage ? svg_plot__stage_color(k) :
+			svg_plot__class_color(k), SVG_X0, ypos(pn, below[0]));
 		tops(f, pn, above, n, false);
 		tops(f, pn, below, n, true);
 		fprintf(f, " Z\"><title>");
-		svg_text(f, name, 64);
+		svg_plot__text(f, name, 64);
 		fprintf(f, "</title></path>\n");
 		memcpy(below, above, n * sizeof(*below));
 	}
@@ -225,7 +225,7 @@ void svg_stack(FILE *f, const struct svg_panel *pn, const struct column *col, in
 	free(above);
 }
 
-void svg_rss(FILE *f, const struct svg_panel *pn, const struct column *col, int n)
+void svg_plot__rss(FILE *f, const struct svg_panel *pn, const struct column *col, int n)
 {
 	int i = 0;
 
@@ -288,7 +288,7 @@ static void peak_label(FILE *f, const struct svg_panel *pn, const char *label, d
 		left ? "end" : "start", label);
 }
 
-void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
+void svg_plot__peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	      const struct infl_names *nm, const char *id)
 {
 	const struct timeline tl0 = { .t0 = pn->origin };
@@ -302,7 +302,7 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	if (!p->peak_bytes)
 		return;
 	snprintf(label, sizeof(label), "peak %s at %.3f s", fmt_bytes(b, p->peak_bytes),
-		 render_t(&tl0, p->peak_ts));
+		 render__t(&tl0, p->peak_ts));
 	fprintf(f, "<g class=\"peak\" id=\"%s\">\n<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
 		"y2=\"%d\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n", id, x, pn->y0, x, pn->y1);
 	fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c00\"/>\n", x, y);
@@ -349,11 +349,11 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 		peak_classes(cl, sizeof(cl), p, s, nm, 3);
 		fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\"><tspan fill=\"%s\">"
 			"&#9632;</tspan> <tspan font-weight=\"bold\">", bx + 8, by + 29 + 15 * i,
-			svg_stage_color(s));
-		svg_text(f, names__stage(nm, s), 31);
+			svg_plot__stage_color(s));
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "</tspan> %s, %" PRIu64 " owner%s: ", fmt_bytes(b, v),
 			(uint64_t)p->peak_owners[s], fmt_plural(p->peak_owners[s]));
-		svg_text(f, cl, 120);
+		svg_plot__text(f, cl, 120);
 		fprintf(f, "</text>\n");
 	}
 	fprintf(f, "</g>\n");
@@ -361,7 +361,7 @@ void svg_peak(FILE *f, const struct svg_panel *pn, const struct tl_proc *p,
 	fprintf(f, "</g>\n");
 }
 
-void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)
+void svg_plot__oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)
 {
 	const struct timeline tl0 = { .t0 = pn->origin };
 	double x = xpos(pn, p->oom.ns);
@@ -373,11 +373,11 @@ void svg_oom(FILE *f, const struct svg_panel *pn, const struct tl_proc *p)
 		"stroke=\"#7b1fa2\" stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%d\" font-size=\"12\" "
 		"font-weight=\"bold\" fill=\"#7b1fa2\" text-anchor=\"end\" stroke=\"white\" "
 		"stroke-width=\"3\" paint-order=\"stroke\">OOM kill at %.3f s (%s tracked)</text>\n"
-		"</g>\n", x, pn->y0, x, pn->y1, x - 4, pn->y1 - 8, render_t(&tl0, p->oom.ns),
+		"</g>\n", x, pn->y0, x, pn->y1, x - 4, pn->y1 - 8, render__t(&tl0, p->oom.ns),
 		fmt_bytes(b, p->oom.tracked_bytes));
 }
 
-int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
+int svg_plot__lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int n,
 	      __u32 slots, const struct infl_names *nm, int y0)
 {
 	const int h = 22;
@@ -395,14 +395,14 @@ int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int
 			if (col[i].owners_max[s] > most)
 				most = col[i].owners_max[s];
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", SVG_X0 - 6, y + h / 2 + 3);
-		svg_text(f, names__stage(nm, s), 31);
+		svg_plot__text(f, names__stage(nm, s), 31);
 		fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
 			"fill=\"#f4f4f4\"/>\n", SVG_X0, y, SVG_NCOLS, h - 4);
 		if (most) {
 			fprintf(f, "<path data-stage=\"");
-			svg_text(f, names__stage(nm, s), 31);
+			svg_plot__text(f, names__stage(nm, s), 31);
 			fprintf(f, "\" fill=\"%s\" stroke=\"#555\" stroke-width=\"0.4\" "
-				"d=\"M%d %d", svg_stage_color(s), SVG_X0, y + h - 4);
+				"d=\"M%d %d", svg_plot__stage_color(s), SVG_X0, y + h - 4);
 			for (int i = 0; i < n; i++) {
 				double hh = (h - 6) * (double)col[i].owners_max[s] / most;
 
@@ -414,7 +414,7 @@ int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int
 			}
 			fprintf(f, " H%d", SVG_X1);
 			fprintf(f, " V%d Z\"><title>", y + h - 4);
-			svg_text(f, names__stage(nm, s), 31);
+			svg_plot__text(f, names__stage(nm, s), 31);
 			fprintf(f, ": at most %" PRIu64 " owners</title></path>\n", (uint64_t)most);
 		}
 		fprintf(f, "<text x=\"%d\" y=\"%d\">max %" PRIu64 "</text>\n", SVG_X1 + 6,
@@ -426,7 +426,7 @@ int svg_lanes(FILE *f, const struct svg_panel *pn, const struct column *col, int
 	return y;
 }
 
-int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct infl_names *nm,
+int svg_plot__legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct infl_names *nm,
 	       bool rss)
 {
 	unsigned nser = by_stage ? INFL_SLOTS : INFL_CLASSES;
@@ -439,9 +439,9 @@ int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct in
 		if (!(mask & (1u << k)))
 			continue;
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"%d\">", x, y, by_stage ? svg_stage_color(k) :
-			svg_class_color(k), x + 18, y + 10);
-		svg_text(f, by_stage ? names__stage(nm, k) : names__cls(nm, k), 31);
+			"<text x=\"%d\" y=\"%d\">", x, y, by_stage ? svg_plot__stage_color(k) :
+			svg_plot__class_color(k), x + 18, y + 10);
+		svg_plot__text(f, by_stage ? names__stage(nm, k) : names__cls(nm, k), 31);
 		fprintf(f, "</text>\n");
 		y += 17;
 	}
@@ -455,7 +455,7 @@ int svg_legend(FILE *f, int x, int y, bool by_stage, __u32 mask, const struct in
 	return y;
 }
 
-__u32 svg_slots_used(const struct column *col, int n)
+__u32 svg_plot__slots_used(const struct column *col, int n)
 {
 	__u32 m = 0;
 
@@ -466,7 +466,7 @@ __u32 svg_slots_used(const struct column *col, int n)
 	return m;
 }
 
-__u32 svg_classes_used(const struct column *col, int n)
+__u32 svg_plot__classes_used(const struct column *col, int n)
 {
 	__u32 m = 0;
 

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "attach/cuda.h"
 #include "attach/image_table.h"
 #include "attach/libs.h"
@@ -43,14 +42,14 @@ static int next_mapped(FILE *f, struct proc_mapping *m)
  */
 static int reach(pid_t pid, int root, const struct proc_mapping *m, char *path, size_t len)
 {
+	struct infl_image_key mapped = proc_mapping_key(m), key;
 	struct stat st;
 
 	if (root >= 0)
 		snprintf(path, len, "/proc/self/fd/%d%s", root, m->path);
 	else
 		snprintf(path, len, "/proc/%d/root%s", pid, m->path);
-	if (!stat(path, &st) && st.st_ino == m->ino && major(st.st_dev) == m->maj &&
-	    minor(st.st_dev) == m->min)
+	if (!proc_image_key(path, &key) && proc_image_same(&key, &mapped))
 		return 0;
 	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
 		 (unsigned long long)m->end);
@@ -67,35 +66,30 @@ static bool is_ldso(const char *path)
 
 int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 {
-	char maps[64];
+	struct infl_image_key sk = {}, key;
 	struct proc_mapping m;
-	struct stat sk;
 	int err = -ENOENT;
-	FILE *f;
+	FILE *f = proc_maps_open(pid);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
 	if (!f)
 		return -errno;
-	if (stat(skip, &sk))
-		memset(&sk, 0, sizeof(sk));
-	while (err && next_mapped(f, &m))
-		if (!(m.ino == sk.st_ino && m.maj == major(sk.st_dev) && m.min == minor(sk.st_dev)) &&
-		    !is_ldso(m.path) && !reach(pid, -1, &m, path, len) && usdt_binary__traceable(path))
+	proc_image_key(skip, &sk); /* a file gone: nothing to skip */
+	while (err && next_mapped(f, &m)) {
+		key = proc_mapping_key(&m);
+		if (!proc_image_same(&key, &sk) && !is_ldso(m.path) &&
+		    !reach(pid, -1, &m, path, len) && usdt_binary__traceable(path))
 			err = 0;
+	}
 	fclose(f);
 	return err;
 }
 
 bool libs__maps_cuda(const struct cuda_attach *cuda, pid_t pid)
 {
-	char maps[64];
 	struct proc_mapping m;
 	bool found = false;
-	FILE *f;
+	FILE *f = proc_maps_open(pid);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
 	if (!f)
 		return false;
 	while (!found && next_mapped(f, &m))
@@ -141,13 +135,11 @@ static int open_target(struct libs *l)
  */
 static FILE *open_maps(struct libs *l, pid_t pid, int *root)
 {
-	char path[64];
 	FILE *f;
 	int fd;
 
 	*root = pid == l->cfg.target ? l->target_root : -1;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
+	f = proc_maps_open(pid);
 	if (f || pid != l->cfg.target || l->target_maps < 0 || errno == ENOENT || errno == ESRCH)
 		return f;
 	fd = dup(l->target_maps);

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "attach/sema.h"
 #include "util/errors.h"
 #include "util/procfs.h"
@@ -16,22 +15,22 @@
 
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
 {
+	struct infl_image_key file, key;
 	struct proc_mapping m;
-	char maps[64];
-	struct stat st;
-	int err = -ENOENT;
+	int err;
 	FILE *f;
 
-	if (stat(path, &st))
-		return -errno;
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
+	err = proc_image_key(path, &file);
+	if (err)
+		return err;
+	f = proc_maps_open(pid);
 	if (!f)
 		return -errno;
+	err = -ENOENT;
 	/* mappings are in address order: the first of the file's base page is its lowest */
 	while (proc_maps_next(f, &m)) {
-		if (m.ino != st.st_ino || m.maj != major(st.st_dev) || m.min != minor(st.st_dev) ||
-		    m.offset != (b->base_off & PAGE_MASK_))
+		key = proc_mapping_key(&m);
+		if (!proc_image_same(&key, &file) || m.offset != (b->base_off & PAGE_MASK_))
 			continue;
 		*bias = m.start - (b->base_vaddr & PAGE_MASK_);
 		err = 0;

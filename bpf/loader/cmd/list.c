@@ -307,18 +307,14 @@ struct mapped_image {
 
 static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, int max)
 {
+	struct infl_image_key ex = {}, key, mapped;
 	struct proc_mapping m;
-	struct stat st, ex;
-	char maps[64];
 	int n = 0;
-	FILE *f;
+	FILE *f = proc_maps_open(pid);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
 	if (!f)
 		return 0;
-	if (stat(exe, &ex))
-		memset(&ex, 0, sizeof(ex));
+	proc_image_key(exe, &ex); /* gone: no mapping is taken for the executable */
 	while (n < max && proc_maps_next(f, &m)) {
 		bool seen = false;
 
@@ -327,8 +323,9 @@ static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, i
 		for (int i = 0; i < n; i++)
 			seen |= !strcmp(out[i].path, m.path);
 		snprintf(out[n].reach, sizeof(out[n].reach), "/proc/%d/root%s", (int)pid, m.path);
-		if (seen || stat(out[n].reach, &st) || st.st_ino != m.ino ||
-		    (st.st_ino == ex.st_ino && st.st_dev == ex.st_dev))
+		mapped = proc_mapping_key(&m);
+		if (seen || proc_image_key(out[n].reach, &key) || !proc_image_same(&key, &mapped) ||
+		    proc_image_same(&key, &ex))
 			continue;
 		if (usdt_binary__read(out[n].reach, &out[n].b))
 			continue;

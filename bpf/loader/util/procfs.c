@@ -188,6 +188,14 @@ __u64 proc_statm_rss(pid_t pid)
 	return resident * (__u64)sysconf(_SC_PAGESIZE);
 }
 
+FILE *proc_maps_open(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	return fopen(path, "re");
+}
+
 int proc_maps_next(FILE *f, struct proc_mapping *m)
 {
 	char line[sizeof(m->path) + 128];

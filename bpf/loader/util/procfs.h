@@ -59,6 +59,9 @@ struct proc_mapping {
 /* The key of the file a mapping maps (its maj:min and inode, as the kernel encodes them). */
 struct infl_image_key proc_mapping_key(const struct proc_mapping *m);
 
+/* /proc/PID/maps of `pid`, for proc_maps_next; NULL with errno set. */
+FILE *proc_maps_open(pid_t pid);
+
 /* The next mapping of f (an open /proc/PID/maps): 1, or 0 at the end. Lines that do not
  * parse are skipped. */
 int proc_maps_next(FILE *f, struct proc_mapping *m);

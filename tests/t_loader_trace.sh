@@ -187,7 +187,8 @@ wait "$a" "$b"
 seen=$(wc -l <"$TMP/rs")
 gone=""
 for _ in $(seq 500); do # an interval after both exits with no process left
-	tail -n +$((seen + 1)) "$TMP/rs" | grep -q '"processes":\[\]' && gone=yes && break
+	tail -n +$((seen + 1)) "$TMP/rs" | jq -e 'select(.processes == [])' >/dev/null 2>&1 &&
+		gone=yes && break
 	sleep 0.01
 done
 check_eq "-b restarts: both processes left the maps" "$gone" yes

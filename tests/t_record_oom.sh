@@ -51,7 +51,7 @@ check_eq "the prover was killed by SIGKILL (137)" "$?" 137
 sleep 0.5
 kill -INT "$rec" "$live" "$livej"
 wait "$rec" "$live" "$livej"
-pid=$(grep -o '"pid":[0-9]*' "$TMP/live.json" | tail -n 1 | cut -d: -f2)
+pid=$(tail -n 1 "$TMP/live.json" | jq -r '.processes[-1].pid')
 
 # the live summary
 check_match "live summary: OOM-KILLED, not a plain exit" "$(cat "$TMP/live.txt")" \
@@ -70,8 +70,9 @@ later = sum(p["events"].values()) > k["seq"]
 print(k is not None and k["tracked_bytes"] > 0, later or k["tracked_bytes"] == p["at_end"]["bytes"],
       later or k["tracked_bufs"] == p["at_end"]["bufs"], k["rss_bytes"] > 0, k["time_s"] <= p["end_s"])' "$sum")" \
 	"True True True True True"
-check "live JSON: the intervals say it too, once it happened" \
-	grep -q '"oom_kill":{"time_s"' "$TMP/live.json"
+check_eq "live JSON: the intervals say it too, once it happened" \
+	"$(jq -r 'select(.type == "interval") | .processes[] | select(.oom_kill != null) | .pid' \
+		"$TMP/live.json" | sort -u)" "$pid"
 # the recording and every report of it
 "$I" report "$TMP/oom.rec" >"$TMP/r.txt" 2>&1
 check_match "report text: OOM-KILLED, with the instant and what it held" "$(cat "$TMP/r.txt")" \

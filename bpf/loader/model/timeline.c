@@ -115,7 +115,9 @@ static void hook_stage_change(void *ctx, __u64 owner, struct tl_owner *o, unsign
 		p->dwell_count[from]++;
 		p->dwell_hist[from][log2_bucket(ts - entered)]++;
 	}
-	if (created && !p->carrying) {
+	/* started: its first stage is an entry stage, however it was first seen (a stage or an
+	 * alloc, as the kernel counts owners_started) */
+	if (from >= INFL_MAX_STAGES && !p->carrying) {
 		if (p->entry_mask & (1u << to)) {
 			p->started++;
 			p->started_by_kind[to]++;

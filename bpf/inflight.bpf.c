@@ -191,16 +191,20 @@ struct {
 /* --- the per-process lock's (proc_lock.bpf.h) and the queue behind it (deferred.bpf.h) --- */
 
 /*
- * How long a probe hit waits for the lock (LK_MAP), or for the lock or a slot when its
- * queue is full (LK_CAS), before it gives up. A critical section takes well under a
- * microsecond, a few when it captures a new peak, and contenders queue behind each other;
- * an interrupt on the holder's CPU adds tens of microseconds. 50 us outlasts all of that and
- * nothing a scheduler does to a preempted holder (or a hypervisor to its vCPU), which is
- * what the old 2^20-spin lock (~15 ms) waited for in vain. Measured: bench/ (probe_cost,
- * lock_stall), docs/bench.md.
+ * How long a probe hit waits for the lock or a slot when its queue is full (LK_CAS), or for
+ * a process's record that another thread is making, before it gives up (counted). A hit
+ * that finds the lock held does not wait: it queues. Its queue is full only when the holder
+ * has been away from its CPU for as long as the other threads take to fire 16384 hits: a
+ * vCPU the hypervisor descheduled, an interrupt storm, a preempted holder on PREEMPT_RT;
+ * milliseconds, not microseconds. So the wait is 10 ms: on this 2-vCPU machine, 2 threads
+ * recording flat out gave up 2-78 hits a run (4 runs of 2 M) with a 50 us wait, and none
+ * with 10 ms. The waiter spins preemptible where the kernel preempts BPF (6.0+: migration,
+ * not preemption, is disabled), so a holder preempted on its CPU gets it back at the
+ * waiter's next tick. Measured: bench/ (probe_cost, lock_stall, record_ceiling),
+ * docs/bench.md; tested: tests/t_stress_contention.sh.
  */
-#define LOCK_WAIT_NS 50000   /* the default of lock_wait_ns */
-#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits; the clock ends them long before */
+#define LOCK_WAIT_NS 10000000 /* the default of lock_wait_ns */
+#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits: 10-20 ms of looks here */
 /* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
  * emulated CPU (TCG), where a microsecond of work takes fifty (session_opts.lock_wait_ns). */
 const volatile __u64 lock_wait_ns = LOCK_WAIT_NS;
@@ -1491,8 +1495,10 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 		drain_deferred(p, pid);
 		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 			return LOCKED;
-		proc_unlock(p, pid, lk); /* behind a slot still being written: queue behind it */
-		if (queue_op(p, op))
+		/* behind a slot still being written: queue behind it, waiting for room again (the
+		 * queue was full a moment ago) */
+		proc_unlock(p, pid, lk);
+		if (queue_op(p, op) || queue_op_waiting(p, op))
 			return DEFERRED;
 		goto gave_up;
 	}

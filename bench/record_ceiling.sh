@@ -17,6 +17,13 @@
 RC_RATES=("1|250000|" "1|500000|" "1|1000000|" "1|max|" "2|500000|" "2|1000000|"
 	"2|1500000|" "2|max|" "2|max|65536")
 
+# the recorder's closing line -> "RECORDED LOST"; nothing when LINE is not that line
+# (tests/t_bench_smoke.sh holds the recorder to it)
+rc_closing_counts() {
+	printf '%s\n' "$1" | sed -n 's/.*recorded \([0-9]*\) event records\{0,1\} (\([0-9]*\) lost).*/\1 \2/p' |
+		head -n 1
+}
+
 rc_run() { # THREADS RATE RING: prints probe_loop's line and the recorder's closing line
 	local t=$1 rate=$2 ring=$3 args
 	args=(-t "$t" -d "$(calc "$SECONDS_PER_RUN * 1.5")" -w 0.2 -W 30)
@@ -25,7 +32,7 @@ rc_run() { # THREADS RATE RING: prints probe_loop's line and the recorder's clos
 	TRACE_PREFIX=("$BENCH/measure")
 	RECORD_OUT=$TMPB/rc.rec RECORD_RING=$ring traced "$TMPB/rc.log" record "$RC_LOOP" "${args[@]}"
 	TRACE_PREFIX=()
-	grep -m 1 'recorded [0-9]* events' "$TMPB/rc.log"
+	grep -m 1 'recorded [0-9]* event' "$TMPB/rc.log"
 	grep -m 1 '^measure ' "$TMPB/rc.log"
 }
 
@@ -42,18 +49,17 @@ record_ceiling() {
 			cfg=$rate${ring:+/ring$ring}
 			line=$(rc_run "$t" "$rate" "$ring")
 			used=$(printf '%s\n' "$line" | sed -n 's/^measure //p')
-			closing=$(printf '%s\n' "$line" | grep -m 1 'recorded [0-9]* events')
+			closing=$(printf '%s\n' "$line" | grep -m 1 'recorded [0-9]* event')
+			read -r recorded lost < <(rc_closing_counts "$closing")
 			line=$(printf '%s\n' "$line" | grep -m 1 '^probe_loop ')
-			if [ -z "$line" ] || [ -z "$closing" ]; then
+			if [ -z "$line" ] || [ -z "${lost:-}" ]; then
 				note record_ceiling "$t thread(s) at $rate/s, round $rep: no result ($(tail -n 2 "$TMPB/rc.log" | tr '\n' ' '))"
 				continue
 			fi
 			echo "$closing | $line" >>"$OUTDIR/record_ceiling.log"
-			recorded=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) event records\{0,1\} (\([0-9]*\) lost).*/\1/p')
-			lost=$(printf '%s\n' "$closing" | sed -n 's/.*recorded \([0-9]*\) event records\{0,1\} (\([0-9]*\) lost).*/\2/p')
 			fired=$(($(kv allocs "$line") + $(kv frees "$line") + $(kv stages "$line")))
 			check=$("$INFLIGHT" report --format json "$TMPB/rc.rec" 2>/dev/null |
-				grep -o '"mismatches":[0-9]*' | head -n 1 | cut -d: -f2)
+				jq '[.processes[].check.mismatches // 0] | add')
 			rm -f "$TMPB/rc.rec"
 			record record_ceiling "$cfg" "$t" "$rep" rate "$(calc "$(kv mhits_per_s "$line") * 1e6")"
 			record record_ceiling "$cfg" "$t" "$rep" lost "$lost"

@@ -75,6 +75,22 @@ if command -v bpftrace >/dev/null || [ "${CI:-}" = true ]; then
 	check_eq "bpftrace peer script: alloc bytes = free bytes" "$(sum alloc_bytes)" "$(sum free_bytes)"
 fi
 
+# record_ceiling reads the recorder's closing line: it must still parse, and count exactly
+source "$ROOT/bench/record_ceiling.sh"
+"$B/probe_loop" -W 20 -d 0.05 -w 0.01 >"$TMP/loop.out" &
+lp=$!
+for _ in $(seq 100); do
+	[ "$(readlink "/proc/$lp/exe")" = "$(readlink -f "$B/probe_loop")" ] && break
+	sleep 0.01
+done
+"$BUILD/inflight" record -o "$TMP/rc.rec" -p "$lp" >"$TMP/rc.log" 2>&1
+wait "$lp"
+out=$(cat "$TMP/loop.out")
+read -r recorded lost < <(rc_closing_counts "$(cat "$TMP/rc.log")")
+check_eq "record_ceiling parses the recorder's closing line: nothing lost" "${lost:-none}" 0
+check "... and at least every event probe_loop fired recorded (RSS records besides)" \
+	test "${recorded:-0}" -ge $(($(kv allocs "$out") + $(kv frees "$out") + $(kv stages "$out")))
+
 # helpers of the attach-latency and loader-cost figures
 "$B/stamp_exec" "$TMP/stamp" sh -c 'exit 4'
 check_eq "stamp_exec passes the command's status on" "$?" 4

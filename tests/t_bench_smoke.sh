@@ -36,14 +36,20 @@ check_eq "probe_loop refuses 0 threads" "$?" 2
 "$B/probe_loop" -W 0.05 -d 0.01 >/dev/null 2>&1
 check_eq "probe_loop -W: exit 3 when no tracer listens" "$?" 3
 
-# the floor: empty BPF programs, then argument fetch only, attached by pid before the window
-for mode in "" -a; do
-	"$B/probe_loop" -W 20 -d 0.05 -w 0.01 >"$TMP/loop.out" &
+# start_loop WAIT: probe_loop in the background, waiting WAIT s for a tracer, as $lp once
+# it is probe_loop itself (a tracer attaches by pid)
+start_loop() {
+	"$B/probe_loop" -W "$1" -d 0.05 -w 0.01 >"$TMP/loop.out" &
 	lp=$!
 	for _ in $(seq 100); do
 		[ "$(readlink "/proc/$lp/exe")" = "$(readlink -f "$B/probe_loop")" ] && break
 		sleep 0.01
 	done
+}
+
+# the floor: empty BPF programs, then argument fetch only, attached by pid before the window
+for mode in "" -a; do
+	start_loop 20
 	att=$("$B/usdt_empty" $mode "$lp" 2>"$TMP/usdt_empty.err")
 	rc=$?
 	wait "$lp"
@@ -59,12 +65,7 @@ check_eq "usdt_empty: no such process" "$?" 1
 
 # the bpftrace peer script: attached before the first event, it counts exactly what was fired
 if command -v bpftrace >/dev/null || [ "${CI:-}" = true ]; then
-	"$B/probe_loop" -W 30 -d 0.05 -w 0.01 >"$TMP/loop.out" &
-	lp=$!
-	for _ in $(seq 100); do
-		[ "$(readlink "/proc/$lp/exe")" = "$(readlink -f "$B/probe_loop")" ] && break
-		sleep 0.01
-	done
+	start_loop 30
 	sed "s|@BIN@|$(readlink -f "$B/probe_loop")|g" "$ROOT/bench/bpftrace_agg.bt" >"$TMP/agg.bt"
 	bpftrace -p "$lp" "$TMP/agg.bt" >"$TMP/bt.out" 2>"$TMP/bt.err"
 	wait "$lp"
@@ -77,12 +78,7 @@ fi
 
 # record_ceiling reads the recorder's closing line: it must still parse, and count exactly
 source "$ROOT/bench/record_ceiling.sh"
-"$B/probe_loop" -W 20 -d 0.05 -w 0.01 >"$TMP/loop.out" &
-lp=$!
-for _ in $(seq 100); do
-	[ "$(readlink "/proc/$lp/exe")" = "$(readlink -f "$B/probe_loop")" ] && break
-	sleep 0.01
-done
+start_loop 20
 "$BUILD/inflight" record -o "$TMP/rc.rec" -p "$lp" >"$TMP/rc.log" 2>&1
 wait "$lp"
 out=$(cat "$TMP/loop.out")

@@ -121,12 +121,11 @@ int cuda_attach__libs(const struct cuda_attach *ca)
 bool cuda_attach__is_lib(const struct cuda_attach *ca, const struct proc_mapping *m)
 {
 	const char *base = strrchr(m->path, '/');
-	struct infl_image_key key = proc_mapping_key(m);
 
 	if (!ca || ca->off)
 		return false;
 	if (ca->lib)
-		return proc_image_same(&key, &ca->lib_key);
+		return proc_mapping_of(m, &ca->lib_key);
 	base = base ? base + 1 : m->path;
 	return !strncmp(base, "libcuda.so", 10);
 }

@@ -42,14 +42,14 @@ static int next_mapped(FILE *f, struct proc_mapping *m)
  */
 static int reach(pid_t pid, int root, const struct proc_mapping *m, char *path, size_t len)
 {
-	struct infl_image_key mapped = proc_mapping_key(m), key;
+	struct infl_image_key key;
 	struct stat st;
 
 	if (root >= 0)
 		snprintf(path, len, "/proc/self/fd/%d%s", root, m->path);
 	else
 		snprintf(path, len, "/proc/%d/root%s", pid, m->path);
-	if (!proc_image_key(path, &key) && proc_image_same(&key, &mapped))
+	if (!proc_image_key(path, &key) && proc_mapping_of(m, &key))
 		return 0;
 	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
 		 (unsigned long long)m->end);
@@ -66,7 +66,7 @@ static bool is_ldso(const char *path)
 
 int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 {
-	struct infl_image_key sk = {}, key;
+	struct infl_image_key sk = {};
 	struct proc_mapping m;
 	int err = -ENOENT;
 	FILE *f = proc_maps_open(pid);
@@ -74,12 +74,10 @@ int libs__first(pid_t pid, const char *skip, char *path, size_t len)
 	if (!f)
 		return -errno;
 	proc_image_key(skip, &sk); /* a file gone: nothing to skip */
-	while (err && next_mapped(f, &m)) {
-		key = proc_mapping_key(&m);
-		if (!proc_image_same(&key, &sk) && !is_ldso(m.path) &&
+	while (err && next_mapped(f, &m))
+		if (!proc_mapping_of(&m, &sk) && !is_ldso(m.path) &&
 		    !reach(pid, -1, &m, path, len) && usdt_binary__traceable(path))
 			err = 0;
-	}
 	fclose(f);
 	return err;
 }

@@ -15,7 +15,7 @@
 
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
 {
-	struct infl_image_key file, key;
+	struct infl_image_key file;
 	struct proc_mapping m;
 	int err;
 	FILE *f;
@@ -29,8 +29,7 @@ int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __
 	err = -ENOENT;
 	/* mappings are in address order: the first of the file's base page is its lowest */
 	while (proc_maps_next(f, &m)) {
-		key = proc_mapping_key(&m);
-		if (!proc_image_same(&key, &file) || m.offset != (b->base_off & PAGE_MASK_))
+		if (!proc_mapping_of(&m, &file) || m.offset != (b->base_off & PAGE_MASK_))
 			continue;
 		*bias = m.start - (b->base_vaddr & PAGE_MASK_);
 		err = 0;

@@ -307,7 +307,7 @@ struct mapped_image {
 
 static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, int max)
 {
-	struct infl_image_key ex = {}, key, mapped;
+	struct infl_image_key ex = {}, key;
 	struct proc_mapping m;
 	int n = 0;
 	FILE *f = proc_maps_open(pid);
@@ -323,8 +323,7 @@ static int mapped_images(pid_t pid, const char *exe, struct mapped_image *out, i
 		for (int i = 0; i < n; i++)
 			seen |= !strcmp(out[i].path, m.path);
 		snprintf(out[n].reach, sizeof(out[n].reach), "/proc/%d/root%s", (int)pid, m.path);
-		mapped = proc_mapping_key(&m);
-		if (seen || proc_image_key(out[n].reach, &key) || !proc_image_same(&key, &mapped) ||
+		if (seen || proc_image_key(out[n].reach, &key) || !proc_mapping_of(&m, &key) ||
 		    proc_image_same(&key, &ex))
 			continue;
 		if (usdt_binary__read(out[n].reach, &out[n].b))

@@ -257,9 +257,11 @@ int proc_image_key(const char *path, struct infl_image_key *key)
 	return 0;
 }
 
-struct infl_image_key proc_mapping_key(const struct proc_mapping *m)
+bool proc_mapping_of(const struct proc_mapping *m, const struct infl_image_key *key)
 {
-	return (struct infl_image_key){ .dev = ((__u64)m->maj << 20) | m->min, .ino = m->ino };
+	struct infl_image_key mapped = { .dev = ((__u64)m->maj << 20) | m->min, .ino = m->ino };
+
+	return proc_image_same(&mapped, key);
 }
 
 bool proc_image_same(const struct infl_image_key *a, const struct infl_image_key *b)

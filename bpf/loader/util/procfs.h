@@ -56,8 +56,8 @@ struct proc_mapping {
 	char path[4096];       /* "" when none; a file's ends in " (deleted)" once removed */
 };
 
-/* The key of the file a mapping maps (its maj:min and inode, as the kernel encodes them). */
-struct infl_image_key proc_mapping_key(const struct proc_mapping *m);
+/* Whether a mapping maps the file of `key` (by its maj:min and inode). */
+bool proc_mapping_of(const struct proc_mapping *m, const struct infl_image_key *key);
 
 /* /proc/PID/maps of `pid`, for proc_maps_next; NULL with errno set. */
 FILE *proc_maps_open(pid_t pid);

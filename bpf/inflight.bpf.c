@@ -28,6 +28,7 @@
 #include <bpf/bpf_core_read.h>
 #include "inflight.h"
 #include "once.bpf.h"
+#include "combining.bpf.h"
 #include "deferred.bpf.h"
 #include "maps.bpf.h"
 #include "mm_rss.bpf.h"
@@ -204,7 +205,6 @@ struct {
  * docs/bench.md; tested: tests/t_stress_contention.sh.
  */
 #define LOCK_WAIT_NS 10000000 /* the default of lock_wait_ns */
-#define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits: 10-20 ms of looks here */
 /* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
  * emulated CPU (TCG), where a microsecond of work takes fifty (session_opts.lock_wait_ns). */
 const volatile __u64 lock_wait_ns = LOCK_WAIT_NS;
@@ -1266,257 +1266,37 @@ __noinline int map_queue_drain(__u32 pid)
 	return 0;
 }
 
-struct drain_ctx {
-	struct infl_proc *p;
-	struct infl_deferred *q;
-	__u32 pid;
-	__u32 locked; /* proc_combine: the lock is ours */
-};
-
-/* The lock held: the slot at the queue's head, applied if its producer has committed it
- * (else it is still being written, and its producer applies it). True when one was. */
-static __always_inline bool apply_next(struct drain_ctx *d, struct infl_proc *p)
-{
-	__u64 h = p->defer_head;
-	struct infl_op *op = deferred_slot(d->q, p->gen, h);
-
-	if (!op)
-		return false;
-	apply_queued(p, op);
-	barrier(); /* done with the slot before it is handed out again */
-	WRITE_ONCE(p->defer_head, h + 1);
-	return true;
-}
-
-/* bpf_loop callback, the lock held: the queue up to a slot not committed yet */
-static long drain_one(__u32 i, void *ctx)
-{
-	struct drain_ctx *d = ctx;
-	struct infl_proc *p = d->p;
-
-	return !p || !apply_next(d, p);
-}
-
-/* Under the lock, before the holder's own hit: what was queued before it got the lock (it
- * may have happened before the holder's hit), in ticket order. */
-static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid)
-{
-	struct drain_ctx d = { .p = p, .pid = pid };
-
-	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
-		return;
-	d.q = deferred_queue(&deferred, &deferred_of, pid, p->gen);
-	bpf_loop(INFL_DEFER_SLOTS, drain_one, &d, 0);
-}
-
-/*
- * bpf_loop callback, one step of a combiner: with something queued, take the lock (or stop:
- * another holder looks after its release), apply the next committed slot; when none is
- * left, release and look once more (a producer may have committed just before the release,
- * and failed to take the lock).
- */
-static long combine_one(__u32 i, void *ctx)
-{
-	struct drain_ctx *d = ctx;
-	struct infl_proc *p = d->p;
-	__u64 h;
-
-	if (!p)
-		return 1;
-	if (!d->locked) {
-		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail) || !cas_try(p))
-			return 1;
-		d->locked = 1;
-		section_begin(p);
-	}
-	h = p->defer_head;
-	if (apply_next(d, p))
-		return 0;
-	section_end(p);
-	proc_lock_release(&locks, p, d->pid, LK_CAS);
-	d->locked = 0;
-	/* go on if the head was committed meanwhile: its producer may have failed to take the
-	 * lock from us; if it is still being written, its producer takes the lock after */
-	return !deferred_slot(d->q, p->gen, h);
-}
-
-/*
- * After a hit's section and release, or after queueing it: what is queued is applied by
- * whoever can take the lock now (combining), the whole queue if need be. A combiner that
- * stopped early could be the last hit of a burst: what it left would wait for a next hit
- * that may never come, and be counted at the image's end (seen on 6.12-rt, where a holder
- * preempted during a burst had 90 hits queued behind it and each combiner applied 64). Only
- * producers that keep outrunning it for a whole queue's length leave the rest to their own
- * next hits.
- */
-#define COMBINE_STEPS INFL_DEFER_SLOTS
-static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	struct drain_ctx d = { .p = p, .pid = pid };
-
-	if (lk != LK_CAS || READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
-		return;
-	d.q = deferred_queue(&deferred, &deferred_of, pid, p->gen);
-	bpf_loop(COMBINE_STEPS, combine_one, &d, 0);
-	if (d.locked) {
-		section_end(p);
-		proc_lock_release(&locks, p, pid, lk);
-	}
-}
-
-static __always_inline void proc_unlock(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	section_end(p);
-	proc_lock_release(&locks, p, pid, lk);
-}
-
-/* How many looks a hit gives a held lock before it queues: ~0.1-0.3 us here, the length of
- * a section or two, so that plain contention between running threads takes the lock with
- * what the handler found (a queued hit's lookups are made again by its holder) and only a
- * holder that is off its CPU, or applying a queue, makes others queue. */
-#define LOCK_LOOKS 32
-
-/* How a probe hit got past the lock (lock_or_defer). */
-enum lock_outcome {
-	LOCKED,	  /* the lock is ours, the hits queued before applied: account it, release */
-	DEFERRED, /* queued: the lock's holder applies it (deferred.bpf.h) */
-	GAVE_UP,  /* the lock held and the queue full for lock_wait_ns: counted (lock_timeouts) */
-	WAIT_MORE, /* LK_MAP: the lock held and no room in a queue: go on in lock_wait_more */
-};
-
-struct room_wait {
-	struct infl_proc *p;
-	const struct infl_op *op;
-	__u64 deadline;
-	__u32 pid;
-	__u32 got; /* LOCKED (the lock) or DEFERRED (a slot) */
-};
-
-/* bpf_loop callback: a few looks at a held lock before queueing (most sections are over in
- * a fraction of a microsecond; a holder still there after that is off its CPU or busy) */
-static long lock_look_one(__u32 i, void *ctx)
-{
-	struct room_wait *w = ctx;
-
-	if (!w->p || !cas_try(w->p))
-		return 0;
-	w->got = LOCKED;
-	return 1;
-}
-
-/* bpf_loop callback: a full queue waits for the lock or a slot, the clock every 64 looks */
-static long room_wait_one(__u32 i, void *ctx)
-{
-	struct room_wait *w = ctx;
-
-	if (!w->p || !w->op)
-		return 1;
-	if (cas_try(w->p)) {
-		w->got = LOCKED;
-		return 1;
-	}
-	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
-		w->got = DEFERRED;
-		return 1;
-	}
-	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
-}
-
-/* bpf_loop callback: a full queue waits for a slot, the clock every 64 looks */
-static long slot_wait_one(__u32 i, void *ctx)
-{
-	struct room_wait *w = ctx;
-
-	if (!w->p || !w->op)
-		return 1;
-	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
-		w->got = DEFERRED;
-		return 1;
-	}
-	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
-}
-
 /* LK_CAS, the queue full: a slot, lock_wait_ns at most (not the lock: the hit's records are
  * to be looked up again, by the queue's holder). A global function: its frame is not the
  * handler's, which 6.1 counts with the drain's and the queue's (512 bytes in all). */
 __noinline int queue_op_waiting(struct infl_proc *p, const struct infl_op *op)
 {
-	struct room_wait w = { .p = p, .op = op, .got = GAVE_UP };
-
 	if (!p || !op)
 		return 0;
 	__sync_fetch_and_add(&deferred_full, 1);
-	w.deadline = bpf_ktime_get_ns() + lock_wait_ns;
-	bpf_loop(LOCK_LOOPS, slot_wait_one, &w, 0);
-	return w.got == DEFERRED;
+	return queue_wait(p, op, lock_wait_ns);
 }
 
-/*
- * The one way past the lock for a probe hit. Where the queue exists (LK_CAS) a hit that
- * finds the lock held is queued and the handler returns; only when the queue is full does
- * it wait, lock_wait_ns at most, for the lock or a slot. A hit that gets the lock applies
- * what was queued before it first (it may have happened before this hit); when that stops
- * at a slot its producer is still writing, the slots behind it may have too, so the hit
- * goes behind them instead.
- */
+/* The one way past the lock for a probe hit: combining.bpf.h's where the queue is a ring
+ * (LK_CAS); with the queue map (LK_MAP) the same steps, and the wait in lock_wait_more. */
 static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u32 pid,
 						       const struct infl_op *op,
 						       const enum lock_kind lk)
 {
-	if (lk == LK_CAS) {
-		struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
-		bool mine = false;
-
-		if (!defer_all) {
-			mine = cas_try(p);
-			if (!mine) {
-				bpf_loop(LOCK_LOOKS, lock_look_one, &w, 0);
-				mine = w.got == LOCKED;
-			}
-		}
-		if (mine) {
-			section_begin(p);
-			drain_deferred(p, pid);
-			if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
-				return LOCKED;
-			proc_unlock(p, pid, lk);
-		}
-		if (queue_op(p, op))
-			return DEFERRED;
-		w.got = GAVE_UP;
-		__sync_fetch_and_add(&deferred_full, 1);
-		w.deadline = bpf_ktime_get_ns() + lock_wait_ns;
-		bpf_loop(LOCK_LOOPS, room_wait_one, &w, 0);
-		if (w.got == DEFERRED)
-			return DEFERRED;
-		if (w.got != LOCKED)
-			goto gave_up;
-		section_begin(p);
-		drain_deferred(p, pid);
-		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
-			return LOCKED;
-		/* behind a slot still being written: queue behind it, waiting for room again (the
-		 * queue was full a moment ago) */
-		proc_unlock(p, pid, lk);
-		if (queue_op(p, op) || queue_op_waiting(p, op))
-			return DEFERRED;
-		goto gave_up;
-	}
-	/* LK_MAP: the same, with map_queue_push for queue_op (the queue map's order is the
-	 * tickets'), and the wait in lock_wait_more */
+	if (lk == LK_CAS)
+		return lock_or_defer_cas(p, pid, op, defer_all, lock_wait_ns, &deferred,
+					 &deferred_of, &deferred_full);
+	/* map_queue_push for queue_op: the queue map's order is the tickets' */
 	if (!defer_all && lock_map_look(&locks, pid, LOCK_LOOKS)) {
 		section_begin(p);
 		if (map_queue_empty(p))
 			return LOCKED;
-		proc_unlock(p, pid, lk);
+		proc_unlock(&locks, p, pid, lk);
 	}
 	if (map_queue_push(p, pid, op))
 		return DEFERRED;
 	__sync_fetch_and_add(&deferred_full, 1);
 	return WAIT_MORE;
-gave_up:
-	__sync_fetch_and_add(&p->lock_timeouts, 1);
-	return GAVE_UP;
 }
 
 /*
@@ -1637,12 +1417,12 @@ int lock_wait_more(struct pt_regs *ctx)
 		if (!map_queue_empty(p)) {
 			/* what is queued may have happened before this hit: it goes behind */
 			combine_call(ctx, c, pid, p->gen, CARRY_LOCKED);
-			proc_unlock(p, pid, LK_MAP);
+			proc_unlock(&locks, p, pid, LK_MAP);
 			hit_gave_up(p, &c->op, pid);
 			return 0;
 		}
 		apply_relooked(p, &c->op, LK_MAP);
-		proc_unlock(p, pid, LK_MAP);
+		proc_unlock(&locks, p, pid, LK_MAP);
 		if (!map_queue_empty(p))
 			combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0;
@@ -1691,7 +1471,7 @@ int map_combine(struct pt_regs *ctx)
 		}
 		if (queued)
 			map_queue_drain(pid);
-		proc_unlock(p, pid, LK_MAP);
+		proc_unlock(&locks, p, pid, LK_MAP);
 		if (!queued)
 			hit_gave_up(p, &c->op, pid);
 	}
@@ -1700,7 +1480,7 @@ int map_combine(struct pt_regs *ctx)
 			return 0; /* nothing left, or a holder that looks after its release */
 		section_begin(p);
 		map_queue_drain(pid);
-		proc_unlock(p, pid, LK_MAP);
+		proc_unlock(&locks, p, pid, LK_MAP);
 	}
 	if (!map_queue_empty(p))
 		bpf_tail_call(ctx, &lock_wait_progs, LP_COMBINE);
@@ -1801,15 +1581,20 @@ static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32
 						      const struct infl_op *op,
 						      const enum lock_kind lk)
 {
-	proc_unlock(p, pid, lk);
-	if (lk == LK_CAS ? queue_op(p, op) : map_queue_push(p, pid, op))
+	if (lk == LK_CAS)
+		return requeue_cas(p, pid, op);
+	proc_unlock(&locks, p, pid, lk);
+	if (map_queue_push(p, pid, op))
 		return DEFERRED;
-	if (lk == LK_MAP)
-		return WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
-	if (queue_op_waiting(p, op))
-		return DEFERRED;
-	__sync_fetch_and_add(&p->lock_timeouts, 1);
-	return GAVE_UP;
+	return WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
+}
+
+/* After a hit's section and release, or after queueing it (LK_CAS): what others queued
+ * meanwhile (combining.bpf.h: combine_queued). */
+static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
+{
+	if (lk == LK_CAS)
+		combine_queued(p, pid, &deferred, &deferred_of);
 }
 
 /* LK_MAP, at a handler's very end: hits queued (its own, or others' it saw after its
@@ -1880,7 +1665,7 @@ locked:
 	r = lock_or_defer(p, pid, &op, lk);
 	if (r == LOCKED) {
 		if (section_run(p, &op, o, old_o, old, lk) != SECTION_STALE) {
-			proc_unlock(p, pid, lk);
+			proc_unlock(&locks, p, pid, lk);
 			goto applied;
 		}
 		r = lock_requeue(p, pid, &op, lk);
@@ -1929,7 +1714,7 @@ static __always_inline int hit_account(void *ctx, struct infl_proc *p, __u32 pid
 		} else {
 			if (rc == SECTION_RETIRED)
 				owner_forget(pid, p->gen, owner);
-			proc_unlock(p, pid, lk);
+			proc_unlock(&locks, p, pid, lk);
 		}
 	}
 	if (r == WAIT_MORE)

@@ -134,4 +134,12 @@ static __always_inline void section_end(struct infl_proc *p)
 	p->write_end = p->write_begin;
 }
 
+/* A section's end: its seqlock word, then the lock (`locks`: LK_MAP's map, NULL for LK_CAS) */
+static __always_inline void proc_unlock(void *locks, struct infl_proc *p, __u32 pid,
+					const enum lock_kind lk)
+{
+	section_end(p);
+	proc_lock_release(locks, p, pid, lk);
+}
+
 #endif /* INFLIGHT_PROC_LOCK_BPF_H */

@@ -57,12 +57,30 @@ bpf: $(BPF_SKELS)
 inflight: $(BUILD)/inflight
 
 # every header a BPF object includes is a prerequisite (clang writes the list: -MMD)
-$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(LIBBPF_STAMP) | $(DEPS_STAMP)
+$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(LIBBPF_STAMP) | $(DEPS_STAMP) $(BPF_DIR)/headers-check
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $@.raw
 	$(Q)$(BPFTOOL) gen object $@ $@.raw
 	$(Q)rm -f $@.raw
+
+# Every bpf/*.bpf.h is a module of its own: it compiles in a file that includes nothing
+# else, and it defines no map and no global (all of them are inflight.bpf.c's), so that no
+# include order matters and every state a header touches comes in as an argument.
+BPF_HEADERS := $(wildcard bpf/*.bpf.h)
+$(BPF_DIR)/headers-check: $(BPF_HEADERS) bpf/inflight.h $(LIBBPF_STAMP) | $(DEPS_STAMP)
+	$(call msg,CHECK,every bpf/*.bpf.h compiles alone and defines no map or global)
+	$(Q)mkdir -p $(@D)
+	$(Q)for h in $(BPF_HEADERS); do \
+		echo "#include \"$${h#bpf/}\"" | $(CLANG) $(BPF_CFLAGS) -fsyntax-only -x c - || { \
+			echo "$$h: does not compile alone: a header includes what it uses" >&2; \
+			exit 1; }; \
+	done
+	$(Q)! grep -nE 'SEC\("\.maps"\)|^(const )?volatile |^[a-z_0-9 ]+ [a-z_0-9]+(\[[^]]*\])? = ' \
+		$(BPF_HEADERS) >&2 || { \
+		echo "bpf/: a *.bpf.h defines a map or a global; they belong in inflight.bpf.c" >&2; \
+		exit 1; }
+	$(Q)touch $@
 
 $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

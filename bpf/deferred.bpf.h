@@ -75,8 +75,10 @@ static __always_inline struct infl_deferred *deferred_claim(void *pool, void *na
 {
 	struct infl_deferred *q = deferred_queue(pool, names, pid, gen);
 
-	if (q || bpf_map_lookup_elem(names, &pid))
-		return q; /* ours, or a stale name (never: the image's end removes it) */
+	if (q)
+		return q;
+	if (bpf_map_lookup_elem(names, &pid)) /* another thread of the image named one since */
+		return deferred_queue(pool, names, pid, gen);
 	/* unrolled: the index lives on the stack for the lookups, where the verifier cannot
 	 * follow a loop counter ("infinite loop detected") */
 #pragma clang loop unroll(full)
@@ -123,8 +125,11 @@ static __always_inline int deferred_push(struct infl_deferred *q, struct infl_pr
 	__u64 t, h;
 
 	for (int i = 0; i < DEFER_TICKET_TRIES; i++) {
-		t = READ_ONCE(p->defer_tail);
+		/* the head first: it never passes the tail, so t - h cannot wrap (read the other
+		 * way round, a head that moved between the two reads made a free queue look
+		 * full, seen in tests/model/) */
 		h = READ_ONCE(p->defer_head);
+		t = READ_ONCE(p->defer_tail);
 		if (t - h >= INFL_DEFER_SLOTS)
 			return 0;
 		if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)

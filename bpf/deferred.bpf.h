@@ -144,6 +144,20 @@ static __always_inline int deferred_push(struct infl_deferred *q, struct infl_pr
 	return 0;
 }
 
+/* Queues `op` in the queue of p's image (process `pid`), drawn from the pool if it has none
+ * yet, and counts it in *queued; 0 when the pool has none free or the queue is full. */
+static __always_inline int deferred_enqueue(void *pool, void *names, __u32 pid,
+					    struct infl_proc *p, const struct infl_op *op,
+					    __u64 *queued)
+{
+	struct infl_deferred *q = deferred_claim(pool, names, pid, p->gen);
+
+	if (!q || !deferred_push(q, p, op))
+		return 0;
+	__sync_fetch_and_add(queued, 1);
+	return 1;
+}
+
 /* The slot of ticket `h` when it is committed for this image, else NULL. */
 static __always_inline struct infl_op *deferred_slot(struct infl_deferred *q, __u64 gen, __u64 h)
 {

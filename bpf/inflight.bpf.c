@@ -240,15 +240,10 @@ __u64 deferred_full = 0;
  * function: the kernel's verifier checks it once, whatever calls it. */
 __noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
 {
-	struct infl_deferred *q;
-
 	if (!p || !op)
 		return 0;
-	q = deferred_claim(&deferred, &deferred_of, bpf_get_current_pid_tgid() >> 32, p->gen);
-	if (!q || !deferred_push(q, p, op))
-		return 0;
-	__sync_fetch_and_add(&deferred_ops, 1);
-	return 1;
+	return deferred_enqueue(&deferred, &deferred_of, bpf_get_current_pid_tgid() >> 32, p, op,
+				&deferred_ops);
 }
 
 /* templates for new map elements (too big for the 512-byte stack); a record other threads

@@ -112,15 +112,10 @@ int apply_queued(struct infl_proc *p, struct infl_op *op)
 
 int queue_op(struct infl_proc *p, const struct infl_op *op)
 {
-	struct infl_deferred *q;
-
 	if (!p || !op)
 		return 0;
-	q = deferred_claim(&pool, &names, bpf_get_current_pid_tgid() >> 32, p->gen);
-	if (!q || !deferred_push(q, p, op))
-		return 0;
-	__sync_fetch_and_add(&deferred_ops, 1);
-	return 1;
+	return deferred_enqueue(&pool, &names, bpf_get_current_pid_tgid() >> 32, p, op,
+				&deferred_ops);
 }
 
 int queue_op_waiting(struct infl_proc *p, const struct infl_op *op)

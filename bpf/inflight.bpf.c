@@ -151,9 +151,20 @@ struct {
 	__type(value, __u64); /* attach time, ns */
 } images SEC(".maps");
 
+/*
+ * Record mode's event rings, one per CPU: hits on two CPUs never share a ring's lock or its
+ * producer position. The loader creates them and fills this array by CPU; the recorder
+ * merges them by time (attach/event_rings.c), and the replay puts each process's events back
+ * in seq order (model/timeline_replay.h), as it did with one ring.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* resized by the loader in record mode */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* the loader: one per possible CPU */
+	__type(key, __u32);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_RINGBUF);
+		__uint(max_entries, 4096); /* the loader: each CPU's share */
+	});
 } events SEC(".maps");
 
 struct {
@@ -580,9 +591,9 @@ static __always_inline void event_fill(struct infl_event *ev, __u64 seq, __u64 n
  * the event); past events_wake_bytes of unread data it is woken, so the ring never fills
  * while it sleeps.
  */
-static __always_inline __u64 ring_flags(void)
+static __always_inline __u64 ring_flags(void *ring)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= events_wake_bytes)
+	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= events_wake_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -602,10 +613,23 @@ static __always_inline void event_note(struct infl_event *ev, struct infl_proc *
 			   slot, a0, a1, a2);
 }
 
+/* This CPU's event ring (uprobes and tracepoints run with migration disabled), or NULL. */
+static __always_inline void *event_ring(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&events, &cpu);
+}
+
 /* The record into the ring, or its loss counted. */
 static __always_inline void event_finish(struct infl_event *ev, struct infl_proc *p)
 {
-	if (record_events && bpf_ringbuf_output(&events, ev, sizeof(*ev), ring_flags()))
+	void *ring;
+
+	if (!record_events)
+		return;
+	ring = event_ring();
+	if (!ring || bpf_ringbuf_output(ring, ev, sizeof(*ev), ring_flags(ring)))
 		__sync_fetch_and_add(&p->ring_drops, 1);
 }
 
@@ -2053,6 +2077,7 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 {
 	struct infl_event *ev;
 	__u64 last = READ_ONCE(p->rss_emitted), now, seq, tracked, end;
+	void *ring;
 
 	if (total - last < RSS_EVENT_STEP && last - total < RSS_EVENT_STEP)
 		return;
@@ -2071,7 +2096,8 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 		/* no cmpxchg before 5.12: two CPUs may emit one step, each a true reading */
 		WRITE_ONCE(p->rss_emitted, total);
 	}
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	ring = event_ring();
+	ev = ring ? bpf_ringbuf_reserve(ring, sizeof(*ev), 0) : NULL;
 	if (!ev) {
 		__sync_fetch_and_add(&p->ring_drops, 1);
 		return;
@@ -2079,7 +2105,7 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 	/* not an accounting event: seq is the accounting order it follows */
 	event_fill(ev, seq, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_RSS, 0, 0,
 		   INFL_SLOT_NONE, total, tracked, 0);
-	bpf_ringbuf_submit(ev, ring_flags());
+	bpf_ringbuf_submit(ev, ring_flags(ring));
 }
 
 /* The traced process an rss_stat event is about, or NULL. The first event of an mm reads
@@ -2169,6 +2195,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	struct infl_event *ev;
 	struct infl_ctl *c;
 	__u64 mm = p->rss_mm;
+	void *ring;
 
 	section_begin(p);
 	p->exit_ns = now;
@@ -2185,7 +2212,8 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	map_queue_release(pid, p->gen); /* before deferred_release, which forgets its name */
 	deferred_release(&deferred, &deferred_of, pid, p->gen);
 	if (p->seq && record_events) {
-		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+		ring = event_ring();
+		ev = ring ? bpf_ringbuf_reserve(ring, sizeof(*ev), 0) : NULL;
 		if (ev) {
 			event_fill(ev, p->seq, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_EXIT,
 				   0, 0, INFL_SLOT_NONE, p->total_bytes, p->total_bufs, 0);

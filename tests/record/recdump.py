@@ -13,6 +13,10 @@ usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms
        recdump.py FILE dump            a flight recorder's dump (1.3): its trigger, and per
                                        process the state carried in at the window's start
        recdump.py FILE atend           what is in flight at the end: "stage;class bufs bytes"
+       recdump.py FILE order           how far the file strays from the kernel's order: the
+                                       most accounting events of one process that came
+                                       before one they follow in seq ("ahead N"; for a
+                                       recording that lost none)
 A dump (format 1.3) begins mid-run: its START records say after which event of a process it
 begins, and the carried events (flag 64 on an alloc or a stage) that follow are that state;
 replayed like any event, they make every figure of the window exact.
@@ -218,6 +222,21 @@ def replay(rec, pid, upto=None):
     return area, peak, peak_ts, done
 
 
+def ahead(rec, pid):
+    """The most events of `pid` waiting, in file order, for one before them in seq."""
+    seqs = [e[1] for e in rec["events"] if e[0] == pid and not e[2]]
+    if not seqs:
+        return 0
+    waiting, want, most = set(), min(seqs), 0
+    for s in seqs:
+        waiting.add(s)
+        while want in waiting:
+            waiting.remove(want)
+            want += 1
+        most = max(most, len(waiting))
+    return most
+
+
 def name_of(rec, slot, cls):
     stage = rec["stages"].get(slot, "(none)" if slot == SLOT_NONE else f"stage{slot}")
     return f"{stage};{rec['classes'].get(cls, CUDA_CLASSES.get(cls, f'cls{cls}'))}"
@@ -229,6 +248,9 @@ def main():
     pid = rec.get("target") if rec.get("target") in pids else pids[0]
     if sys.argv[2] == "at":
         print("tracked %d bufs %d" % replay(rec, pid, int(sys.argv[3])))
+        return
+    if sys.argv[2] == "order":
+        print("ahead %d" % max(ahead(rec, p) for p in pids))
         return
     if sys.argv[2] == "dump":
         d = rec["dump"]

@@ -10,6 +10,7 @@
 #include "attach/caps.h"
 #include "attach/cuda.h"
 #include "attach/lifecycle.h"
+#include "attach/event_rings.h"
 #include "attach/programs.h"
 #include "attach/usdt_attach.h"
 #include "util/errors.h"
@@ -119,7 +120,8 @@ static int shrink_map_queues(struct inflight_bpf *skel)
 static int configure(struct programs *s, const struct session_opts *o)
 {
 	struct inflight_bpf *skel = s->skel;
-	__u32 ring = o->ringbuf_bytes ? o->ringbuf_bytes : 16u << 20;
+	__u32 ring = event_rings__ring_bytes(o->ringbuf_bytes, libbpf_num_possible_cpus(),
+					     sysconf(_SC_PAGESIZE));
 	int err = 0;
 
 	choose_programs(s, o);
@@ -133,7 +135,7 @@ static int configure(struct programs *s, const struct session_opts *o)
 		skel->rodata->lock_wait_ns = o->lock_wait_ns;
 	skel->rodata->defer_all = o->defer_all;
 	skel->rodata->follow_forks = s->follow;
-	/* the recorder is woken when a quarter of the ring waits (inflight.bpf.c) */
+	/* the recorder is woken when a quarter of a CPU's ring waits (inflight.bpf.c) */
 	skel->rodata->events_wake_bytes = ring / 4;
 	if (o->max_procs) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
@@ -157,8 +159,11 @@ static int configure(struct programs *s, const struct session_opts *o)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
 		err = err ?: bpf_map__set_max_entries(skel->maps.owners, o->max_owners);
+	/* a second try (load_skel) keeps the rings of the first */
+	if (o->record_events && !s->events)
+		err = err ?: event_rings__new(ring, &s->events);
 	if (o->record_events)
-		err = err ?: bpf_map__set_max_entries(skel->maps.events, ring);
+		err = err ?: event_rings__template(s->events, skel->maps.events);
 	err = err ?: bpf_map__set_max_entries(skel->maps.ctl, CTL_RING_BYTES);
 	err = err ?: bpf_map__set_max_entries(skel->maps.traced_pids, pid_chunks());
 	return err;
@@ -250,6 +255,8 @@ void programs__free(struct programs *p)
 	p->usdt = NULL;
 	inflight_bpf__destroy(p->skel);
 	p->skel = NULL;
+	event_rings__free(p->events);
+	p->events = NULL;
 }
 
 __u64 programs__deferred_ops(const struct programs *s, __u64 *full)

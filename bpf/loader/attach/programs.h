@@ -2,9 +2,9 @@
 /*
  * A session's kernel object: what the running kernel offers (attach/features.h), the
  * programs it loads (one lock form, proc_lock.bpf.h; RSS if it can), the maps' sizes and
- * read-only settings, the USDT programs prepared for the attach's mechanism
- * (attach/usdt_attach.h), the load; then what the loaded programs count. The session owns
- * one and sets its inputs; nothing here knows the session.
+ * read-only settings, record mode's event rings (attach/event_rings.h), the USDT programs
+ * prepared for the attach's mechanism (attach/usdt_attach.h), the load; then what the loaded
+ * programs count. The session owns one and sets its inputs; nothing here knows the session.
  */
 #ifndef INFLIGHT_ATTACH_PROGRAMS_H
 #define INFLIGHT_ATTACH_PROGRAMS_H
@@ -17,6 +17,7 @@
 #include "contract/names.h"
 
 struct cuda_attach;
+struct event_rings;
 struct usdt_attach;
 
 struct programs {
@@ -32,6 +33,7 @@ struct programs {
 	const char *rss_off;	      /* why RSS is not followed, NULL when it is */
 	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */
 	struct usdt_attach *usdt;     /* the probes' attach */
+	struct event_rings *events;   /* record mode: the event rings, a CPU's each */
 };
 
 /* libbpf's chatter on stderr (-v), or none: failures are said once, in our own words. */

@@ -20,6 +20,7 @@
 #include "attach/caps.h"
 #include "attach/cuda.h"
 #include "attach/detach.h"
+#include "attach/event_rings.h"
 #include "attach/features.h"
 #include "attach/image_table.h"
 #include "attach/libs.h"
@@ -60,12 +61,7 @@ struct session {
 	struct stage_roles roles;
 	struct infl_names names;
 	unsigned names_gen;
-	/* the event ring, when recording */
-	struct ring_buffer *rb;
-	session_event_fn fn; /* valid during session__poll */
-	void *fn_ctx;
-	int fn_err;
-	__u64 ring_lost;
+	struct event_rings *events; /* recording: k.events, once open */
 };
 
 __u64 session__now_ns(void)
@@ -160,17 +156,12 @@ static int attach_probes(struct session *s)
 	return err;
 }
 
-static int on_ring_event(void *ctx, void *data, size_t size)
+/* session__poll without a handler: the events are drained all the same */
+static int drop_event(void *ctx, const struct infl_event *ev)
 {
-	struct session *s = ctx;
-
-	if (size < sizeof(struct infl_event)) {
-		s->ring_lost++;
-		return 0;
-	}
-	if (s->fn && !s->fn_err)
-		s->fn_err = s->fn(s->fn_ctx, data);
-	return s->fn_err;
+	(void)ctx;
+	(void)ev;
+	return 0;
 }
 
 /* After load: the control ring's reader, the event ring (recording), the files' table. */
@@ -193,9 +184,10 @@ static int open_parts(struct session *s, const struct session_opts *o)
 	if (err)
 		return infl_bpf_err(err, "open the control ring buffer");
 	if (o->record_events) {
-		s->rb = ring_buffer__new(bpf_map__fd(s->k.skel->maps.events), on_ring_event, s, NULL);
-		if (!s->rb)
-			return infl_bpf_err(-errno, "open ring buffer");
+		err = event_rings__open(s->k.events, s->k.skel->maps.events);
+		if (err)
+			return infl_bpf_err(err, "open the event ring buffers");
+		s->events = s->k.events;
 	}
 	cfg.life = s->life;
 	if (image_table__new(&cfg, &s->images))
@@ -333,23 +325,17 @@ int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *
 	struct pollfd pfd[3] = {
 		{ .fd = lifecycle__epoll_fd(s->life), .events = POLLIN },
 		{ .fd = s->t.pidfd, .events = POLLIN },
-		{ .fd = s->rb ? ring_buffer__epoll_fd(s->rb) : -1, .events = POLLIN },
+		{ .fd = s->events ? event_rings__epoll_fd(s->events) : -1, .events = POLLIN },
 	};
 	int n = 0;
 
 	if (timeout_ms && poll(pfd, 3, timeout_ms) < 0)
 		return -errno;
-	s->fn = fn;
-	s->fn_ctx = ctx;
-	s->fn_err = 0;
-	if (s->rb)
-		n = ring_buffer__consume(s->rb);
-	s->fn = NULL;
+	if (s->events)
+		n = event_rings__consume(s->events, fn ? fn : drop_event, ctx);
 	if (n >= 0)
 		n += lifecycle__consume(s->life);
 	lifecycle__sweep(s->life);
-	if (s->fn_err)
-		return s->fn_err;
 	return n;
 }
 
@@ -385,7 +371,7 @@ enum session_mode session__mode(const struct session *s)
 
 __u64 session__ring_lost(const struct session *s)
 {
-	return s->ring_lost + lifecycle__lost(s->life);
+	return event_rings__lost(s->events) + lifecycle__lost(s->life);
 }
 
 void session__stop(struct session *s)
@@ -470,7 +456,7 @@ void session__free(struct session *s)
 			infl_warn("cannot start the detaching child: %s; the exit waits for the "
 				  "kernel", strerror(-go));
 	}
-	ring_buffer__free(s->rb);
+
 	lifecycle__free(s->life);
 	bpf_link__destroy(s->rss_link);
 	libs__free(s->libs);

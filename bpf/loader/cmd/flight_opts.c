@@ -79,7 +79,7 @@ static const struct argp_option flight_options[] = {
 	  "trigger fires", 0 },
 	{ "ring-size", OPT_RING_SIZE, "SIZE", 0,
 	  "With --ring: the recorder's memory at most (default 256M; K, M, G suffixes). record "
-	  "without --ring: the BPF ring buffer, a power of two (default 16777216)", 0 },
+	  "without --ring: the BPF ring buffers, as --bpf-ring-size", 0 },
 	{ "dump-dir", OPT_DIR, "DIR", 0, "Where dumps go (required with --ring)", 0 },
 	{ "dump-on", OPT_ON, "TRIGGER", 0,
 	  "Also dump on TRIGGER: exit, tracked>SIZE, rss>SIZE, rss>PCT%, owners:STAGE>N "

@@ -74,8 +74,8 @@ static const struct argp_option record_options[] = {
 	{ "interval", 'i', "INTERVAL", 0,
 	  "Snapshot the kernel counters and RSS every INTERVAL (default 100ms)", 0 },
 	{ "bpf-ring-size", OPT_BPF_RING, "BYTES", 0,
-	  "BPF ring buffer size, a power of two (default 16777216); larger loses fewer events "
-	  "in bursts", 0 },
+	  "The BPF ring buffers' size, all CPUs' together: a power of two (default 16777216, "
+	  "and each CPU's ring at least 1 MiB); larger loses fewer events in bursts", 0 },
 	{ "quiet", 'q', NULL, 0, "No closing line on stderr", 0 },
 	{ 0 },
 };

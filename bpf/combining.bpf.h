@@ -7,8 +7,10 @@
  *
  * What the program that includes this provides, as global functions (the verifier checks
  * each once, whatever calls it): apply_queued, which accounts a queued hit under the lock,
- * its records looked up again; queue_op, which queues a hit in its process's ring; and
- * queue_op_waiting, which waits for a slot when the ring is full (queue_wait, counted).
+ * its records looked up again; queue_op, which queues a hit in its process's ring
+ * (deferred_enqueue's enum defer_result); and queue_op_waiting, which waits for a slot when
+ * the ring is full (queue_wait). Every wait is counted in the hit's process's record
+ * (deferred_count_wait).
  * inflight.bpf.c is one such program; tests/model/ is another, the same code compiled for
  * user space with threads and a preemption point at every shared access.
  */
@@ -171,7 +173,7 @@ static long room_wait_one(__u32 i, void *ctx)
 		w->got = LOCKED;
 		return 1;
 	}
-	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
+	if ((i & 15) == 15 && queue_op(w->p, w->op) == DEFER_QUEUED) {
 		w->got = DEFERRED;
 		return 1;
 	}
@@ -185,7 +187,7 @@ static long slot_wait_one(__u32 i, void *ctx)
 
 	if (!w->p || !w->op)
 		return 1;
-	if ((i & 15) == 15 && queue_op(w->p, w->op)) {
+	if ((i & 15) == 15 && queue_op(w->p, w->op) == DEFER_QUEUED) {
 		w->got = DEFERRED;
 		return 1;
 	}
@@ -201,6 +203,17 @@ static __always_inline int queue_wait(struct infl_proc *p, const struct infl_op 
 	w.deadline = bpf_ktime_get_ns() + wait_ns;
 	bpf_loop(LOCK_LOOPS, slot_wait_one, &w, 0);
 	return w.got == DEFERRED;
+}
+
+/* Queues `op`, or waits for a slot (counted); 1 when it was queued. */
+static __always_inline int queue_wait_counted(struct infl_proc *p, const struct infl_op *op)
+{
+	int why = queue_op(p, op);
+
+	if (why == DEFER_QUEUED)
+		return 1;
+	deferred_count_wait(p, why);
+	return queue_op_waiting(p, op);
 }
 
 /*
@@ -219,6 +232,7 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 {
 	struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
 	bool mine = false;
+	int why;
 
 	if (!defer_all) {
 		mine = cas_try(p);
@@ -234,9 +248,11 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 			return LOCKED;
 		proc_unlock(NULL, p, pid, LK_CAS);
 	}
-	if (queue_op(p, op))
+	why = queue_op(p, op);
+	if (why == DEFER_QUEUED)
 		return DEFERRED;
 	w.got = GAVE_UP;
+	deferred_count_wait(p, why);
 	__sync_fetch_and_add(full, 1);
 	w.deadline = bpf_ktime_get_ns() + wait_ns;
 	bpf_loop(LOCK_LOOPS, room_wait_one, &w, 0);
@@ -251,7 +267,7 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 	/* behind a slot still being written: queue behind it, waiting for room again (the
 	 * queue was full a moment ago) */
 	proc_unlock(NULL, p, pid, LK_CAS);
-	if (queue_op(p, op) || queue_op_waiting(p, op))
+	if (queue_wait_counted(p, op))
 		return DEFERRED;
 	goto gave_up;
 gave_up:
@@ -266,7 +282,7 @@ static __always_inline enum lock_outcome requeue_cas(struct infl_proc *p, __u32 
 						     const struct infl_op *op)
 {
 	proc_unlock(NULL, p, pid, LK_CAS);
-	if (queue_op(p, op) || queue_op_waiting(p, op))
+	if (queue_wait_counted(p, op))
 		return DEFERRED;
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
 	return GAVE_UP;

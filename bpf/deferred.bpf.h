@@ -144,18 +144,38 @@ static __always_inline int deferred_push(struct infl_deferred *q, struct infl_pr
 	return 0;
 }
 
+/* What a try at the queue came to: queued, or why the hit must wait. */
+enum defer_result {
+	DEFER_NO_QUEUE = -1, /* the image has no queue and the pool none free */
+	DEFER_FULL = 0,	     /* its queue is full (or its tickets went to others) */
+	DEFER_QUEUED = 1,
+};
+
 /* Queues `op` in the queue of p's image (process `pid`), drawn from the pool if it has none
- * yet, and counts it in *queued; 0 when the pool has none free or the queue is full. */
+ * yet, and counts it in *queued: enum defer_result. */
 static __always_inline int deferred_enqueue(void *pool, void *names, __u32 pid,
 					    struct infl_proc *p, const struct infl_op *op,
 					    __u64 *queued)
 {
 	struct infl_deferred *q = deferred_claim(pool, names, pid, p->gen);
 
-	if (!q || !deferred_push(q, p, op))
-		return 0;
+	if (!q)
+		return DEFER_NO_QUEUE;
+	if (!deferred_push(q, p, op))
+		return DEFER_FULL;
 	__sync_fetch_and_add(queued, 1);
-	return 1;
+	return DEFER_QUEUED;
+}
+
+/* A hit that could not queue (`why`: enum defer_result) and now waits, counted in its
+ * process's record by the reason (INFL_ANOMALIES: slot_waits, pool_waits). Outside the lock:
+ * an atomic add. */
+static __always_inline void deferred_count_wait(struct infl_proc *p, int why)
+{
+	if (why == DEFER_NO_QUEUE)
+		__sync_fetch_and_add(&p->pool_waits, 1);
+	else
+		__sync_fetch_and_add(&p->slot_waits, 1);
 }
 
 /* The slot of ticket `h` when it is committed for this image, else NULL. */

@@ -1217,23 +1217,23 @@ static __always_inline void map_queue_release(__u32 pid, __u64 gen)
 		bpf_map_delete_elem(&map_queue_claims, idx);
 }
 
-/* Queues `op` behind p's lock; false when the queue is full or none is free. */
-static __always_inline bool map_queue_push(struct infl_proc *p, __u32 pid,
-					   const struct infl_op *op)
+/* Queues `op` behind p's lock: enum defer_result (deferred.bpf.h), as the ring's. */
+static __always_inline int map_queue_push(struct infl_proc *p, __u32 pid,
+					  const struct infl_op *op)
 {
 	struct infl_op o = *op;
 	void *q = map_queue_claim(pid, p->gen);
 
 	if (!q)
-		return false;
+		return DEFER_NO_QUEUE;
 	o.gen = p->gen;
 	__sync_fetch_and_add(&p->defer_tail, 1); /* before the push: tail >= head always */
 	if (bpf_map_push_elem(q, &o, 0)) {
 		__sync_fetch_and_add(&p->defer_tail, -1);
-		return false;
+		return DEFER_FULL;
 	}
 	__sync_fetch_and_add(&deferred_ops, 1);
-	return true;
+	return DEFER_QUEUED;
 }
 
 static __always_inline bool map_queue_empty(struct infl_proc *p)
@@ -1302,6 +1302,8 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 						       const struct infl_op *op,
 						       const enum lock_kind lk)
 {
+	int why;
+
 	if (lk == LK_CAS)
 		return lock_or_defer_cas(p, pid, op, defer_all, lock_wait_ns, &deferred,
 					 &deferred_of, &deferred_full);
@@ -1312,8 +1314,10 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 			return LOCKED;
 		proc_unlock(&locks, p, pid, lk);
 	}
-	if (map_queue_push(p, pid, op))
+	why = map_queue_push(p, pid, op);
+	if (why == DEFER_QUEUED)
 		return DEFERRED;
+	deferred_count_wait(p, why);
 	__sync_fetch_and_add(&deferred_full, 1);
 	return WAIT_MORE;
 }
@@ -1426,7 +1430,7 @@ int lock_wait_more(struct pt_regs *ctx)
 	if (!p || p->gen != c->gen) /* cannot be: the hit's thread lives in the image */
 		return 0;
 	__sync_fetch_and_add(&lock_wait_rounds, 1);
-	if (map_queue_push(p, pid, &c->op)) {
+	if (map_queue_push(p, pid, &c->op) == DEFER_QUEUED) {
 		/* room again: queued like any other; the push's attempt at the lock follows */
 		combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0; /* no tail call left: the holder it failed against drains it */
@@ -1486,7 +1490,7 @@ int map_combine(struct pt_regs *ctx)
 		c->mode = CARRY_COMBINE;
 		for (r = 0; r < CARRY_PUSH_TRIES && !queued; r++) {
 			map_queue_drain(pid);
-			queued = map_queue_push(p, pid, &c->op);
+			queued = map_queue_push(p, pid, &c->op) == DEFER_QUEUED;
 		}
 		if (queued)
 			map_queue_drain(pid);
@@ -1600,11 +1604,15 @@ static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32
 						      const struct infl_op *op,
 						      const enum lock_kind lk)
 {
+	int why;
+
 	if (lk == LK_CAS)
 		return requeue_cas(p, pid, op);
 	proc_unlock(&locks, p, pid, lk);
-	if (map_queue_push(p, pid, op))
+	why = map_queue_push(p, pid, op);
+	if (why == DEFER_QUEUED)
 		return DEFERRED;
+	deferred_count_wait(p, why);
 	return WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
 }
 

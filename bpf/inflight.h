@@ -47,7 +47,9 @@ enum infl_probe {
  * Every anomaly the kernel side counts per process, the one table. Columns: the infl_proc
  * field (also its JSON key and its Prometheus `reason` label); its kind: DROPPED (an event
  * that should have changed what is in flight, or the recording, and did not), REJECTED (an
- * event refused for an id out of range) or VIOLATION (a contract violation, applied anyway);
+ * event refused for an id out of range), VIOLATION (a contract violation, applied anyway)
+ * or WAITED (a probe hit that waited on another thread of its process, accounted all the
+ * same: what tracing cost the program, never a loss);
  * whether a non-zero count makes the process's totals inexact; then how text output says a
  * count of it, the count first so that it never reads as an id ("2 events with a class id
  * >= 16"): the noun the count counts, one and many, and what was wrong with them.
@@ -68,6 +70,10 @@ enum infl_probe {
 	X(ring_drops, DROPPED, 0, "event", "events", "dropped: the ring buffer was full")      \
 	X(lock_timeouts, DROPPED, 1, "update", "updates",                                      \
 	  "skipped: the lock stayed held (lock timeouts)")                                     \
+	X(slot_waits, WAITED, 0, "probe hit", "probe hits",                                    \
+	  "waited for room: the queue behind the lock was full")                               \
+	X(pool_waits, WAITED, 0, "probe hit", "probe hits",                                    \
+	  "waited for the lock: no queue was free in the pool")                                \
 	X(arg_errors, DROPPED, 1, "event", "events",                                           \
 	  "with probe arguments that could not be read")                                       \
 	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \

@@ -76,7 +76,7 @@ lib1 as $l1 | lib2 as $l2 |
 # every anomaly counter at 0: the kernel's (INFL_ANOMALIES in bpf/inflight.h, the one table)
 # and the loader's ring_lost
 # (IMAGES_INFLIGHT_H: where the header is, when not in this tree: a guest of the kernel matrix)
-IMAGES_ANOMALIES=$(sed -nE 's/^[[:space:]]*X\(([a-z0-9_]+), (REJECTED|VIOLATION|DROPPED),.*/\1/p' \
+IMAGES_ANOMALIES=$(sed -nE 's/^[[:space:]]*X\(([a-z0-9_]+), [A-Z]+,.*/\1/p' \
 	"${IMAGES_INFLIGHT_H:-$(dirname "${BASH_SOURCE[0]}")/../../bpf/inflight.h}" | jq -Rn '[inputs] + ["ring_lost"] |
 	map({(.): 0}) | add')
 

@@ -361,6 +361,37 @@ static void test_summary(struct ctx *c)
 	free(out);
 }
 
+/* Probe hits that waited on another thread: said in every output, never inexact. */
+static void test_waited(struct ctx *c)
+{
+	struct infl_proc *p = &c->snap.procs[0].st;
+	struct json_object *root, *proc, *x;
+	char *out;
+
+	p->lock_timeouts = 0;
+	p->slot_waits = 3;
+	p->pool_waits = 1;
+	c->json = false;
+	out = render(summary_fn, c);
+	CHECK(strstr(out, "3 probe hits waited for room: the queue behind the lock was full") &&
+		      strstr(out, "1 probe hit waited for the lock: no queue was free in the pool"),
+	      "waits: the summary text says both, by their reason");
+	CHECK(!strstr(out, "INEXACT"), "waits: the totals stay exact");
+	free(out);
+	c->json = true;
+	out = render(summary_fn, c);
+	root = json_tokener_parse(out);
+	proc = json_object_array_get_idx(json_object_object_get(root, "processes"), 0);
+	x = json_object_object_get(proc, "anomalies");
+	CHECK(json_object_get_int(json_object_object_get(x, "slot_waits")) == 3 &&
+		      json_object_get_int(json_object_object_get(x, "pool_waits")) == 1 &&
+		      json_object_get_boolean(json_object_object_get(proc, "exact")),
+	      "waits: JSON's anomalies count them, exact true");
+	json_object_put(root);
+	free(out);
+	p->slot_waits = p->pool_waits = 0;
+}
+
 static void test_empty(struct ctx *c)
 {
 	char *out;
@@ -393,6 +424,7 @@ int main(void)
 					.target_pid = 4242, .target_status = 9 };
 	test_live(&c);
 	test_summary(&c);
+	test_waited(&c);
 	test_empty(&c);
 	return check_done();
 }

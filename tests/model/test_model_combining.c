@@ -209,7 +209,7 @@ static void *reading(void *arg)
 struct outcome {
 	__u64 fired, applied, gave_up, counted_gave_up, not_exclusive, outside_section,
 		unended, lock_held, foreign, twice, lost, own_order, real_order, copies,
-		torn_accepted;
+		torn_accepted, slot_waits, pool_waits;
 };
 
 static _Noreturn void out_of_memory(void)
@@ -262,6 +262,8 @@ static void image_run(struct image *im, const struct scenario *s, struct outcome
 	o->lock_held += im->proc.lock != 0;
 	o->foreign += im->foreign;
 	o->counted_gave_up += im->proc.lock_timeouts;
+	o->slot_waits += im->proc.slot_waits;
+	o->pool_waits += im->proc.pool_waits;
 	o->copies += im->copies;
 	o->torn_accepted += im->torn_accepted;
 	for (size_t i = 0; i < im->n; i++) {
@@ -364,6 +366,19 @@ static void run(const struct scenario *s)
 		     (unsigned long long)o.copies);
 	CHECK(deferred_ops > 0, "%s: hits went through the queue (%llu of %llu)", n,
 	      (unsigned long long)deferred_ops, (unsigned long long)o.fired);
+	/* every wait is in its process's record, by its reason (INFL_ANOMALIES) */
+	CHECK_EQ_U64(o.slot_waits + o.pool_waits, deferred_full,
+		     "%s: every wait counted in its process's record (%llu for room, %llu for the "
+		     "lock)", n, (unsigned long long)o.slot_waits,
+		     (unsigned long long)o.pool_waits);
+	if (s->procs == 1)
+		CHECK_EQ_U64(o.pool_waits, 0, "%s: one process always finds a queue", n);
+	else
+		CHECK(o.pool_waits > 0, "%s: processes found the pool taken and waited (%llu), counted",
+		      n, (unsigned long long)o.pool_waits);
+	if (s->given_up == SOME_GIVEN_UP)
+		CHECK(o.slot_waits > 0, "%s: hits waited for room (%llu), counted", n,
+		      (unsigned long long)o.slot_waits);
 	if (s->given_up == SOME_GIVEN_UP)
 		CHECK(o.gave_up > 0 && deferred_full > 0,
 		      "%s: the queue filled and hits were given up (%llu), counted", n,

@@ -146,6 +146,7 @@ static void test_cells(void)
 	ps.st.bad_stage = 8;
 	ps.st.buf_map_full = 9;
 	ps.st.ring_drops = 10;
+	ps.st.slot_waits = 14;
 	ps.st.dup_alloc = 12;
 	snap.procs_map_full = 13;
 
@@ -205,6 +206,9 @@ static void test_cells(void)
 	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"lock_timeouts\"} 0");
 	LINE(out, "inflight_dropped_events_total{pid=\"42\",reason=\"ring_drops\"} 10");
 	LINE(out, "inflight_duplicate_allocs_total{pid=\"42\"} 12");
+	/* waits are counted, and only buf_map_full makes the totals inexact */
+	LINE(out, "inflight_waited_hits_total{pid=\"42\",reason=\"slot_waits\"} 14");
+	LINE(out, "inflight_waited_hits_total{pid=\"42\",reason=\"pool_waits\"} 0");
 	LINE(out, "inflight_counts_exact{pid=\"42\"} 0"); /* buf_map_full makes it inexact */
 	LINE(out, "inflight_process_exited{pid=\"42\"} 0");
 	LINE(out, "inflight_untraced_events_total 13");
@@ -217,9 +221,9 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_buffers gauge");
 	LINE(out, "# TYPE inflight_stage_dwell_seconds histogram");
 	NO_LINE(out, "# EOF");
-	/* 32 per-process families (buffers to stage_dwell_seconds) and 4 of the scrape
+	/* 33 per-process families (buffers to stage_dwell_seconds) and 4 of the scrape
 	 * (untraced_events, traced_processes, rss_followed, torn_processes) */
-	CHECK(families_well_formed(out, false) == 36, "36 families, never interleaved (got %d)",
+	CHECK(families_well_formed(out, false) == 37, "37 families, never interleaved (got %d)",
 	      families_well_formed(out, false));
 	free(out);
 
@@ -229,7 +233,7 @@ static void test_cells(void)
 	LINE(out, "# TYPE inflight_dropped_events counter");
 	CHECK(strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"),
 	      "OpenMetrics ends with # EOF");
-	CHECK(families_well_formed(out, true) == 36, "OpenMetrics: 36 families, not interleaved");
+	CHECK(families_well_formed(out, true) == 37, "OpenMetrics: 37 families, not interleaved");
 	free(out);
 }
 
@@ -369,7 +373,7 @@ static void test_identity(void)
 	LINE(buf, "inflight_exporter_connections_closed_total{reason=\"b\"} 0");
 	LINE(buf, "inflight_host_memory_bytes 25769803776");
 	/* and the exporter's: build, host_memory_bytes, the three of connections */
-	CHECK(families_well_formed(buf, false) == 36 + 5, "41 families (got %d)",
+	CHECK(families_well_formed(buf, false) == 37 + 5, "42 families (got %d)",
 	      families_well_formed(buf, false));
 	p = popen(cmd, "w");
 	if (CHECK(p != NULL, "promtool runs")) {
@@ -388,7 +392,7 @@ static void test_identity(void)
 	LINE(buf, "# TYPE inflight_process info");
 	LINE(buf, "# TYPE inflight_build info");
 	LINE(buf, "inflight_build_info{version=\"0.1\",contract=\"1\",libbpf=\"1.5\"} 1");
-	CHECK(families_well_formed(buf, true) == 41, "OpenMetrics: 41 families");
+	CHECK(families_well_formed(buf, true) == 42, "OpenMetrics: 42 families");
 	free(buf);
 }
 

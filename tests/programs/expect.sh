@@ -83,7 +83,7 @@ else error("unknown kind " + $kind) end
 
 # every anomaly counter at 0: the kernel's (INFL_ANOMALIES in bpf/inflight.h, the one table)
 # and the loader's ring_lost
-ANOMALIES=$(sed -nE 's/^[[:space:]]*X\(([a-z0-9_]+), (REJECTED|VIOLATION|DROPPED),.*/\1/p' \
+ANOMALIES=$(sed -nE 's/^[[:space:]]*X\(([a-z0-9_]+), [A-Z]+,.*/\1/p' \
 	"$(dirname "${BASH_SOURCE[0]}")/../../bpf/inflight.h" | jq -Rn '[inputs] + ["ring_lost"] |
 	map({(.): 0}) | add')
 

@@ -335,6 +335,11 @@ static void f_violations(struct prom_w *w, const struct proc_snapshot *ps)
 	anomalies_of_kind(w, ps, INFL_AN_VIOLATION, "inflight_violation_events");
 }
 
+static void f_waited(struct prom_w *w, const struct proc_snapshot *ps)
+{
+	anomalies_of_kind(w, ps, INFL_AN_WAITED, "inflight_waited_hits");
+}
+
 /*
  * The kernel's dwell slots: slot 0 holds [0, 2) us, slot k >= 1 holds [2^k, 2^(k+1)) us of
  * whole microseconds, the last slot everything from 2^31 us on. A dwell in slot k is below
@@ -461,6 +466,8 @@ static const struct {
 	{ "inflight_violation_events", COUNTER, f_violations,
 	  "Contract violations, applied anyway (an alloc of a live buffer, a free of a buffer "
 	  "not live)" },
+	{ "inflight_waited_hits", COUNTER, f_waited,
+	  "Probe hits that waited on another thread of their process, accounted all the same" },
 	{ "inflight_duplicate_allocs", COUNTER, f_dups, "Allocs of a buffer already live" },
 	{ "inflight_stage_dwell_seconds", HISTOGRAM, f_dwell, "Time owners spent in a stage" },
 };

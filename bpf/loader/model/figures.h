@@ -44,7 +44,7 @@ void figures__leak_candidates(const struct infl_proc *p, const struct infl_names
 		     struct leak_candidates *lk);
 
 /* The anomalies of inflight.h's INFL_ANOMALIES table, for every output. */
-enum infl_anomaly_kind { INFL_AN_DROPPED, INFL_AN_REJECTED, INFL_AN_VIOLATION };
+enum infl_anomaly_kind { INFL_AN_DROPPED, INFL_AN_REJECTED, INFL_AN_VIOLATION, INFL_AN_WAITED };
 struct infl_anomaly {
 	const char *key;  /* the infl_proc field: JSON key, Prometheus `reason` label */
 	const char *one, *many, *what; /* for text output: "1 event with ...", "2 events ..." */

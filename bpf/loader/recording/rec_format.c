@@ -66,6 +66,8 @@ const struct rec_field rec_fields[] = {
 	FIELD(REC_T_CUDA_FAILED, cuda_failed),
 	FIELD(REC_T_BAD_CLASS_SEEN, bad_class_seen),
 	FIELD(REC_T_BAD_STAGE_SEEN, bad_stage_seen),
+	FIELD(REC_T_SLOT_WAITS, slot_waits),
+	FIELD(REC_T_POOL_WAITS, pool_waits),
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 

@@ -24,8 +24,9 @@
 /* 1.1: OOM records; 1.2: PROC's command line words; 1.3: START and DUMP records, carried
  * events (a flight recorder's dump begins mid-run), libcuda's classes (ids 16..18 in events
  * and per-class arrays), the cuda_failed tag; 1.4: NAMES records (names qualified by their
- * image, LABEL:NAME, when a process maps several images with names of their own) */
-#define REC_FORMAT_MINOR 4
+ * image, LABEL:NAME, when a process maps several images with names of their own); 1.5: the
+ * slot_waits and pool_waits tags (probe hits that waited on another thread) */
+#define REC_FORMAT_MINOR 5
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */
@@ -125,6 +126,8 @@ enum rec_tag {
 	REC_T_CUDA_FAILED = 50, /* 1.3 */
 	REC_T_BAD_CLASS_SEEN = 51, /* 1.4 */
 	REC_T_BAD_STAGE_SEEN = 52, /* 1.4 */
+	REC_T_SLOT_WAITS = 53,	   /* 1.5 */
+	REC_T_POOL_WAITS = 54,	   /* 1.5 */
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

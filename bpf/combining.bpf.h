@@ -8,9 +8,9 @@
  * What the program that includes this provides, as global functions (the verifier checks
  * each once, whatever calls it): apply_queued, which accounts a queued hit under the lock,
  * its records looked up again; queue_op, which queues a hit in its process's ring
- * (deferred_enqueue's enum defer_result); and queue_op_waiting, which waits for a slot when
- * the ring is full (queue_wait). Every wait is counted in the hit's process's record
- * (deferred_count_wait).
+ * (deferred_enqueue's enum defer_result); and queue_op_waiting, which counts the wait
+ * (deferred_count_wait: why the hit could not queue) and waits for a slot (queue_wait).
+ * Every wait is counted in the hit's process's record.
  * inflight.bpf.c is one such program; tests/model/ is another, the same code compiled for
  * user space with threads and a preemption point at every shared access.
  */
@@ -26,7 +26,7 @@
 
 int apply_queued(struct infl_proc *p, struct infl_op *op);
 int queue_op(struct infl_proc *p, const struct infl_op *op);
-int queue_op_waiting(struct infl_proc *p, const struct infl_op *op);
+int queue_op_waiting(struct infl_proc *p, const struct infl_op *op, int why);
 
 #define LOCK_LOOPS (1 << 20) /* bpf_loop's bound for waits: 10-20 ms of looks here */
 
@@ -147,7 +147,8 @@ struct room_wait {
 	const struct infl_op *op;
 	__u64 deadline;
 	__u32 pid;
-	__u32 got; /* LOCKED (the lock) or DEFERRED (a slot) */
+	__u32 got; /* LOCKED (the lock) or DEFERRED (a slot); before room_wait_one's first look,
+		    * why the hit could not queue (enum defer_result) */
 };
 
 /* bpf_loop callback: a few looks at a held lock before queueing (most sections are over in
@@ -162,13 +163,18 @@ static long lock_look_one(__u32 i, void *ctx)
 	return 1;
 }
 
-/* bpf_loop callback: a full queue waits for the lock or a slot, the clock every 64 looks */
+/* bpf_loop callback: a full queue waits for the lock or a slot, the clock every 64 looks; the
+ * first look counts the wait by why the hit could not queue (w->got, until then) */
 static long room_wait_one(__u32 i, void *ctx)
 {
 	struct room_wait *w = ctx;
 
 	if (!w->p || !w->op)
 		return 1;
+	if (i == 0) {
+		deferred_count_wait(w->p, (int)w->got);
+		w->got = GAVE_UP;
+	}
 	if (cas_try(w->p)) {
 		w->got = LOCKED;
 		return 1;
@@ -205,15 +211,14 @@ static __always_inline int queue_wait(struct infl_proc *p, const struct infl_op 
 	return w.got == DEFERRED;
 }
 
-/* Queues `op`, or waits for a slot (counted); 1 when it was queued. */
+/* Queues `op`, or waits for a slot (counted there, by `why` it could not queue); 1 when it
+ * was queued. The count is in queue_op_waiting's frame, not the handler's, which 6.1's
+ * verifier adds to the drain's frames (512 bytes in all). */
 static __always_inline int queue_wait_counted(struct infl_proc *p, const struct infl_op *op)
 {
 	int why = queue_op(p, op);
 
-	if (why == DEFER_QUEUED)
-		return 1;
-	deferred_count_wait(p, why);
-	return queue_op_waiting(p, op);
+	return why == DEFER_QUEUED || queue_op_waiting(p, op, why);
 }
 
 /*
@@ -232,7 +237,6 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 {
 	struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
 	bool mine = false;
-	int why;
 
 	if (!defer_all) {
 		mine = cas_try(p);
@@ -248,11 +252,11 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 			return LOCKED;
 		proc_unlock(NULL, p, pid, LK_CAS);
 	}
-	why = queue_op(p, op);
-	if (why == DEFER_QUEUED)
+	/* why it could not queue goes to the wait in w, which counts it: not in the handler's
+	 * frame, which 6.1's verifier adds to the drain's frames (512 bytes in all) */
+	w.got = queue_op(p, op);
+	if (w.got == DEFER_QUEUED)
 		return DEFERRED;
-	w.got = GAVE_UP;
-	deferred_count_wait(p, why);
 	__sync_fetch_and_add(full, 1);
 	w.deadline = bpf_ktime_get_ns() + wait_ns;
 	bpf_loop(LOCK_LOOPS, room_wait_one, &w, 0);

@@ -1288,10 +1288,11 @@ __noinline int map_queue_drain(__u32 pid)
 /* LK_CAS, the queue full: a slot, lock_wait_ns at most (not the lock: the hit's records are
  * to be looked up again, by the queue's holder). A global function: its frame is not the
  * handler's, which 6.1 counts with the drain's and the queue's (512 bytes in all). */
-__noinline int queue_op_waiting(struct infl_proc *p, const struct infl_op *op)
+__noinline int queue_op_waiting(struct infl_proc *p, const struct infl_op *op, int why)
 {
 	if (!p || !op)
 		return 0;
+	deferred_count_wait(p, why);
 	__sync_fetch_and_add(&deferred_full, 1);
 	return queue_wait(p, op, lock_wait_ns);
 }

@@ -118,10 +118,11 @@ int queue_op(struct infl_proc *p, const struct infl_op *op)
 				&deferred_ops);
 }
 
-int queue_op_waiting(struct infl_proc *p, const struct infl_op *op)
+int queue_op_waiting(struct infl_proc *p, const struct infl_op *op, int why)
 {
 	if (!p || !op)
 		return 0;
+	deferred_count_wait(p, why);
 	__sync_fetch_and_add(&deferred_full, 1);
 	return queue_wait(p, op, wait_ns);
 }

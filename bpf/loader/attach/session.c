@@ -61,7 +61,6 @@ struct session {
 	struct stage_roles roles;
 	struct infl_names names;
 	unsigned names_gen;
-	struct event_rings *events; /* recording: k.events, once open */
 };
 
 __u64 session__now_ns(void)
@@ -187,7 +186,6 @@ static int open_parts(struct session *s, const struct session_opts *o)
 		err = event_rings__open(s->k.events, s->k.skel->maps.events);
 		if (err)
 			return infl_bpf_err(err, "open the event ring buffers");
-		s->events = s->k.events;
 	}
 	cfg.life = s->life;
 	if (image_table__new(&cfg, &s->images))
@@ -325,14 +323,14 @@ int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *
 	struct pollfd pfd[3] = {
 		{ .fd = lifecycle__epoll_fd(s->life), .events = POLLIN },
 		{ .fd = s->t.pidfd, .events = POLLIN },
-		{ .fd = s->events ? event_rings__epoll_fd(s->events) : -1, .events = POLLIN },
+		{ .fd = s->k.events ? event_rings__epoll_fd(s->k.events) : -1, .events = POLLIN },
 	};
 	int n = 0;
 
 	if (timeout_ms && poll(pfd, 3, timeout_ms) < 0)
 		return -errno;
-	if (s->events)
-		n = event_rings__consume(s->events, fn ? fn : drop_event, ctx);
+	if (s->k.events) /* recording: programs.c made them, open_parts opened them */
+		n = event_rings__consume(s->k.events, fn ? fn : drop_event, ctx);
 	if (n >= 0)
 		n += lifecycle__consume(s->life);
 	lifecycle__sweep(s->life);
@@ -371,7 +369,7 @@ enum session_mode session__mode(const struct session *s)
 
 __u64 session__ring_lost(const struct session *s)
 {
-	return event_rings__lost(s->events) + lifecycle__lost(s->life);
+	return event_rings__lost(s->k.events) + lifecycle__lost(s->life);
 }
 
 void session__stop(struct session *s)

@@ -40,22 +40,26 @@ enum lock_outcome {
 
 struct drain_ctx {
 	struct infl_proc *p;
-	struct infl_deferred *q;
+	void *pool; /* deferred.bpf.h's segments */
 	__u32 pid;
 	__u32 locked; /* combine_queued: the lock is ours */
 };
 
 /* The lock held: the slot at the queue's head, applied if its producer has committed it
- * (else it is still being written, and its producer applies it). True when one was. */
+ * (else it is still being written, and its producer applies it). True when one was. The
+ * last slot of a segment gives the segment back before the head moves past it. */
 static __always_inline bool apply_next(struct drain_ctx *d, struct infl_proc *p)
 {
 	__u64 h = p->defer_head;
-	struct infl_op *op = deferred_slot(d->q, p->gen, h);
+	struct infl_op *op = deferred_slot(d->pool, p, h);
 
 	if (!op)
 		return false;
 	apply_queued(p, op);
 	barrier(); /* done with the slot before it is handed out again */
+	if ((h & (INFL_DEFER_SEG_SLOTS - 1)) == INFL_DEFER_SEG_SLOTS - 1)
+		deferred_retire(d->pool, p, h);
+	barrier(); /* the segment given back before the head moves past it */
 	WRITE_ONCE(p->defer_head, h + 1);
 	return true;
 }
@@ -71,14 +75,12 @@ static long drain_one(__u32 i, void *ctx)
 
 /* Under the lock, before the holder's own hit: what was queued before it got the lock (it
  * may have happened before the holder's hit), in ticket order. */
-static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid, void *pool,
-					   void *names)
+static __always_inline void drain_deferred(struct infl_proc *p, __u32 pid, void *pool)
 {
-	struct drain_ctx d = { .p = p, .pid = pid };
+	struct drain_ctx d = { .p = p, .pool = pool, .pid = pid };
 
 	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pool, names, pid, p->gen);
 	bpf_loop(INFL_DEFER_SLOTS, drain_one, &d, 0);
 }
 
@@ -110,7 +112,7 @@ static long combine_one(__u32 i, void *ctx)
 	d->locked = 0;
 	/* go on if the head was committed meanwhile: its producer may have failed to take the
 	 * lock from us; if it is still being written, its producer takes the lock after */
-	return !deferred_slot(d->q, p->gen, h);
+	return !deferred_slot(d->pool, p, h);
 }
 
 /*
@@ -123,14 +125,12 @@ static long combine_one(__u32 i, void *ctx)
  * next hits.
  */
 #define COMBINE_STEPS INFL_DEFER_SLOTS
-static __always_inline void combine_queued(struct infl_proc *p, __u32 pid, void *pool,
-					   void *names)
+static __always_inline void combine_queued(struct infl_proc *p, __u32 pid, void *pool)
 {
-	struct drain_ctx d = { .p = p, .pid = pid };
+	struct drain_ctx d = { .p = p, .pool = pool, .pid = pid };
 
 	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return;
-	d.q = deferred_queue(pool, names, pid, p->gen);
 	bpf_loop(COMBINE_STEPS, combine_one, &d, 0);
 	if (d.locked)
 		proc_unlock(NULL, p, pid, LK_CAS);
@@ -233,7 +233,7 @@ static __always_inline int queue_wait_counted(struct infl_proc *p, const struct 
 static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, __u32 pid,
 							   const struct infl_op *op,
 							   bool defer_all, __u64 wait_ns,
-							   void *pool, void *names, __u64 *full)
+							   void *pool, __u64 *full)
 {
 	struct room_wait w = { .p = p, .op = op, .pid = pid, .got = GAVE_UP };
 	bool mine = false;
@@ -247,7 +247,7 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 	}
 	if (mine) {
 		section_begin(p);
-		drain_deferred(p, pid, pool, names);
+		drain_deferred(p, pid, pool);
 		if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 			return LOCKED;
 		proc_unlock(NULL, p, pid, LK_CAS);
@@ -265,7 +265,7 @@ static __always_inline enum lock_outcome lock_or_defer_cas(struct infl_proc *p, 
 	if (w.got != LOCKED)
 		goto gave_up;
 	section_begin(p);
-	drain_deferred(p, pid, pool, names);
+	drain_deferred(p, pid, pool);
 	if (READ_ONCE(p->defer_head) == READ_ONCE(p->defer_tail))
 		return LOCKED;
 	/* behind a slot still being written: queue behind it, waiting for room again (the

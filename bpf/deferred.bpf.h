@@ -22,18 +22,36 @@
  * apply the rest, and what is still queued when an image ends or tracing stops is counted
  * as lock_timeouts (never silent).
  *
- * The queue is a bounded ring of INFL_DEFER_SLOTS per process, drawn from a pool (the
- * array `deferred`, INFL_DEFER_MAX_QUEUES at most) by the first producer that needs one: it
- * takes a free queue by compare-and-swap of the queue's `owner` (0 when free) to its
- * image's gen, then names it in `deferred_of` (pid -> queue) with an insert that fails if
- * another producer of the process named one first (the loser frees its queue and takes the
- * winner's). The image's end gives the queue back. defer_tail (the next ticket)
- * is taken by compare-and-swap, defer_head (the next to apply) moves under the lock; both
- * live in struct infl_proc, where the handler that holds the lock finds them without a
- * lookup. A slot is committed for ticket t when its `state` is t + 1 and its `gen` is the
- * image's: a slot of an earlier owner of the queue, or of the ring's previous lap, never is.
- * Producers store the slot, then its state; the holder reads the state, then the slot
- * (x86-64's order; the compiler barriers keep clang's).
+ * The queue is a ring of INFL_DEFER_SLOTS tickets per process, its memory drawn from a pool
+ * shared by all processes (the array `deferred`) a segment of INFL_DEFER_SEG_SLOTS at a
+ * time, as its tickets need it, and given back as its head leaves it. So a process that
+ * queues a few hits holds one segment, and the pool's size bounds the hits queued on the
+ * host, not the number of processes that ever queued. The ring is INFL_DEFER_RING_SEGS
+ * segments of INFL_DEFER_SEG_SLOTS tickets, more than the INFL_DEFER_SEGS its
+ * INFL_DEFER_SLOTS tickets can span, and p->defer_segs names, for each, the pool's segment
+ * that holds its tickets (index + 1; 0: none).
+ *
+ * - defer_tail (the next ticket) is taken by compare-and-swap, defer_head (the next to
+ *   apply) moves under the lock; both live in struct infl_proc, where the handler that
+ *   holds the lock finds them without a lookup.
+ * - Room: ticket t may be taken when t - head is less than INFL_DEFER_SLOTS. The ring's
+ *   segment of t was last used a lap before, INFL_DEFER_RING_SEGS segments back, more
+ *   than INFL_DEFER_SLOTS: every ticket of that lap has been applied.
+ * - Before it takes ticket t, a producer makes sure t's ring segment names a pool segment:
+ *   it claims a free one (compare-and-swap of the segment's `owner` from 0 to its image's
+ *   gen) and names it (compare-and-swap of the name from 0); a producer that lost the
+ *   naming to another gives its own back and takes the other's.
+ * - The holder that applies a segment's last ticket unnames it and gives it back, then
+ *   moves the head past it. No producer writes into a segment after it went back: every
+ *   ticket it held has been applied, and the next that needs the ring's segment again
+ *   needs a head that has moved on (the ring is longer than its tickets).
+ *   A producer that finds no name for its ticket's segment claims one, unless the head has
+ *   left that segment since it read the tail (its ticket is gone: it reads again).
+ * - The image's end gives back what it still holds. A slot is committed for ticket t when
+ *   its `state` is t + 1 and its `gen` is the image's: a slot of an earlier owner of the
+ *   segment, or of an earlier lap, never is.
+ * - Producers store the slot, then its state; the holder reads the state, then the slot
+ *   (x86-64's order; the compiler barriers keep clang's).
  */
 #ifndef INFLIGHT_DEFERRED_BPF_H
 #define INFLIGHT_DEFERRED_BPF_H
@@ -50,65 +68,123 @@
 #error "deferred.bpf.h: the queue's memory order is x86-64's (TSO); add acquire/release for this architecture"
 #endif
 
+/* A segment of a process's queue, from the pool. */
 struct infl_deferred {
 	__u64 owner; /* the gen of the image that holds it, 0 while free */
-	struct infl_op ops[INFL_DEFER_SLOTS];
+	struct infl_op ops[INFL_DEFER_SEG_SLOTS];
 };
 
-/* The queue of image (pid, gen) when it has one. */
-/* `pool`: an array of struct infl_deferred; `names`: a hash, pid -> its queue's index. */
-static __always_inline struct infl_deferred *deferred_queue(void *pool, void *names, __u32 pid,
-							    __u64 gen)
-{
-	__u32 *idx = bpf_map_lookup_elem(names, &pid);
-	struct infl_deferred *q;
+/* What a try at the queue came to: queued, or why the hit must wait. */
+enum defer_result {
+	DEFER_NO_QUEUE = -1, /* the pool had no segment free for the ticket */
+	DEFER_FULL = 0,	     /* its queue is full (or its tickets went to others) */
+	DEFER_QUEUED = 1,
+};
 
-	if (!idx)
-		return NULL;
-	q = bpf_map_lookup_elem(pool, idx);
-	return q && READ_ONCE(q->owner) == gen ? q : NULL;
+/* The pool (`pool`: an array of `segs` struct infl_deferred) and where a claim begins to
+ * look (`next`: a counter that spreads the claims over the pool). */
+struct defer_pool {
+	void *pool;
+	__u64 *next;
+	__u32 segs;
+};
+
+/* p's name for the pool segment that holds ticket t's slot */
+static __always_inline __u32 *deferred_name(struct infl_proc *p, __u64 t)
+{
+	return &p->defer_segs[(t / INFL_DEFER_SEG_SLOTS) & (INFL_DEFER_RING_SEGS - 1)];
 }
 
-/* The image's queue, drawn from the pool when it has none yet; NULL when none is free. */
-static __always_inline struct infl_deferred *deferred_claim(void *pool, void *names, __u32 pid,
-							    __u64 gen)
+/* The pool segment that holds ticket t's slot, when p's image has one named. */
+static __always_inline struct infl_deferred *deferred_seg(void *pool, struct infl_proc *p,
+							  __u64 t)
 {
-	struct infl_deferred *q = deferred_queue(pool, names, pid, gen);
+	__u32 name = READ_ONCE(*deferred_name(p, t)), idx;
+	struct infl_deferred *q;
+
+	if (!name)
+		return NULL;
+	idx = name - 1;
+	q = bpf_map_lookup_elem(pool, &idx);
+	return q && READ_ONCE(q->owner) == p->gen ? q : NULL;
+}
+
+struct claim_ctx {
+	void *pool;
+	__u64 *next;
+	__u64 gen;
+	__u32 segs;
+	__u32 got; /* index + 1 of the segment claimed; 0: none yet */
+};
+
+/* bpf_loop callback: one look at the pool for a free segment */
+static long claim_one(__u32 i, void *ctx)
+{
+	struct claim_ctx *c = ctx;
+	struct infl_deferred *q;
+	__u32 idx;
+
+	if (!c->segs)
+		return 1;
+	idx = (__u32)(__sync_fetch_and_add(c->next, 1) % c->segs);
+	q = bpf_map_lookup_elem(c->pool, &idx);
+	if (!q || READ_ONCE(q->owner) || __sync_val_compare_and_swap(&q->owner, 0, c->gen))
+		return 0;
+	c->got = idx + 1;
+	return 1;
+}
+
+/* The pool segment for ticket t of p's image, claimed and named if it has none yet; NULL
+ * when the pool has none free. */
+static __always_inline struct infl_deferred *deferred_claim(const struct defer_pool *dp,
+							    struct infl_proc *p, __u64 t)
+{
+	struct claim_ctx c = { .pool = dp->pool, .next = dp->next, .gen = p->gen,
+			       .segs = dp->segs };
+	struct infl_deferred *q = deferred_seg(dp->pool, p, t);
+	__u32 *name = deferred_name(p, t), idx;
 
 	if (q)
 		return q;
-	if (bpf_map_lookup_elem(names, &pid)) /* another thread of the image named one since */
-		return deferred_queue(pool, names, pid, gen);
-	/* unrolled: the index lives on the stack for the lookups, where the verifier cannot
-	 * follow a loop counter ("infinite loop detected") */
-#pragma clang loop unroll(full)
-	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
-		__u32 key = i;
-
-		q = bpf_map_lookup_elem(pool, &key);
-		if (!q)
-			return NULL; /* the pool is smaller: all taken */
-		if (READ_ONCE(q->owner) || __sync_val_compare_and_swap(&q->owner, 0, gen))
-			continue;
-		if (!bpf_map_update_elem(names, &pid, &key, BPF_NOEXIST))
-			return q;
-		/* another thread of the image named its queue first: this one goes back */
-		WRITE_ONCE(q->owner, 0);
-		return deferred_queue(pool, names, pid, gen);
-	}
-	return NULL;
+	if (READ_ONCE(*name)) /* another thread of the image named one since */
+		return deferred_seg(dp->pool, p, t);
+	bpf_loop(dp->segs, claim_one, &c, 0);
+	if (!c.got) /* all taken, but maybe by another thread of the image, for this one */
+		return deferred_seg(dp->pool, p, t);
+	idx = c.got - 1;
+	q = bpf_map_lookup_elem(dp->pool, &idx);
+	if (!q)
+		return NULL;
+	if (!__sync_val_compare_and_swap(name, 0, c.got))
+		return q;
+	/* another thread of the image named one first: this one goes back */
+	WRITE_ONCE(q->owner, 0);
+	return deferred_seg(dp->pool, p, t);
 }
 
-/* The image ended: its queue goes back to the pool. No thread of it is left to use it. A
- * plain store: the exit tracepoint runs on every kernel, 5.10's too, which has no BPF xchg;
- * the next owner's slots are told apart by their gen, not by what this left in them. */
-static __always_inline void deferred_release(void *pool, void *names, __u32 pid, __u64 gen)
+/* The holder applied ticket t, the last of its segment: the segment goes back to the pool
+ * (before the head moves past it, the caller's barrier). */
+static __always_inline void deferred_retire(void *pool, struct infl_proc *p, __u64 t)
 {
-	struct infl_deferred *q = deferred_queue(pool, names, pid, gen);
+	struct infl_deferred *q = deferred_seg(pool, p, t);
 
+	WRITE_ONCE(*deferred_name(p, t), 0);
 	if (q)
 		WRITE_ONCE(q->owner, 0);
-	bpf_map_delete_elem(names, &pid);
+}
+
+/* The image ended: its segments go back to the pool. No thread of it is left to use them.
+ * Plain stores: the exit tracepoint runs on every kernel, 5.10's too, which has no BPF xchg;
+ * the next owner's slots are told apart by their gen, not by what this left in them. */
+static __always_inline void deferred_release(void *pool, struct infl_proc *p)
+{
+#pragma clang loop unroll(full)
+	for (int i = 0; i < INFL_DEFER_RING_SEGS; i++) {
+		__u64 t = (__u64)i * INFL_DEFER_SEG_SLOTS;
+
+		if (READ_ONCE(p->defer_segs[i]))
+			deferred_retire(pool, p, t);
+	}
 }
 
 /* Tries at a ticket: each failed one is another producer's success, so only a storm of
@@ -116,55 +192,57 @@ static __always_inline void deferred_release(void *pool, void *names, __u32 pid,
  * go through the queue) */
 #define DEFER_TICKET_TRIES 64
 
-/* Queues `op` in q for the holder of p's lock; 0 when the queue is full, or the tickets
- * went to others DEFER_TICKET_TRIES times (the caller then waits for the lock or a slot). */
-static __always_inline int deferred_push(struct infl_deferred *q, struct infl_proc *p,
+/* Queues `op` for the holder of p's lock (enum defer_result): DEFER_FULL when the queue is
+ * full, or the tickets went to others DEFER_TICKET_TRIES times; DEFER_NO_QUEUE when the pool
+ * had no segment for the ticket (the caller then waits for the lock or a slot). */
+static __always_inline int deferred_push(const struct defer_pool *dp, struct infl_proc *p,
 					 const struct infl_op *op)
 {
+	struct infl_deferred *q;
 	struct infl_op *slot;
 	__u64 t, h;
 
 	for (int i = 0; i < DEFER_TICKET_TRIES; i++) {
 		/* the head first: it never passes the tail, so t - h cannot wrap (read the other
 		 * way round, a head that moved between the two reads made a free queue look
-		 * full, seen in tests/model/) */
+		 * full, seen in tests/model/); and the name after both, so that a name given
+		 * back before the head moved is seen gone */
 		h = READ_ONCE(p->defer_head);
 		t = READ_ONCE(p->defer_tail);
 		if (t - h >= INFL_DEFER_SLOTS)
-			return 0;
+			return DEFER_FULL;
+		q = deferred_seg(dp->pool, p, t);
+		/* none named for t's segment: t is the first ticket to need it, or t is stale
+		 * and the head has left its segment, which went back to the pool (a claim for it
+		 * would hold a segment until the ring comes round again) */
+		if (!q && t < (READ_ONCE(p->defer_head) & ~(__u64)(INFL_DEFER_SEG_SLOTS - 1)))
+			continue;
+		if (!q)
+			q = deferred_claim(dp, p, t);
+		if (!q)
+			return DEFER_NO_QUEUE;
 		if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)
 			continue; /* another producer took ticket t */
-		slot = &q->ops[t & (INFL_DEFER_SLOTS - 1)];
+		slot = &q->ops[t & (INFL_DEFER_SEG_SLOTS - 1)];
 		*slot = *op;
 		slot->gen = p->gen;
 		barrier(); /* the slot before its state */
 		WRITE_ONCE(slot->state, t + 1);
-		return 1;
+		return DEFER_QUEUED;
 	}
-	return 0;
+	return DEFER_FULL;
 }
 
-/* What a try at the queue came to: queued, or why the hit must wait. */
-enum defer_result {
-	DEFER_NO_QUEUE = -1, /* the image has no queue and the pool none free */
-	DEFER_FULL = 0,	     /* its queue is full (or its tickets went to others) */
-	DEFER_QUEUED = 1,
-};
-
-/* Queues `op` in the queue of p's image (process `pid`), drawn from the pool if it has none
- * yet, and counts it in *queued: enum defer_result. */
-static __always_inline int deferred_enqueue(void *pool, void *names, __u32 pid,
-					    struct infl_proc *p, const struct infl_op *op,
-					    __u64 *queued)
+/* Queues `op` in the queue of p's image, its memory drawn from the pool as it needs it, and
+ * counts it in *queued: enum defer_result. */
+static __always_inline int deferred_enqueue(const struct defer_pool *dp, struct infl_proc *p,
+					    const struct infl_op *op, __u64 *queued)
 {
-	struct infl_deferred *q = deferred_claim(pool, names, pid, p->gen);
+	int r = deferred_push(dp, p, op);
 
-	if (!q)
-		return DEFER_NO_QUEUE;
-	if (!deferred_push(q, p, op))
-		return DEFER_FULL;
-	__sync_fetch_and_add(queued, 1);
-	return DEFER_QUEUED;
+	if (r == DEFER_QUEUED)
+		__sync_fetch_and_add(queued, 1);
+	return r;
 }
 
 /* A hit that could not queue (`why`: enum defer_result) and now waits, counted in its
@@ -179,14 +257,15 @@ static __always_inline void deferred_count_wait(struct infl_proc *p, int why)
 }
 
 /* The slot of ticket `h` when it is committed for this image, else NULL. */
-static __always_inline struct infl_op *deferred_slot(struct infl_deferred *q, __u64 gen, __u64 h)
+static __always_inline struct infl_op *deferred_slot(void *pool, struct infl_proc *p, __u64 h)
 {
+	struct infl_deferred *q = deferred_seg(pool, p, h);
 	struct infl_op *slot;
 
 	if (!q)
 		return NULL;
-	slot = &q->ops[h & (INFL_DEFER_SLOTS - 1)];
-	if (READ_ONCE(slot->state) != h + 1 || READ_ONCE(slot->gen) != gen)
+	slot = &q->ops[h & (INFL_DEFER_SEG_SLOTS - 1)];
+	if (READ_ONCE(slot->state) != h + 1 || READ_ONCE(slot->gen) != p->gen)
 		return NULL;
 	barrier(); /* its state before the slot */
 	return slot;

@@ -227,18 +227,22 @@ struct {
 	__type(value, __u8);
 } locks SEC(".maps");
 
+/* the pool of queue segments (deferred.bpf.h), and where a claim begins to look */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader (1: no queues) */
+	__uint(max_entries, INFL_DEFER_POOL_SEGS); /* resized by the loader (1: no queues) */
 	__type(key, __u32);
 	__type(value, struct infl_deferred);
 } deferred SEC(".maps");
+const volatile __u32 deferred_segs = INFL_DEFER_POOL_SEGS; /* deferred's size */
+__u64 deferred_next = 0;
 
+/* LK_MAP: a process's queue map (map_queues), by pid */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized with deferred */
+	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader */
 	__type(key, __u32);   /* pid */
-	__type(value, __u32); /* its queue in deferred */
+	__type(value, __u32); /* its queue in map_queues */
 } deferred_of SEC(".maps");
 
 /* probe hits that went through a queue, and that found one full and waited, all processes
@@ -246,15 +250,17 @@ struct {
 __u64 deferred_ops = 0;
 __u64 deferred_full = 0;
 
-/* Queues `op` for the holder of p's lock, the current process's; 0 when the queue is full
- * (or the pool has none free): the caller then waits for the lock or a slot. A global
- * function: the kernel's verifier checks it once, whatever calls it. */
+/* Queues `op` for the holder of p's lock, the current process's (enum defer_result): when it
+ * could not, the caller waits for the lock or a slot. A global function: the kernel's
+ * verifier checks it once, whatever calls it. */
 __noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
 {
+	struct defer_pool dp = { .pool = &deferred, .next = &deferred_next,
+				 .segs = deferred_segs };
+
 	if (!p || !op)
-		return 0;
-	return deferred_enqueue(&deferred, &deferred_of, bpf_get_current_pid_tgid() >> 32, p, op,
-				&deferred_ops);
+		return DEFER_FULL;
+	return deferred_enqueue(&dp, p, op, &deferred_ops);
 }
 
 /* templates for new map elements (too big for the 512-byte stack); a record other threads
@@ -1134,7 +1140,7 @@ __noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
  * - A queue is drawn from a pool of INFL_DEFER_MAX_QUEUES by the first hit that needs one:
  *   a claim is an insert of the queue's index into map_queue_claims that fails if the index
  *   is taken (an atomic test-and-set, like the lock), then the process's name for it in
- *   deferred_of, as for the ring. The image's end gives it back. A queue's next owner drops
+ *   deferred_of. The image's end gives it back. A queue's next owner drops
  *   what an earlier one left (told apart by gen; counted at that image's end).
  * - A hit that can neither push (the queue full, the pool empty) nor get the lock waits in
  *   lock_wait_more as before, trying both; past that it gives up, counted.
@@ -1307,7 +1313,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 
 	if (lk == LK_CAS)
 		return lock_or_defer_cas(p, pid, op, defer_all, lock_wait_ns, &deferred,
-					 &deferred_of, &deferred_full);
+					 &deferred_full);
 	/* map_queue_push for queue_op: the queue map's order is the tickets' */
 	if (!defer_all && lock_map_look(&locks, pid, LOCK_LOOKS)) {
 		section_begin(p);
@@ -1622,7 +1628,7 @@ static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32
 static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
 {
 	if (lk == LK_CAS)
-		combine_queued(p, pid, &deferred, &deferred_of);
+		combine_queued(p, pid, &deferred);
 }
 
 /* LK_MAP, at a handler's very end: hits queued (its own, or others' it saw after its
@@ -2218,8 +2224,8 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	pid_mark(pid, 0); /* an exec's new image marks it again (proc_create) */
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
-	map_queue_release(pid, p->gen); /* before deferred_release, which forgets its name */
-	deferred_release(&deferred, &deferred_of, pid, p->gen);
+	map_queue_release(pid, p->gen);
+	deferred_release(&deferred, p);
 	if (p->seq && record_events) {
 		ring = event_ring();
 		ev = ring ? bpf_ringbuf_reserve(ring, sizeof(*ev), 0) : NULL;

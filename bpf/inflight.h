@@ -73,7 +73,7 @@ enum infl_probe {
 	X(slot_waits, WAITED, 0, "probe hit", "probe hits",                                    \
 	  "waited for room: the queue behind the lock was full")                               \
 	X(pool_waits, WAITED, 0, "probe hit", "probe hits",                                    \
-	  "waited for the lock: no queue was free in the pool")                                \
+	  "waited for the lock: the pool had no queue memory free")                                \
 	X(arg_errors, DROPPED, 1, "event", "events",                                           \
 	  "with probe arguments that could not be read")                                       \
 	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \
@@ -108,6 +108,35 @@ struct infl_cell {
 #define INFL_PROC_EXEC (1u << 2)       /* this image ended by exec (the pid lives on) */
 #define INFL_PROC_EXEC_BORN (1u << 3)  /* this image began with an exec of a traced process */
 
+/* A process's queue behind its lock (bpf/deferred.bpf.h). Deep enough to hold what every
+ * other thread of a process fires while the lock's holder is off its CPU for a scheduler's
+ * time slice, or its vCPU for a hypervisor's: a flat-out storm of dozens of threads on this
+ * project's machines never filled 4096, but 3 threads on 2 emulated vCPUs of a loaded host
+ * did, recording on PREEMPT_RT (435 hits given up in a run of 100000); past it a hit waits
+ * like before (lock_wait_ns) and is then counted. */
+#define INFL_DEFER_SLOTS 16384
+/* Its memory comes a segment at a time from a pool that all processes share, as its tickets
+ * need it (72 KiB a segment), so a process holds what it has queued, not a whole queue.
+ * INFL_DEFER_SLOTS tickets from a head inside a segment span one segment more than they
+ * fill (INFL_DEFER_SEGS); the ring has more segments than that (INFL_DEFER_RING_SEGS, a
+ * power of two), so that a ticket's segment is always free of the lap before. */
+#define INFL_DEFER_SEG_SLOTS 1024
+#define INFL_DEFER_SEGS (INFL_DEFER_SLOTS / INFL_DEFER_SEG_SLOTS + 1)
+#define INFL_DEFER_RING_SEGS 32
+/* Segments in the pool at most, whatever --max-procs says: 9.6 MiB preallocated, what 8 full
+ * queues hold; one process never needs more than INFL_DEFER_SEGS. A hit whose ticket finds
+ * no segment free waits for the lock like before (counted: pool_waits). */
+#define INFL_DEFER_POOL_SEGS (8 * INFL_DEFER_SEGS)
+#define INFL_DEFER_POOL(max_procs)                                                             \
+	((max_procs) < INFL_DEFER_POOL_SEGS / INFL_DEFER_SEGS ? (max_procs) * INFL_DEFER_SEGS   \
+							       : INFL_DEFER_POOL_SEGS)
+/* Before 5.17 (no cmpxchg, no bpf_loop) each queue is a BPF queue map of INFL_DEFER_SLOTS
+ * (inflight.bpf.c): 8 of them at most, a process draws one when its lock is first found
+ * held and gives it back when its image ends. */
+#define INFL_DEFER_MAX_QUEUES 8
+#define INFL_DEFER_QUEUES(max_procs)                                                           \
+	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
+
 /*
  * Per traced process image (key: tgid; `gen` tells two images of one tgid apart). The
  * accounting fields change under `lock` (see inflight.bpf.c); the RSS fields (rss..rss_mm)
@@ -125,6 +154,9 @@ struct infl_proc {
 	 * handed out, and the next one to apply; tail - head are waiting */
 	__u64 defer_tail;
 	__u64 defer_head;
+	/* for each INFL_DEFER_SEG_SLOTS tickets of the ring, the pool's segment that holds
+	 * them (index + 1; 0: none) */
+	__u32 defer_segs[INFL_DEFER_RING_SEGS];
 	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
 	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
 	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
@@ -286,21 +318,6 @@ struct infl_event {
 	__u64 arg1; /* alloc/free: bytes */
 	__u64 arg2; /* alloc: owner */
 };
-
-/* Deep enough to hold what every other thread of a process fires while the lock's holder is
- * off its CPU for a scheduler's time slice, or its vCPU for a hypervisor's: a flat-out storm
- * of dozens of threads on this project's machines never filled 4096, but 3 threads on 2
- * emulated vCPUs of a loaded host did, recording on PREEMPT_RT (435 hits given up in a run
- * of 100000); past it a hit waits like before (lock_wait_ns) and is then counted. 16384
- * slots: 1.1 MiB a queue. */
-#define INFL_DEFER_SLOTS 16384
-/* Queues at most, whatever --max-procs says: 9 MiB preallocated, in a pool that a process
- * draws one from when its lock is first found held (bpf/deferred.bpf.h, or inflight.bpf.c's
- * queue maps before 5.17) and gives back when its image ends. A process that finds none
- * free waits for the lock like before. */
-#define INFL_DEFER_MAX_QUEUES 8
-#define INFL_DEFER_QUEUES(max_procs)                                                           \
-	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 
 /* A probe hit's work done outside the lock: what its section needs to account it. Queued
  * when the lock is held (bpf/deferred.bpf.h), INFL_DEFER_SLOTS of them a process. */

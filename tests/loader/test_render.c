@@ -374,7 +374,7 @@ static void test_waited(struct ctx *c)
 	c->json = false;
 	out = render(summary_fn, c);
 	CHECK(strstr(out, "3 probe hits waited for room: the queue behind the lock was full") &&
-		      strstr(out, "1 probe hit waited for the lock: no queue was free in the pool"),
+		      strstr(out, "1 probe hit waited for the lock: the pool had no queue memory free"),
 	      "waits: the summary text says both, by their reason");
 	CHECK(!strstr(out, "INEXACT"), "waits: the totals stay exact");
 	free(out);

@@ -14,8 +14,10 @@
  *   the lock, every release by a look at the queue);
  * - with the queue's real size and the kernel's real wait, nothing is given up, even when
  *   holders stall for milliseconds; a reader of the seqlock never accepts a torn copy;
- * - processes whose images end and start again share a pool of queues smaller than their
- *   number: no image ever applies a slot an earlier owner of its queue left.
+ * - processes whose images end and start again share a pool of queue segments, smaller
+ *   than what they would need all at once, or large enough for them all: no image ever
+ *   applies a slot an earlier owner of a segment left, every segment goes back to the pool,
+ *   and only a pool too small makes hits wait for the lock.
  *
  * The program side is what inflight.bpf.c's is for LK_CAS (hit_account, queue_op,
  * queue_op_waiting), with the sections reduced to what the protocol must keep: a log of
@@ -61,8 +63,12 @@ struct image {
 };
 
 static struct image images[MAX_PROCS];
-static struct infl_deferred queues[2]; /* a pool smaller than the kernel's: claims walk it */
-static struct model_map pool = MODEL_ARRAY_OF(queues), names = MODEL_HASH_INIT;
+/* the pool of queue segments: each scenario its own size, at most two processes' worth (the
+ * default: more than one process needs, as the kernel's pool is) */
+static struct infl_deferred segs[2 * INFL_DEFER_SEGS];
+static struct model_map pool = MODEL_ARRAY_OF(segs);
+static __u64 pool_next;
+static struct defer_pool dpool = { .pool = &pool, .next = &pool_next };
 static bool defer_every_hit;
 static unsigned stale_in; /* one locked section in stale_in finds its records stale */
 static __u64 wait_ns, deferred_full, deferred_ops;
@@ -74,6 +80,8 @@ struct scenario {
 	unsigned stall_in, stall_us; /* holders stalled in sections */
 	bool one_cpu, defer_all;
 	unsigned stale_in;
+	unsigned pool_segs; /* 0: all of segs */
+	bool pool_waits;    /* the pool is too small: hits wait for the lock */
 	__u64 wait_ns;
 	enum { NONE_GIVEN_UP, SOME_GIVEN_UP, COUNTED_GIVEN_UP } given_up;
 };
@@ -114,8 +122,7 @@ int queue_op(struct infl_proc *p, const struct infl_op *op)
 {
 	if (!p || !op)
 		return 0;
-	return deferred_enqueue(&pool, &names, bpf_get_current_pid_tgid() >> 32, p, op,
-				&deferred_ops);
+	return deferred_enqueue(&dpool, p, op, &deferred_ops);
 }
 
 int queue_op_waiting(struct infl_proc *p, const struct infl_op *op, int why)
@@ -132,7 +139,7 @@ static enum lock_outcome hit(struct image *im, struct infl_op *op)
 {
 	struct infl_proc *p = &im->proc;
 	enum lock_outcome r = lock_or_defer_cas(p, im->pid, op, defer_every_hit, wait_ns, &pool,
-						&names, &deferred_full);
+						&deferred_full);
 
 	if (r == LOCKED) {
 		if (stale_in && model_rand(stale_in) == 0) {
@@ -144,7 +151,7 @@ static enum lock_outcome hit(struct image *im, struct infl_op *op)
 	}
 	if (r == GAVE_UP)
 		return r;
-	combine_queued(p, im->pid, &pool, &names);
+	combine_queued(p, im->pid, &pool);
 	return r;
 }
 
@@ -210,7 +217,7 @@ static void *reading(void *arg)
 struct outcome {
 	__u64 fired, applied, gave_up, counted_gave_up, not_exclusive, outside_section,
 		unended, lock_held, foreign, twice, lost, own_order, real_order, copies,
-		torn_accepted, slot_waits, pool_waits;
+		torn_accepted, slot_waits, pool_waits, segs_held;
 };
 
 static _Noreturn void out_of_memory(void)
@@ -254,7 +261,7 @@ static void image_run(struct image *im, const struct scenario *s, struct outcome
 
 	/* the image ends: what its queue still holds would be counted as lost */
 	o->lost += im->proc.defer_tail - im->proc.defer_head;
-	deferred_release(&pool, &names, pid, gen);
+	deferred_release(&pool, &im->proc);
 
 	o->fired += total;
 	o->not_exclusive += im->not_exclusive;
@@ -338,6 +345,7 @@ static void run(const struct scenario *s)
 	stale_in = s->stale_in;
 	wait_ns = s->wait_ns;
 	deferred_full = deferred_ops = 0;
+	dpool.segs = s->pool_segs ? s->pool_segs : sizeof(segs) / sizeof(segs[0]);
 	model_sched_set(&s->sched);
 	for (unsigned i = 0; i < s->procs; i++) {
 		images[i].pid = MODEL_PID + i;
@@ -350,6 +358,8 @@ static void run(const struct scenario *s)
 			((__u64 *)&o)[k] += ((__u64 *)&runs[i].o)[k];
 	}
 	model_sched_set(&(struct model_sched){ 0 });
+	for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		o.segs_held += segs[i].owner != 0;
 
 	CHECK_EQ_U64(o.not_exclusive, 0, "%s: every apply alone, under the lock", n);
 	CHECK_EQ_U64(o.outside_section, 0, "%s: every apply inside a seqlock section", n);
@@ -372,8 +382,9 @@ static void run(const struct scenario *s)
 		     "%s: every wait counted in its process's record (%llu for room, %llu for the "
 		     "lock)", n, (unsigned long long)o.slot_waits,
 		     (unsigned long long)o.pool_waits);
-	if (s->procs == 1)
-		CHECK_EQ_U64(o.pool_waits, 0, "%s: one process always finds a queue", n);
+	CHECK_EQ_U64(o.segs_held, 0, "%s: every segment back in the pool at the end", n);
+	if (!s->pool_waits)
+		CHECK_EQ_U64(o.pool_waits, 0, "%s: the pool always had a segment", n);
 	else
 		CHECK(o.pool_waits > 0, "%s: processes found the pool taken and waited (%llu), counted",
 		      n, (unsigned long long)o.pool_waits);
@@ -404,13 +415,30 @@ static void one_pushed_and_applied(void)
 	sp->defer_head++;
 }
 
-/* another thread of the image claimed queue 0 and named it */
+/* another thread of the image claimed segment 0 and named it for ring segment 0 */
 static void other_thread_claimed(void)
 {
-	__u32 pid = MODEL_PID, idx = 0;
+	segs[0].owner = sp->gen;
+	sp->defer_segs[0] = 1;
+}
 
-	queues[0].owner = sp->gen;
-	bpf_map_update_elem(&names, &pid, &idx, BPF_NOEXIST);
+/* another thread took the last ticket of ring segment 0, and the holder applied it and gave
+ * the segment back */
+static void holder_left_segment(void)
+{
+	sp->defer_tail = INFL_DEFER_SEG_SLOTS;
+	sp->defer_head = INFL_DEFER_SEG_SLOTS;
+	sp->defer_segs[0] = 0;
+	segs[0].owner = 0;
+}
+
+static unsigned segs_owned_by(__u64 gen)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		n += segs[i].owner == gen;
+	return n;
 }
 
 static void written_schedules(void)
@@ -420,29 +448,50 @@ static void written_schedules(void)
 
 	model_thread_init(MODEL_PID, 1);
 	model_sched_set(&(struct model_sched){ 0 });
+	dpool.segs = INFL_DEFER_SEGS;
 
 	/* the room check's two reads, with a push and its application between them: the head
 	 * then is past the tail read before it, and tail - head wraps */
 	memset(sp, 0, sizeof(*sp));
+	memset(segs, 0, sizeof(segs));
 	sp->gen = 100;
 	sp->defer_tail = sp->defer_head = 1000;
-	queues[0].owner = sp->gen;
 	model_hook_at(2, one_pushed_and_applied);
-	CHECK(deferred_push(&queues[0], sp, &op) == 1,
+	CHECK(deferred_push(&dpool, sp, &op) == DEFER_QUEUED,
 	      "a push whose room check straddles another hit's push and application queues");
 	CHECK_EQ_U64(sp->defer_tail, 1002, "it took the ticket after the other hit's");
-	queues[0].owner = 0;
+	deferred_release(&pool, sp);
 
-	/* the first look for the queue finds no name, another thread names one before the
-	 * second: the claim must return that queue, not none */
+	/* the first look for the segment finds no name, another thread names one before this
+	 * one names its own: the claim must return that segment, and give its own back */
 	memset(sp, 0, sizeof(*sp));
 	sp->gen = 101;
 	model_hook_at(2, other_thread_claimed);
-	q = deferred_claim(&pool, &names, MODEL_PID, sp->gen);
-	CHECK(q == &queues[0], "a claim that races another thread's naming finds its queue");
-	deferred_release(&pool, &names, MODEL_PID, sp->gen);
-	CHECK(queues[0].owner == 0 && !bpf_map_lookup_elem(&names, &(__u32){ MODEL_PID }),
-	      "the image's end gives the queue back");
+	q = deferred_claim(&dpool, sp, 0);
+	CHECK(q == &segs[0], "a claim that races another thread's naming finds its segment");
+	CHECK_EQ_U64(segs_owned_by(sp->gen), 1, "and the segment it claimed went back");
+	deferred_release(&pool, sp);
+	CHECK(segs_owned_by(sp->gen) == 0 && !sp->defer_segs[0],
+	      "the image's end gives the segment back");
+
+	/* a push that read a tail whose segment the head left before it looked for the
+	 * segment's name: it finds no name, and must not claim one for a ticket that is gone
+	 * (that segment would be held until the ring came round again) */
+	memset(sp, 0, sizeof(*sp));
+	sp->gen = 102;
+	sp->defer_head = 1000;
+	sp->defer_tail = INFL_DEFER_SEG_SLOTS - 1;
+	segs[0].owner = sp->gen;
+	sp->defer_segs[0] = 1;
+	model_hook_at(3, holder_left_segment);
+	CHECK(deferred_push(&dpool, sp, &op) == DEFER_QUEUED,
+	      "a push whose tail went stale before its look for the name queues");
+	CHECK(sp->defer_tail == INFL_DEFER_SEG_SLOTS + 1 && !sp->defer_segs[0] &&
+	      sp->defer_segs[1] && segs_owned_by(sp->gen) == 1,
+	      "at the next ticket, in the next segment, and claimed no segment for the gone one");
+	CHECK(segs[sp->defer_segs[1] - 1].ops[0].state == INFL_DEFER_SEG_SLOTS + 1,
+	      "its slot committed for that ticket");
+	deferred_release(&pool, sp);
 	model_hook_at(0, NULL);
 }
 
@@ -472,10 +521,14 @@ int main(int argc, char **argv)
 		{ .name = "8 threads, holders off their CPU 50 ms, a 1 ms wait", .procs = 1, .images = 1, .threads = 8,
 		  .hits = 30000, .stall_in = 3000, .stall_us = 50000, .wait_ns = 1000000,
 		  .given_up = SOME_GIVEN_UP },
-		{ .name = "3 processes, 12 images each, a pool of 2 queues", .procs = 3,
+		{ .name = "3 processes, 12 images each, a pool of 2 segments", .procs = 3,
 		  .images = 12, .threads = 3, .hits = 2000,
-		  .sched = { .yield_in = 8, .spin_in = 64 }, .wait_ns = kernel_wait,
-		  .given_up = COUNTED_GIVEN_UP },
+		  .sched = { .yield_in = 8, .spin_in = 64 }, .pool_segs = 2, .pool_waits = true,
+		  .wait_ns = kernel_wait, .given_up = COUNTED_GIVEN_UP },
+		{ .name = "3 processes, 12 images each, sharing two processes' worth of segments",
+		  .procs = 3, .images = 12, .threads = 3, .hits = 4000,
+		  .sched = { .yield_in = 8, .spin_in = 64 }, .defer_all = true,
+		  .wait_ns = kernel_wait },
 	};
 	unsigned scale = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
 

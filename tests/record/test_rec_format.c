@@ -45,6 +45,8 @@ static void test_field_table(void)
 	memset(covered + offsetof(struct infl_proc, write_end), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_tail), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_head), 1, 8);
+	memset(covered + offsetof(struct infl_proc, defer_segs), 1,
+	       sizeof(((struct infl_proc *)0)->defer_segs));
 	memset(covered + offsetof(struct infl_proc, write_begin), 1, 8);
 	for (size_t b = 0; b < sizeof(covered); b++)
 		holes += !covered[b];

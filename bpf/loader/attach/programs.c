@@ -141,7 +141,8 @@ static int configure(struct programs *s, const struct session_opts *o)
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred,
-						      INFL_DEFER_QUEUES(o->max_procs));
+						      INFL_DEFER_POOL(o->max_procs));
+		skel->rodata->deferred_segs = INFL_DEFER_POOL(o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of,
 						      INFL_DEFER_QUEUES(o->max_procs));
 	}
@@ -151,10 +152,12 @@ static int configure(struct programs *s, const struct session_opts *o)
 	/* the queues behind the lock: the ring's pool with the LK_CAS programs
 	 * (deferred.bpf.h), the queue maps' with the LK_MAP ones (inflight.bpf.c); the other
 	 * pool takes no memory */
-	if (s->feat.atomics && s->feat.bpf_loop)
+	if (s->feat.atomics && s->feat.bpf_loop) {
 		err = err ?: shrink_map_queues(skel);
-	else
+	} else {
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
+		skel->rodata->deferred_segs = 1;
+	}
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)

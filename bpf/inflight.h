@@ -73,7 +73,7 @@ enum infl_probe {
 	X(slot_waits, WAITED, 0, "probe hit", "probe hits",                                    \
 	  "waited for room: the queue behind the lock was full")                               \
 	X(pool_waits, WAITED, 0, "probe hit", "probe hits",                                    \
-	  "waited for the lock: the pool had no queue memory free")                                \
+	  "waited for the lock: the pool had no queue memory free")                            \
 	X(arg_errors, DROPPED, 1, "event", "events",                                           \
 	  "with probe arguments that could not be read")                                       \
 	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \

@@ -70,5 +70,9 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	script_rss(s, 510 * k, 1200);
 	if (opts & SCENARIO_LOCK_TIMEOUTS)
 		s->st.lock_timeouts = 2; /* updates the kernel skipped: not in the stream either */
+	if (opts & SCENARIO_WAITS) {
+		s->st.slot_waits = 3; /* hits that waited, then were accounted */
+		s->st.pool_waits = 1;
+	}
 	script_end(s, SCENARIO_END_MS * k, 1);
 }

@@ -32,6 +32,8 @@
 #define SCENARIO_HOSTILE (1u << 2)  /* escape sequences and newlines in host, argv, comm */
 #define SCENARIO_LONG_CMD (1u << 3) /* a command line of 160 characters, the demo's kind */
 #define SCENARIO_LOCK_TIMEOUTS (1u << 4) /* the kernel's final counters: 2 lock timeouts */
+#define SCENARIO_WAITS (1u << 6) /* the kernel's final counters: 3 hits waited for room, 1
+				  * for the lock (exact all the same) */
 #define SCENARIO_FROM_START (1u << 5) /* traced from its first instruction: the early free of
 				       * an unknown buffer is a double free, not a late attach */
 

@@ -241,46 +241,80 @@ static void test_lost_event(void)
 	recording__free(r);
 }
 
-/* The kernel's own inexactness (lock timeouts in its final counters) reaches every output of
- * a report, as it does the live summary: the text's INEXACT line, the JSON's "exact". */
-static void test_kernel_inexact(void)
+/* A scenario's text and JSON reports; 0 when it built. */
+static int scenario_reports(unsigned opts, char **text, char **json)
 {
-	static const unsigned variants[] = { 0, SCENARIO_LOCK_TIMEOUTS };
+	struct recording *r = scenario_recording(opts);
+	struct render_opts o = { 0 };
+	char err[REC_ERR_LEN];
+	size_t tlen = 0, jlen = 0;
+	struct timeline *tl;
+	FILE *f;
 
-	for (size_t v = 0; v < 2; v++) {
-		struct recording *r = scenario_recording(variants[v]);
-		struct render_opts o = { 0 };
-		char err[REC_ERR_LEN], *text = NULL, *json = NULL;
-		size_t tlen = 0, jlen = 0;
-		struct timeline *tl;
-		FILE *f;
+	*text = *json = NULL;
+	if (!r || timeline__build(r, &tl, err)) {
+		if (r)
+			recording__free(r);
+		return -1;
+	}
+	f = open_memstream(text, &tlen);
+	render__text(f, tl, &o);
+	fclose(f);
+	f = open_memstream(json, &jlen);
+	render__json(f, tl, &o);
+	fclose(f);
+	timeline__free(tl);
+	recording__free(r);
+	return 0;
+}
 
-		if (!r || timeline__build(r, &tl, err)) {
-			CHECK(0, "scenario %zu built", v);
-			if (r)
-				recording__free(r);
+/* What only the kernel counts (its final counters) reaches every output of a report, as it
+ * does the live summary: lock timeouts make the text say INEXACT and the JSON's "exact"
+ * false; hits that waited on another thread leave both exact and are noted, each reason
+ * with its count; the JSON has the counts either way. */
+static void test_kernel_counters(void)
+{
+	static const struct {
+		const char *name;
+		unsigned opts;
+		bool exact;
+		const char *text[2], *json[3];
+	} cases[] = {
+		{ "no anomalies", 0, true, { NULL }, { "\"lock_timeouts\":0", "\"slot_waits\":0" } },
+		{ "lock timeouts", SCENARIO_LOCK_TIMEOUTS, false,
+		  { "  INEXACT  the kernel skipped updates (docs/cli.md); the figures above are "
+		    "approximate:\n           2 updates skipped: the lock stayed held (lock "
+		    "timeouts)\n" },
+		  { "\"lock_timeouts\":2" } },
+		{ "waits", SCENARIO_WAITS, true,
+		  { "  noted    3 probe hits waited for room: the queue behind the lock was full\n",
+		    "  noted    1 probe hit waited for the lock: the pool had no queue memory "
+		    "free\n" },
+		  { "\"slot_waits\":3", "\"pool_waits\":1", "\"lock_timeouts\":0" } },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const char *n = cases[c].name;
+		char *text, *json;
+
+		if (scenario_reports(cases[c].opts, &text, &json)) {
+			CHECK(0, "%s: the scenario built", n);
 			continue;
 		}
-		f = open_memstream(&text, &tlen);
-		render__text(f, tl, &o);
-		fclose(f);
-		f = open_memstream(&json, &jlen);
-		render__json(f, tl, &o);
-		fclose(f);
-		if (v) {
-			CHECK(strstr(text, "  INEXACT  the kernel skipped updates (docs/cli.md); the "
-				     "figures above are approximate:\n           2 updates skipped: "
-				     "the lock stayed held (lock timeouts)\n") != NULL,
-			      "lock timeouts: the text report says INEXACT, with the count");
-			CHECK(strstr(json, "\"exact\":false") != NULL, "... the JSON's exact is false");
-		} else {
-			CHECK(strstr(text, "INEXACT") == NULL, "without them: no INEXACT line");
-			CHECK(strstr(json, "\"exact\":true") != NULL, "... the JSON's exact is true");
-		}
+		CHECK((strstr(text, "INEXACT") == NULL) == cases[c].exact,
+		      "%s: the text report %s INEXACT", n, cases[c].exact ? "never says" : "says");
+		CHECK(strstr(json, cases[c].exact ? "\"exact\":true" : "\"exact\":false") != NULL,
+		      "%s: the JSON's exact is %s", n, cases[c].exact ? "true" : "false");
+		if (!cases[c].text[0])
+			CHECK(strstr(text, "noted") == NULL, "%s: nothing noted", n);
+		for (size_t i = 0; i < 2 && cases[c].text[i]; i++)
+			CHECK(strstr(text, cases[c].text[i]) != NULL, "%s: the text says \"%.60s\"", n,
+			      cases[c].text[i]);
+		for (size_t i = 0; i < 3 && cases[c].json[i]; i++)
+			CHECK(strstr(json, cases[c].json[i]) != NULL, "%s: the JSON has %s", n,
+			      cases[c].json[i]);
 		free(text);
 		free(json);
-		timeline__free(tl);
-		recording__free(r);
 	}
 }
 
@@ -328,7 +362,7 @@ int main(void)
 {
 	test_scenario();
 	test_lost_event();
-	test_kernel_inexact();
+	test_kernel_counters();
 	test_double_free();
 	return check_done();
 }

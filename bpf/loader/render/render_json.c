@@ -282,18 +282,26 @@ void render__json_proc_figures(struct json *j, const struct timeline *tl, const 
 {
 	const struct recording *r = tl->rec;
 	bool target = p->pid == r->target_pid;
+	struct infl_proc fig = p->fig;
 	struct proc_facts pf = {
 		.pid = p->pid, .comm = p->comm[0] ? p->comm : NULL,
 		.binary = r->binary[0] ? r->binary : NULL, .command = timeline__command(tl, p),
 		.argv = target && r->argc ? r->argv : p->argv,
 		.wait_status = target && r->has_end ? r->exit_status : -1, .origin = tl->t0,
 		.now = p->t_end, .rss_at_peak = p->nrss ? p->rss_at_peak : UINT64_MAX,
-		.ring_lost = p->lost_user, .st = &p->fig, .names = &r->names,
+		.ring_lost = p->lost_user, .st = &fig, .names = &r->names,
 		.approximate = !tl_proc__exact(p), .oom = &p->oom,
 	};
 
 	if (pf.command && !pf.command[0])
 		pf.command = NULL;
+	/* what only the kernel counts, never the stream (hits it skipped or that waited on
+	 * the lock): its final record's, so that the JSON says what the text does */
+	if (p->kernel_final) {
+		fig.lock_timeouts = p->kernel_final->lock_timeouts;
+		fig.slot_waits = p->kernel_final->slot_waits;
+		fig.pool_waits = p->kernel_final->pool_waits;
+	}
 	proc_facts__json(j, &pf);
 }
 

@@ -333,6 +333,16 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 							    p->kernel_final));
 		}
 	}
+	/* what the kernel counted that leaves the figures exact (probe hits that waited on
+	 * another thread, libcuda calls that failed): said too, as the live summary says it */
+	for (size_t i = 0; p->kernel_final && i < infl_nanomalies; i++) {
+		__u64 v = figures__anomaly_count(p->kernel_final, i);
+		char seen[192];
+
+		if (v && !infl_anomalies[i].inexact)
+			fprintf(f, "  noted    %s\n",
+				figures__anomaly_phrase(seen, sizeof(seen), i, p->kernel_final));
+	}
 	if (lost)
 		fprintf(f, "  lost     %" PRIu64 " events (%" PRIu64 " in the kernel, %" PRIu64
 			" in user space): figures after the first loss are approximate\n",

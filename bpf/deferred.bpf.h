@@ -192,45 +192,68 @@ static __always_inline void deferred_release(void *pool, struct infl_proc *p)
  * go through the queue) */
 #define DEFER_TICKET_TRIES 64
 
+struct push_ctx {
+	struct defer_pool dp;
+	struct infl_proc *p;
+	const struct infl_op *op;
+	int result; /* enum defer_result */
+};
+
+/* bpf_loop callback: one try at a ticket for c->op (a callback, so that the verifier checks
+ * one try, not DEFER_TICKET_TRIES of them in every program) */
+static long push_try(__u32 i, void *ctx)
+{
+	struct push_ctx *c = ctx;
+	struct infl_proc *p = c->p;
+	struct infl_deferred *q;
+	struct infl_op *slot;
+	__u64 t, h;
+
+	if (!p || !c->op)
+		return 1;
+	/* the head first: it never passes the tail, so t - h cannot wrap (read the other way
+	 * round, a head that moved between the two reads made a free queue look full, seen in
+	 * tests/model/); and the name after both, so that a name given back before the head
+	 * moved is seen gone */
+	h = READ_ONCE(p->defer_head);
+	t = READ_ONCE(p->defer_tail);
+	if (t - h >= INFL_DEFER_SLOTS) {
+		c->result = DEFER_FULL;
+		return 1;
+	}
+	q = deferred_seg(c->dp.pool, p, t);
+	/* none named for t's segment: t is the first ticket to need it, or t is stale and the
+	 * head has left its segment, which went back to the pool (a claim for it would hold a
+	 * segment until the ring comes round again) */
+	if (!q && t < (READ_ONCE(p->defer_head) & ~(__u64)(INFL_DEFER_SEG_SLOTS - 1)))
+		return 0;
+	if (!q)
+		q = deferred_claim(&c->dp, p, t);
+	if (!q) {
+		c->result = DEFER_NO_QUEUE;
+		return 1;
+	}
+	if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)
+		return 0; /* another producer took ticket t */
+	slot = &q->ops[t & (INFL_DEFER_SEG_SLOTS - 1)];
+	*slot = *c->op;
+	slot->gen = p->gen;
+	barrier(); /* the slot before its state */
+	WRITE_ONCE(slot->state, t + 1);
+	c->result = DEFER_QUEUED;
+	return 1;
+}
+
 /* Queues `op` for the holder of p's lock (enum defer_result): DEFER_FULL when the queue is
  * full, or the tickets went to others DEFER_TICKET_TRIES times; DEFER_NO_QUEUE when the pool
  * had no segment for the ticket (the caller then waits for the lock or a slot). */
 static __always_inline int deferred_push(const struct defer_pool *dp, struct infl_proc *p,
 					 const struct infl_op *op)
 {
-	struct infl_deferred *q;
-	struct infl_op *slot;
-	__u64 t, h;
+	struct push_ctx c = { .dp = *dp, .p = p, .op = op, .result = DEFER_FULL };
 
-	for (int i = 0; i < DEFER_TICKET_TRIES; i++) {
-		/* the head first: it never passes the tail, so t - h cannot wrap (read the other
-		 * way round, a head that moved between the two reads made a free queue look
-		 * full, seen in tests/model/); and the name after both, so that a name given
-		 * back before the head moved is seen gone */
-		h = READ_ONCE(p->defer_head);
-		t = READ_ONCE(p->defer_tail);
-		if (t - h >= INFL_DEFER_SLOTS)
-			return DEFER_FULL;
-		q = deferred_seg(dp->pool, p, t);
-		/* none named for t's segment: t is the first ticket to need it, or t is stale
-		 * and the head has left its segment, which went back to the pool (a claim for it
-		 * would hold a segment until the ring comes round again) */
-		if (!q && t < (READ_ONCE(p->defer_head) & ~(__u64)(INFL_DEFER_SEG_SLOTS - 1)))
-			continue;
-		if (!q)
-			q = deferred_claim(dp, p, t);
-		if (!q)
-			return DEFER_NO_QUEUE;
-		if (__sync_val_compare_and_swap(&p->defer_tail, t, t + 1) != t)
-			continue; /* another producer took ticket t */
-		slot = &q->ops[t & (INFL_DEFER_SEG_SLOTS - 1)];
-		*slot = *op;
-		slot->gen = p->gen;
-		barrier(); /* the slot before its state */
-		WRITE_ONCE(slot->state, t + 1);
-		return DEFER_QUEUED;
-	}
-	return DEFER_FULL;
+	bpf_loop(DEFER_TICKET_TRIES, push_try, &c, 0);
+	return c.result;
 }
 
 /* Queues `op` in the queue of p's image, its memory drawn from the pool as it needs it, and

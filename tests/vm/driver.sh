@@ -410,6 +410,38 @@ sec_ring() {
 		sed -n 's/^ *check *//p')"
 }
 
+# Processes contending at once under one session, 4 threads each, flat out: their queues
+# behind the locks share one pool. Where the queue is a ring (5.17+) its memory comes a
+# segment at a time, and 12 processes must all be exact without waiting for it; before
+# 5.17 the pool is 8 whole queue maps, so 8 processes (its size) must.
+stress_procs() {
+	local cpus=$1 procs=12 n=1000 v job tracer rel=$(uname -r)
+	local major=${rel%%.*} minor=${rel#*.}
+	minor=${minor%%.*}
+	[ "$major" -lt 5 ] || { [ "$major" = 5 ] && [ "$minor" -lt 17 ]; } && procs=8
+	cp "$W/probegen" "$W/probegen-procs"
+	"$W/inflight" --no-rss --json -o "$W/procs.json" -b "$W/probegen-procs" >/dev/null \
+		2>"$W/procs.err" &
+	tracer=$!
+	for _ in $(seq 3000); do grep -q "tracing" "$W/procs.err" && break; sleep 0.01; done
+	for _ in $(seq "$procs"); do
+		timeout 200 "$W/probegen-procs" hammer 4 "$n" >/dev/null 2>&1 &
+	done
+	for job in $(jobs -p); do [ "$job" = "$tracer" ] || wait "$job"; done
+	kill -INT "$tracer"
+	wait "$tracer"
+	v=$(jq -c --argjson want $((5 * 4 * n)) -s '[.[-1].processes[] |
+		select((.events | add) != $want or .anomalies.lock_timeouts != 0 or
+		       .anomalies.pool_waits != 0 or (.exact | not)) |
+		{pid, events: (.events | add), anomalies: (.anomalies | with_entries(select(.value != 0)))}]
+		| length as $bad | "\($bad) of '"$procs"'" + (if $bad > 0 then " \(.[0:3])" else "" end)' \
+		"$W/procs.json" 2>&1)
+	check_eq "stress: $cpus vCPUs, $procs processes of 4 threads under one session: every hit counted, no wait for the pool, none given up, exact" \
+		"$v" "\"0 of $procs\""
+	v=$(jq -s '.[-1].processes | length' "$W/procs.json" 2>&1)
+	check_eq "stress: $cpus vCPUs, $procs processes under one session: all of them seen" "$v" "$procs"
+}
+
 # The stress row (the matrix boots it with two vCPUs, 4 threads to them): probegen's hammer
 # fires the contract flat out, 100,000 hits a run, where a holder of a process's lock is
 # preempted, or its vCPU stalled by the loaded host. Every run must count every hit, give
@@ -447,6 +479,7 @@ sec_stress() {
 	[ "$v" = "[100000,0,true,0,0]" ] ||
 		note "stress: sharing 2 owners: anomalies $(tail -n 1 "$W/stress.json" 2>/dev/null |
 			jq -c '.processes[0].anomalies | with_entries(select(.value != 0))')"
+	stress_procs "$cpus"
 	timeout 240 "$W/inflight" record -q --no-rss -o "$W/stress.rec" -- "$W/probegen" hammer 4 500 \
 		>/dev/null 2>"$W/stress.err"
 	v=$("$W/inflight" report "$W/stress.rec" --format json 2>/dev/null | jq -c '.processes[0] |

@@ -13,6 +13,7 @@ static __thread __u64 self_pid_tgid;
 static __thread __u64 rng = 0x9e3779b97f4a7c15ull;
 static __thread unsigned hook_in;
 static __thread void (*hook_fn)(void);
+static __thread __u64 slept_ns; /* the preemption this thread was given (model_sleep_us) */
 
 void model_sched_set(const struct model_sched *s)
 {
@@ -45,6 +46,7 @@ void model_sleep_us(unsigned us)
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
 
 	nanosleep(&ts, NULL);
+	slept_ns += (__u64)us * 1000;
 }
 
 void model_point(void)
@@ -150,12 +152,20 @@ long bpf_loop(__u32 nr_loops, long (*callback)(__u32 i, void *ctx), void *ctx, _
 	return nr_loops;
 }
 
+/*
+ * Each model thread stands for a CPU, and its clock is that CPU's: the time the thread ran,
+ * plus the preemption the model gave it (model_sleep_us). Not the host's wall clock: a
+ * host that deschedules the model's threads (a loaded machine, two cores shared by a test
+ * suite) is not a schedule of the modelled kernel, and on the wall clock it made waiters
+ * give up behind a holder the host, not the model, had stopped. A holder the model stops
+ * still costs its waiters their wait: they spin meanwhile, and their clocks run.
+ */
 __u64 bpf_ktime_get_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec + slept_ns;
 }
 
 __u64 bpf_get_current_pid_tgid(void)

@@ -336,8 +336,8 @@ static void *process_images(void *arg)
 	return NULL;
 }
 
-/* One run of scenario s, checked; for NONE_GIVEN_UP, true when nothing was given up (the
- * caller checks that, see main). */
+/* One run of scenario s, checked: true when nothing was given up (for NONE_GIVEN_UP,
+ * run_scenario checks that). */
 static bool run(const struct scenario *s)
 {
 	struct process_run runs[MAX_PROCS] = {};
@@ -399,12 +399,8 @@ static bool run(const struct scenario *s)
 		CHECK(o.gave_up > 0 && deferred_full > 0,
 		      "%s: the queue filled and hits were given up (%llu), counted", n,
 		      (unsigned long long)o.gave_up);
-	else if (s->given_up == NONE_GIVEN_UP && o.gave_up == 0)
-		printf("# %s: nothing given up (%llu waits for a slot)\n", n,
-		       (unsigned long long)deferred_full);
-	if (s->given_up != NONE_GIVEN_UP || o.gave_up)
-		printf("# %s: %llu given up (counted), %llu waits for a slot or the lock\n", n,
-		       (unsigned long long)o.gave_up, (unsigned long long)deferred_full);
+	printf("# %s: %llu given up (counted), %llu waits for a slot or the lock\n", n,
+	       (unsigned long long)o.gave_up, (unsigned long long)deferred_full);
 	return o.gave_up == 0;
 }
 

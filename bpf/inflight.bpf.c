@@ -1315,7 +1315,7 @@ static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u3
 		return lock_or_defer_cas(p, pid, op, defer_all, lock_wait_ns, &deferred,
 					 &deferred_full);
 	/* map_queue_push for queue_op: the queue map's order is the tickets' */
-	if (!defer_all && lock_map_look(&locks, pid, LOCK_LOOKS)) {
+	if (!defer_all && lock_map_look(&locks, pid, LOCK_MAP_LOOKS)) {
 		section_begin(p);
 		if (map_queue_empty(p))
 			return LOCKED;

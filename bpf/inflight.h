@@ -150,6 +150,14 @@ struct infl_proc {
 	__u32 lock;	  /* the per-process lock word (inflight.bpf.c: proc_lock) */
 	__u32 exited;	  /* 1 once the image ended: the last thread exited, or an exec */
 	__u64 write_end;  /* == write_begin when no write is in progress */
+	/* what every locked section writes, beside the lock and the seqlock words: two threads
+	 * of one process on two CPUs pass these lines back and forth on every hit, so the fewer
+	 * they are, the less a hit costs (docs/bench-notes.md) */
+	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
+	__u64 total_bytes; /* sum of cur[][].bytes */
+	__u64 total_bufs;  /* sum of cur[][].count */
+	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
+	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
 	/* the queue of probe hits that found the lock held (bpf/deferred.bpf.h): tickets
 	 * handed out, and the next one to apply; tail - head are waiting */
 	__u64 defer_tail;
@@ -157,13 +165,7 @@ struct infl_proc {
 	/* for each INFL_DEFER_SEG_SLOTS tickets of the ring, the pool's segment that holds
 	 * them (index + 1; 0: none) */
 	__u32 defer_segs[INFL_DEFER_RING_SEGS];
-	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
-	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
-	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
 	__u64 exit_ns;	  /* when the process exited, 0 while alive */
-	__u64 total_bytes; /* sum of cur[][].bytes */
-	__u64 total_bufs;  /* sum of cur[][].count */
-	__u64 peak_bytes;  /* exact high-water mark of total_bytes */
 	__u64 peak_bufs;
 	__u64 peak_ns;
 	__u64 peak_seq;	  /* the event that set the peak */
@@ -171,12 +173,9 @@ struct infl_proc {
 	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
 	__u64 owners[INFL_SLOTS];			     /* live owners per stage */
 	__u64 peak_owners[INFL_SLOTS];			     /* ... at peak_ns */
-	__u64 owners_started;  /* owners first seen at an entry stage */
-	__u64 owners_done;     /* owners that reached a terminal stage holding nothing */
 	__u64 dwell_hist[INFL_MAX_STAGES][INFL_HIST_SLOTS];
 	__u64 dwell_sum_ns[INFL_MAX_STAGES];
 	__u64 dwell_count[INFL_MAX_STAGES];
-	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
 	/* late attach: events about buffers/owners created before the tracer attached */
 	struct infl_cell unmatched_free[INFL_CLASSES]; /* frees of unknown buffers */
 	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
@@ -206,6 +205,11 @@ struct infl_proc {
 	 * slot another image holds (bpf/usdt_spec.h). Written by the hit, one aligned store. */
 	__u64 bad_class_seen;
 	__u64 bad_stage_seen;
+	/* the other hot fields, on write_begin's line at the end */
+	__u64 peak_bytes;  /* exact high-water mark of total_bytes */
+	__u64 owners_started;  /* owners first seen at an entry stage */
+	__u64 owners_done;     /* owners that reached a terminal stage holding nothing */
+	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
 	__u64 write_begin;	   /* keep last: see above */
 };
 

@@ -52,6 +52,10 @@ enum lock_kind { LK_CAS, LK_MAP };
  * 16-33 s (TCG) to load the three programs, 256 takes 9 s. */
 #define LOCK_MAP_SPINS 256
 
+/* LK_MAP: how many looks a hit gives a held lock before it queues (lock_map_look): each is a
+ * map lookup, and 5.10's verifier walks every one of them */
+#define LOCK_MAP_LOOKS 32
+
 /* LK_MAP: the lock of process `pid`, a key in `locks` (a hash map, pid -> any byte) */
 static __always_inline bool lock_map_try(void *locks, __u32 pid)
 {

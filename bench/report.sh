@@ -78,7 +78,7 @@ $(sed -n 's/^note=/Note: /p' "$dir/env.txt")
 $(w=$(env_of baseline_what); [ -n "$w" ] && echo "\"Before\" (the baseline inflight, c0): $w.")
 
 Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
-\`scripts/bench.sh SECTION...\` (probe_cost scaling lock_stall attach_latency prover_overhead loader_cost
+\`scripts/bench.sh SECTION...\` (probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost
 rss_cost record_ceiling attach_teardown offline_memory). Knobs: BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS,
 BENCH_RSS_REPS, BENCH_LOADER_SECONDS, BENCH_ATTACH_REPS; and BENCH_INFLIGHT_BASELINE=PATH adds
 another inflight binary to sections 1 and 7 for before/after figures.
@@ -189,6 +189,42 @@ its lock timeouts per run: 1 thread $(cell scaling inflight 1 lock_timeouts),
 8 threads $(cell scaling inflight 8 lock_timeouts).
 EOF
 	notes_of scaling
+}
+
+# sharing_row LABEL CONFIG: one row of the sharing table, 1 and 2 threads
+sharing_row() {
+	printf '| %s | %s | %s |\n' "$1" "$(cell sharing_cost "$2" 1 ns_per_run)" \
+		"$(cell sharing_cost "$2" 2 ns_per_run)"
+}
+
+section_sharing_cost() {
+	cat <<EOF
+
+## Breakdown: what sharing a process's state costs a hit
+
+Section 1's loop, with the kernel's BPF statistics on (kernel.bpf_stats_enabled): the
+nanoseconds the three contract programs themselves take per run, averaged over a 1.5 s
+window of the loop's measured time (the uprobe's own cost, in section 1, is not in them).
+With 2 threads of one process on the machine's 2 CPUs, whatever the programs write that both
+threads share passes between the CPUs' caches on every hit.
+
+| programs | 1 thread | 2 threads |
+|---|---:|---:|
+$(sharing_row "empty (the statistics and the program's entry)" empty)
+$(sharing_row "one atomic add to a word both threads share" shared)
+$(sharing_row "one add to a per-CPU word" percpu)
+$(sharing_row "inflight" inflight)
+| inflight, 1 thread in each of 2 processes at once | | $(cell sharing_cost procs 2 ns_per_run) |
+EOF
+	grep -q '^sharing_cost,inflight0,' "$raw" && sharing_row "baseline inflight" inflight0
+	cat <<EOF
+
+The shared word's row is the floor of any design that keeps an exact high-water mark with
+one serialization word per hit (a total updated by fetch-and-add, a lock, a ticket): the
+line's transfer between the CPUs, paid again for each further shared line a hit writes. The
+per-CPU row is what per-CPU counters cost, which give totals but no exact peak.
+EOF
+	notes_of sharing_cost
 }
 
 section_attach_latency() {
@@ -607,7 +643,7 @@ EOF
 source "$(dirname "$0")/attach_report.sh"
 
 header
-for s in probe_cost scaling lock_stall attach_latency prover_overhead loader_cost rss_cost \
+for s in probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
 	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then

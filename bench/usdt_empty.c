@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * usdt_empty: attaches do-nothing BPF programs (or, with -a, programs that only fetch the
- * arguments) to the contract's three probes in one process, and stays attached until that
+ * arguments; with -s, that make one atomic add to a word all threads share; with -c, one add
+ * to a per-CPU word) to the contract's three probes in one process, and stays attached until that
  * process exits or a signal arrives; with -r also a do-nothing kmem:rss_stat program. The floor that inflight's per-hit cost is compared
  * with, and the shortest attach a libbpf tool can do.
  *
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 	struct bpf_link *links[3] = { 0 };
 	struct bpf_program *progs[3];
 	char exe[64], path[PATH_MAX];
-	int with_args = 0, with_rss = 0, pidfd = -1, rc = 1, i;
+	int set = 0, with_rss = 0, pidfd = -1, rc = 1, i;
 	struct bpf_link *rss_link = NULL;
 	double t0 = mono_ms(), t1;
 	ssize_t n;
@@ -67,15 +68,20 @@ int main(int argc, char **argv)
 
 	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
 		if (!strcmp(argv[1], "-a"))
-			with_args = 1;
+			set = 1;
+		else if (!strcmp(argv[1], "-s"))
+			set = 2;
+		else if (!strcmp(argv[1], "-c"))
+			set = 3;
 		else if (!strcmp(argv[1], "-r"))
 			with_rss = 1;
 		else
 			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a] [-r] PID\n"
-				"Attaches empty BPF programs (-a: argument fetch only) to the\n"
+		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c] [-r] PID\n"
+				"Attaches empty BPF programs (-a: argument fetch only; -s: one\n"
+				"atomic add to a shared word; -c: one add to a per-CPU word) to the\n"
 				"prover:buf_alloc, buf_free and stage probes of process PID;\n"
 				"-r: an empty kmem:rss_stat program too.\n");
 		return 2;
@@ -101,16 +107,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usdt_empty: opening the BPF object: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	progs[0] = with_args ? skel->progs.args_alloc : skel->progs.empty_alloc;
-	progs[1] = with_args ? skel->progs.args_free : skel->progs.empty_free;
-	progs[2] = with_args ? skel->progs.args_stage : skel->progs.empty_stage;
-	/* load only the set in use */
-	bpf_program__set_autoload(skel->progs.args_alloc, with_args);
-	bpf_program__set_autoload(skel->progs.args_free, with_args);
-	bpf_program__set_autoload(skel->progs.args_stage, with_args);
-	bpf_program__set_autoload(skel->progs.empty_alloc, !with_args);
-	bpf_program__set_autoload(skel->progs.empty_free, !with_args);
-	bpf_program__set_autoload(skel->progs.empty_stage, !with_args);
+	{
+		/* one row per set: alloc, free, stage */
+		struct bpf_program *sets[4][3] = {
+			{ skel->progs.empty_alloc, skel->progs.empty_free, skel->progs.empty_stage },
+			{ skel->progs.args_alloc, skel->progs.args_free, skel->progs.args_stage },
+			{ skel->progs.shared_alloc, skel->progs.shared_free,
+			  skel->progs.shared_stage },
+			{ skel->progs.percpu_alloc, skel->progs.percpu_free,
+			  skel->progs.percpu_stage },
+		};
+
+		/* load only the set in use */
+		for (int s = 0; s < 4; s++)
+			for (i = 0; i < 3; i++)
+				bpf_program__set_autoload(sets[s][i], s == set);
+		for (i = 0; i < 3; i++)
+			progs[i] = sets[set][i];
+	}
 	bpf_program__set_autoload(skel->progs.empty_rss, with_rss);
 	if (usdt_empty_bpf__load(skel)) {
 		fprintf(stderr, "usdt_empty: loading the BPF programs: %s (needs CAP_BPF and "

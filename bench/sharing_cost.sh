@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Section sharing_cost: what a probe hit's BPF program itself costs (the kernel's BPF
+# statistics, kernel.bpf_stats_enabled: run_time_ns / run_cnt of the three contract
+# programs), with 1 thread and with 2 threads of one process on two CPUs, so that the cost
+# of sharing state between threads is seen apart from the uprobe's, which section 1 includes
+# and which varies more than this. Configs:
+#   empty     programs that do nothing: the statistics' own cost and the program's entry
+#   shared    one atomic add to a word every thread shares: the floor of any exact design
+#             with one serialization word per hit (a total, a lock, a ticket)
+#   percpu    one add to this CPU's word: per-CPU counters, which give no exact peak
+#   inflight  inflight -p; inflight0 the baseline (BENCH_INFLIGHT_BASELINE), side by side
+#   procs     inflight with 1 thread in each of two processes at once (`-b`): the same
+#             work on two CPUs with no state shared between them
+# The statistics are read twice while the loop runs, after its warm-up, and the figures are
+# the difference: the tracer's attach and the loop's start and end are not in them.
+
+# run_time_ns and run_cnt summed over the contract programs now loaded
+sharing_stats() {
+	bpftool prog show --json 2>/dev/null | python3 -c '
+import json, sys
+t = n = 0
+for p in json.load(sys.stdin):
+    if p["name"].endswith(("_alloc", "_free", "_stage")) and p.get("run_cnt", 0):
+        t += p.get("run_time_ns", 0)
+        n += p["run_cnt"]
+print(t, n)'
+}
+
+# sharing_window LOG: once the programs run, the ns per run over a window of the loop's
+# measured time ("ns_per_run=N runs=M"), or nothing
+sharing_window() {
+	local before after k
+	for ((k = 0; k < 200; k++)); do
+		read -r _ n < <(sharing_stats)
+		[ "${n:-0}" -gt 1000 ] && break
+		sleep 0.05
+	done
+	sleep 0.5
+	before=$(sharing_stats)
+	sleep 1.5
+	after=$(sharing_stats)
+	awk -v b="$before" -v a="$after" 'BEGIN { split(b, x); split(a, y);
+		if (y[2] > x[2]) printf "ns_per_run=%.1f runs=%d\n", (y[1] - x[1]) / (y[2] - x[2]), y[2] - x[2] }'
+}
+
+# sharing_run CONFIG THREADS: prints sharing_window's line
+sharing_run() {
+	local cfg=$1 t=$2 lp lp2 tp line cmd=() i
+	local loop_args=(-t "$t" -d 3.5 -w 0.3 -W 30)
+	case $cfg in
+	empty) cmd=("$BENCH/usdt_empty") ;;
+	shared) cmd=("$BENCH/usdt_empty" -s) ;;
+	percpu) cmd=("$BENCH/usdt_empty" -c) ;;
+	inflight) cmd=("$INFLIGHT" --json -p) ;;
+	inflight0) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p) ;;
+	esac
+	if [ "$cfg" = procs ]; then
+		# the "tracing" line is on stderr, the summary (JSON) apart
+		"$INFLIGHT" --json -b "$SC_LOOP" 2>"$TMPB/sharing.log" >/dev/null & tp=$!
+		BG_PIDS+=("$tp")
+		for ((i = 0; i < 100; i++)); do
+			grep -q '^inflight: tracing' "$TMPB/sharing.log" 2>/dev/null && break
+			sleep 0.05
+		done
+		"$SC_LOOP" -t 1 -d 3.5 -w 0.3 -W 30 >/dev/null & lp=$!
+		"$SC_LOOP" -t 1 -d 3.5 -w 0.3 -W 30 >/dev/null & lp2=$!
+		BG_PIDS+=("$lp" "$lp2")
+		line=$(sharing_window)
+		wait "$lp" "$lp2"
+		stop_bg "$tp"
+	else
+		"$SC_LOOP" "${loop_args[@]}" >/dev/null & lp=$!
+		BG_PIDS+=("$lp")
+		for ((i = 0; i < 100; i++)); do
+			[ "$(readlink "/proc/$lp/exe" 2>/dev/null)" = "$SC_LOOP" ] && break
+			sleep 0.01
+		done
+		"${cmd[@]}" "$lp" >"$TMPB/sharing.log" 2>&1 & tp=$!
+		BG_PIDS+=("$tp")
+		line=$(sharing_window)
+		wait "$lp"
+		stop_bg "$tp" 20
+	fi
+	echo "$line"
+}
+
+sharing_cost() {
+	local configs=(empty shared percpu inflight procs) cfg rep t i n line
+	if [ ! -x "$INFLIGHT" ]; then
+		note sharing_cost "not measured: $INFLIGHT is not built"
+		return 0
+	fi
+	SC_LOOP=$(private_copy "$BENCH/probe_loop")
+	[ -n "${BENCH_INFLIGHT_BASELINE:-}" ] && [ -x "$BENCH_INFLIGHT_BASELINE" ] && configs+=(inflight0)
+	n=${#configs[@]}
+	sysctl -qw kernel.bpf_stats_enabled=1
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for t in 1 2; do
+			for ((i = 0; i < n; i++)); do
+				cfg=${configs[$(((i + rep) % n))]}
+				[ "$cfg" = procs ] && [ "$t" = 1 ] && continue
+				line=$(sharing_run "$cfg" "$t")
+				if [ -z "$line" ]; then
+					note sharing_cost "$cfg, $t thread(s), round $rep: no result"
+					continue
+				fi
+				echo "$cfg $t $line" >>"$OUTDIR/sharing_cost.log"
+				record sharing_cost "$cfg" "$t" "$rep" ns_per_run "$(kv ns_per_run "$line")"
+			done
+		done
+	done
+	sysctl -qw kernel.bpf_stats_enabled=0
+}

@@ -47,8 +47,9 @@ start_loop() {
 	done
 }
 
-# the floor: empty BPF programs, then argument fetch only, attached by pid before the window
-for mode in "" -a; do
+# the floor: empty BPF programs, then argument fetch only, one shared atomic add and one
+# per-CPU add (sharing_cost), attached by pid before the window
+for mode in "" -a -s -c; do
 	start_loop 20
 	att=$("$B/usdt_empty" $mode "$lp" 2>"$TMP/usdt_empty.err")
 	rc=$?
@@ -104,6 +105,8 @@ mkdir -p "$TMP/res"
 	echo "section,config,threads,rep,metric,value"
 	for v in 20 1 3 10 2; do echo "probe_cost,empty,1,1,ns_per_hit,$v"; done
 	for v in 4 1.5; do echo "probe_cost,inflight/empty,1,1,ratio,$v"; done
+	for v in 100 110 105; do echo "sharing_cost,shared,2,1,ns_per_run,$v"; done
+	echo "sharing_cost,shared,1,1,ns_per_run,30.5"
 } >"$TMP/res/raw.csv"
 printf 'reps=5\n' >"$TMP/res/env.txt"
 : >"$TMP/res/notes.txt"
@@ -111,4 +114,6 @@ rep=$(bash "$ROOT/bench/report.sh" "$TMP/res")
 check_match "report: median [min-max]" "$rep" '^\| \(b\) empty BPF programs \(the floor\) \| 3 \[1-20\] \| n/a \| n/a \| n/a \|$'
 check_match "report: median of an even count, verdict" "$rep" \
 	'^\| inflight / empty BPF \(c/b\) \| 2.75 \[1.50-4\] \| n/a \| <= 1.2: 1 thread \*\*missed\*\*, 2 threads not measured \|$'
+check_match "report: the sharing breakdown's rows, 1 and 2 threads" "$rep" \
+	'^\| one atomic add to a word both threads share \| 30.5 \[30.5-30.5\] \| 105 \[100-110\] \|$'
 finish

@@ -7,20 +7,20 @@
  * exec and exit tracepoints follow each process's life (docs/production.md, "Processes").
  *
  * Concurrency: a process's threads hit probes at once, and a stage event moves an owner's
- * buffers between stages while another thread frees one of them, so all accounting of one
- * process happens under one lock in its infl_proc (proc_lock.bpf.h: its two forms). A uprobe
- * handler that finds it held queues its hit for the holder and returns: in a ring where the
- * kernel has cmpxchg and bpf_loop (deferred.bpf.h), in a BPF queue map before 5.17 (below:
- * "the queue behind the lock before 5.17"). Only when the queue is full does it wait, and
- * then it gives up and counts the event in lock_timeouts, which marks the totals inexact.
- * The tracepoint handlers never wait: the RSS fields are written without the lock, and exit
- * and exec run when no other thread of the process is left to race with. A handler's map
- * element creation and deletion happen outside the lock; a queued hit's lookups are
- * repeated by whoever applies it.
- *
- * Every program exists twice, for the two lock forms (suffix _nocas: kernels without BPF
- * cmpxchg or bpf_loop, before 5.17, with the queue map, map_combine and lock_wait_more);
- * the loader loads one set (attach/session.c, from attach/features.c's answers).
+ * buffers between stages while another thread frees one of them. Each hit's accounting is
+ * acct.bpf.h's steps, whose protocol is stated there once: a place in the process's order by
+ * one fetch-and-add, counts by atomic adds, an owner's buffers in held words that carry their
+ * slot. Two forms, one set of programs each, the loader loads one (attach/programs.c, from
+ * attach/features.c's answers):
+ *   - the atomic form (kernels with BPF atomics and bpf_loop, 5.17+): no lock; no hit waits
+ *     for another, and none is given up for contention;
+ *   - the locked form (suffix _nocas; before 5.17, where BPF has no atomic that returns a
+ *     value): the same steps as plain loads and stores under one lock per process
+ *     (proc_lock.bpf.h), a hit that finds it held queued for its holder in a BPF queue map
+ *     ("the locked form's queue" below), and given up (lock_timeouts, the totals marked
+ *     inexact) only when that queue stays full.
+ * The tracepoint handlers never wait: the RSS fields are written by aligned stores, and exit
+ * and exec run when no other thread of the process is left to race with.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -28,8 +28,9 @@
 #include <bpf/bpf_core_read.h>
 #include "inflight.h"
 #include "once.bpf.h"
-#include "combining.bpf.h"
-#include "deferred.bpf.h"
+#include "acct.bpf.h"
+#include "hit.bpf.h"
+#include "owners.bpf.h"
 #include "maps.bpf.h"
 #include "mm_rss.bpf.h"
 #include "oom.bpf.h"
@@ -51,8 +52,8 @@ const volatile bool traced_set = false;	   /* records come only from the loader 
 					    * other process is ignored (attached binary-wide) */
 const volatile bool follow_forks = false;  /* fork adds a traced process's children */
 const volatile __u64 events_wake_bytes = 0; /* wake the recorder past this much unread data */
-const volatile bool defer_all = false;	   /* tests: every probe hit goes through the queue
-					    * (deferred.bpf.h), as if the lock were always held */
+const volatile bool defer_all = false;	   /* tests, the locked form: every probe hit goes
+					    * through the queue, as if the lock were always held */
 
 /* bytes of RSS change worth a recorded event */
 #define RSS_EVENT_STEP (1 << 20)
@@ -200,20 +201,17 @@ struct {
 	__type(value, __u32);
 } usdt_ip_cache SEC(".maps");
 
-/* --- the per-process lock's (proc_lock.bpf.h) and the queue behind it (deferred.bpf.h) --- */
+
+/* --- the locked form's lock (proc_lock.bpf.h) and the queue behind it ------------------------ */
 
 /*
- * How long a probe hit waits for the lock or a slot when its queue is full (LK_CAS), or for
- * a process's record that another thread is making, before it gives up (counted). A hit
- * that finds the lock held does not wait: it queues. Its queue is full only when the holder
- * has been away from its CPU for as long as the other threads take to fire 16384 hits: a
- * vCPU the hypervisor descheduled, an interrupt storm, a preempted holder on PREEMPT_RT;
- * milliseconds, not microseconds. So the wait is 10 ms: on this 2-vCPU machine, 2 threads
- * recording flat out gave up 2-78 hits a run (4 runs of 2 M) with a 50 us wait, and none
- * with 10 ms. The waiter spins preemptible where the kernel preempts BPF (6.0+: migration,
- * not preemption, is disabled), so a holder preempted on its CPU gets it back at the
- * waiter's next tick. Measured: bench/ (probe_cost, lock_stall, record_ceiling),
- * docs/bench.md; tested: tests/t_stress_contention.sh.
+ * How long a probe hit of the locked form waits for the lock when its queue is full, or for a
+ * process's record that another thread is making, before it gives up (counted). A hit that
+ * finds the lock held does not wait: it queues. Its queue is full only when the holder has
+ * been away from its CPU for as long as the other threads take to fire 16384 hits: a vCPU
+ * the hypervisor descheduled, an interrupt storm; milliseconds, not microseconds. So the
+ * wait is 10 ms. Measured: bench/ (probe_cost, lock_stall), docs/bench.md; tested:
+ * tests/t_stress_contention.sh and the kernel matrix's 5.10 rows.
  */
 #define LOCK_WAIT_NS 10000000 /* the default of lock_wait_ns */
 /* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
@@ -227,17 +225,7 @@ struct {
 	__type(value, __u8);
 } locks SEC(".maps");
 
-/* the pool of queue segments (deferred.bpf.h), and where a claim begins to look */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, INFL_DEFER_POOL_SEGS); /* resized by the loader (1: no queues) */
-	__type(key, __u32);
-	__type(value, struct infl_deferred);
-} deferred SEC(".maps");
-const volatile __u32 deferred_segs = INFL_DEFER_POOL_SEGS; /* deferred's size */
-__u64 deferred_next = 0;
-
-/* LK_MAP: a process's queue map (map_queues), by pid */
+/* a process's queue map (map_queues), by pid */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader */
@@ -250,24 +238,21 @@ struct {
 __u64 deferred_ops = 0;
 __u64 deferred_full = 0;
 
-/* Queues `op` for the holder of p's lock, the current process's (enum defer_result): when it
- * could not, the caller waits for the lock or a slot. A global function: the kernel's
- * verifier checks it once, whatever calls it. */
-__noinline int queue_op(struct infl_proc *p, const struct infl_op *op)
-{
-	struct defer_pool dp = { .pool = &deferred, .next = &deferred_next,
-				 .segs = deferred_segs };
+/* the atomic form: retired owners' records removed (owner_reap), and those that could not be
+ * queued for it (owner_reap_push: this CPU's ring full; they stay until their image ends) */
+__u64 owners_reaped = 0;
+__u64 owners_unreaped = 0;
 
-	if (!p || !op)
-		return DEFER_FULL;
-	return deferred_enqueue(&dp, p, op, &deferred_ops);
-}
-
-/* templates for new map elements (too big for the 512-byte stack); a record other threads
- * may find before it is filled is not ready until its gen is set (proc_init) */
+/* templates for new map elements (too big for the 512-byte stack). A process's record is not
+ * ready until its gen is set (proc_gen); an owner's held words start in the no-stage slot,
+ * where its state starts. */
 static const struct infl_proc zero_proc;
 static const struct infl_ident zero_ident;
-static const struct infl_owner new_owner = { .slot = INFL_SLOT_NONE };
+static const struct infl_owner new_owner = {
+	.state = (__u64)INFL_SLOT_NONE << INFL_OS_SLOT_SHIFT,
+	.held_count = { [0 ... INFL_CLASSES - 1] = (__u64)INFL_SLOT_NONE << INFL_HELD_SLOT_SHIFT },
+	.held_bytes = { [0 ... INFL_CLASSES - 1] = (__u64)INFL_SLOT_NONE << INFL_HELD_SLOT_SHIFT },
+};
 
 /* Clamp an index the verifier must see bounded even after clang spilled it to the stack;
  * the barrier keeps clang from dropping the mask it can prove redundant. */
@@ -275,19 +260,6 @@ static const struct infl_owner new_owner = { .slot = INFL_SLOT_NONE };
 /* The same for any n: older verifiers (6.1) lose a bound checked before clang spilled the
  * value and reloaded it, so the clamp sits where the index is used. */
 #define CLAMPED(v, n) ({ __u32 __c = (v); barrier_var(__c); __c < (n) ? __c : (n) - 1; })
-
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xffffffff) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
-}
 
 /* --- process records ------------------------------------------------------------------- */
 
@@ -380,18 +352,34 @@ static __always_inline void ident_note(struct task_struct *task, const void *key
 		id->args_len = len;
 }
 
+
 /*
- * Fills a record just inserted for `task`, then publishes it: `gen` is stored last, and a
- * record with gen 0 is not ready (proc_wait_ready). Its maker is alone with it: made by a
- * tracepoint, no thread of the process runs yet; made by a probe hit, the others wait for
- * its gen (LK_MAP: for the lock its maker holds).
+ * Fills a record just inserted for `task`. Its gen comes first, by compare-and-swap from 0
+ * (where hits of the atomic form that find the record before it is filled give it one
+ * themselves, proc_current: whoever comes first, and every key of the image uses it); the
+ * fields after it are read by nobody during a hit but INFL_PROC_FROM_START, which a hit
+ * reads from the task while INFL_PROC_FLAGS_SET is not set (proc_from_start). Made by a
+ * tracepoint, no thread of the process runs yet; by a hit of the locked form, the others wait
+ * for the lock its maker holds.
  */
 static __always_inline void proc_init(struct infl_proc *p, struct task_struct *task, __u32 pid,
-				      __u32 flags, __u32 ppid, __u64 now)
+				      __u32 flags, __u32 ppid, __u64 now, const enum acct_mode m)
 {
 	struct denied_key dk = { .pid = pid };
-	__u64 *lost;
+	__u64 *lost, gen = now;
 
+	if (m == ACCT_ATOMIC) {
+		gen = __sync_val_compare_and_swap(&p->gen, 0, now);
+		if (!gen)
+			gen = now;
+	} else {
+		WRITE_ONCE(p->gen, now);
+	}
+	pid_mark(pid, 1);
+	/* the denied key's slot, reused as the ident's key (pid, gen): the probe handlers that
+	 * inline this have no stack to spare (6.1: 512 bytes for the program and its calls) */
+	dk.start_ns = gen;
+	ident_note(task, &dk);
 	dk.start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	p->start_ns = dk.start_ns;
 	p->ppid = ppid;
@@ -400,14 +388,7 @@ static __always_inline void proc_init(struct infl_proc *p, struct task_struct *t
 		p->missed_events = *lost;
 		bpf_map_delete_elem(&denied, &dk);
 	}
-	p->flags = flags;
-	pid_mark(pid, 1);
-	/* the denied key's slot, reused as the ident's key (pid, gen): the probe handlers that
-	 * inline this have no stack to spare (6.1: 512 bytes for the program and its calls) */
-	dk.start_ns = now;
-	ident_note(task, &dk);
-	barrier();
-	WRITE_ONCE(p->gen, now);
+	WRITE_ONCE(p->flags, flags | INFL_PROC_FLAGS_SET);
 }
 
 /* A process found no slot: count it globally, and remember it for the record it may get. */
@@ -425,8 +406,8 @@ static __always_inline void proc_denied(struct task_struct *task, __u32 pid)
 		bpf_map_update_elem(&denied, &dk, &one, BPF_NOEXIST);
 }
 
-/* Inserts and fills the record of `pid` (from a tracepoint: fork, exec); NULL when the map
- * is full or the pid is taken. */
+/* Inserts and fills the record of `pid` (from a tracepoint: fork, exec, where no thread of the
+ * process runs yet); NULL when the map is full or the pid is taken. */
 static __always_inline struct infl_proc *proc_create(__u32 pid, struct task_struct *task,
 						     __u32 flags, __u32 ppid)
 {
@@ -436,29 +417,26 @@ static __always_inline struct infl_proc *proc_create(__u32 pid, struct task_stru
 		return NULL;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_init(p, task, pid, flags, ppid, bpf_ktime_get_ns());
+		proc_init(p, task, pid, flags, ppid, bpf_ktime_get_ns(), ACCT_LOCKED);
 	return p;
 }
 
-struct gen_wait {
-	struct infl_proc *p;
-	__u64 deadline;
-};
-
-/* bpf_loop callback: one look at a record being filled, the clock every 64 looks */
-static long gen_wait_one(__u32 i, void *ctx)
+/* Whether the image is traced from its first instruction: its flags once they are set, else
+ * what its maker is about to set there, from the task. */
+static __always_inline bool proc_from_start(struct infl_proc *p)
 {
-	struct gen_wait *w = ctx;
+	struct task_struct *task;
+	__u32 f = READ_ONCE(p->flags);
 
-	if (!w->p || READ_ONCE(w->p->gen))
-		return 1;
-	return (i & 63) == 63 && bpf_ktime_get_ns() > w->deadline;
+	if (f & INFL_PROC_FLAGS_SET)
+		return f & INFL_PROC_FROM_START;
+	task = (struct task_struct *)bpf_get_current_task();
+	return image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time));
 }
 
-/* A record another thread may still be filling: with LK_CAS its gen tells when it is ready;
- * with LK_MAP its creator holds the lock until then. The wait is lock_wait_ns at most. */
-static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __u32 pid,
-							 const enum lock_kind lk)
+/* The locked form: a record another thread may still be filling, whose maker holds the lock
+ * until then. The wait is lock_wait_ns at most. */
+static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __u32 pid)
 {
 	if (!p)
 		return NULL;
@@ -469,25 +447,16 @@ static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __
 	}
 	if (READ_ONCE(p->gen))
 		return p;
-	if (lk == LK_CAS) {
-		struct gen_wait w = { .p = p, .deadline = bpf_ktime_get_ns() + lock_wait_ns };
-
-		bpf_loop(LOCK_LOOPS, gen_wait_one, &w, 0);
-		if (READ_ONCE(p->gen))
-			return p;
+	if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
 		__sync_fetch_and_add(&p->lock_timeouts, 1);
 		return NULL;
 	}
-	if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
-			__sync_fetch_and_add(&p->lock_timeouts, 1);
-		return NULL;
-	}
-	proc_lock_release(&locks, p, pid, lk);
+	lock_map_release(&locks, pid);
 	return READ_ONCE(p->gen) ? p : NULL;
 }
 
 /* The first probe hit of a process that is not part of a traced set (-b) makes its record. */
-static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lock_kind lk)
+static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum acct_mode m)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 flags = 0;
@@ -495,37 +464,48 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum lo
 
 	if (image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time)))
 		flags |= INFL_PROC_FROM_START;
-	if (lk == LK_MAP && !lock_map_try(&locks, pid))
-		return proc_wait_ready(bpf_map_lookup_elem(&procs, &pid), pid, lk);
+	if (m == ACCT_LOCKED && !lock_map_try(&locks, pid))
+		return proc_wait_ready(bpf_map_lookup_elem(&procs, &pid), pid);
 	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST)) {
 		/* EEXIST: another thread made it first; else the map is full */
-		if (lk == LK_MAP)
-			proc_lock_release(&locks, NULL, pid, lk);
+		if (m == ACCT_LOCKED)
+			lock_map_release(&locks, pid);
 		p = bpf_map_lookup_elem(&procs, &pid);
-		if (!p)
+		if (!p) {
 			proc_denied(task, pid);
-		return proc_wait_ready(p, pid, lk);
+			return NULL;
+		}
+		if (m == ACCT_LOCKED)
+			return proc_wait_ready(p, pid);
+		if (READ_ONCE(p->exited)) {
+			proc_denied(task, pid);
+			return NULL;
+		}
+		/* being filled: its gen, whoever gives it first */
+		if (!READ_ONCE(p->gen))
+			__sync_val_compare_and_swap(&p->gen, 0, bpf_ktime_get_ns());
+		return p;
 	}
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns());
-	if (lk == LK_MAP)
-		proc_lock_release(&locks, NULL, pid, lk);
+		proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns(), m);
+	if (m == ACCT_LOCKED)
+		lock_map_release(&locks, pid);
 	return p;
 }
 
-/* The same, a call of its own where the queue exists: its locals then stay out of the probe
- * handler's frame, which 6.1 counts with the drain's and the queue's frames (512 bytes in
- * all). The LK_MAP programs, which tail call and run on kernels that refuse a subprogram
- * beside a large frame there, keep it inline. */
-static __noinline struct infl_proc *proc_first_hit_cas(__u32 pid)
+/* The same, a call of its own in the atomic form: its locals then stay out of the probe
+ * handler's frame (6.1 counts a program's frames together: 512 bytes in all). The locked
+ * form's programs, which tail call and run on kernels that refuse a subprogram beside a
+ * large frame there, keep it inline. */
+static __noinline struct infl_proc *proc_first_hit_atomic(__u32 pid)
 {
-	return proc_first_hit(pid, LK_CAS);
+	return proc_first_hit(pid, ACCT_ATOMIC);
 }
 
 /* The record of the current process for a probe hit: its own, or (when it is not a traced
  * set's) a new one made on its first event. NULL: not traced, or no slot (counted). */
-static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lock_kind lk)
+static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum acct_mode m)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_proc *p = bpf_map_lookup_elem(&procs, &pid);
@@ -539,37 +519,25 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum lo
 						    group_leader, start_time);
 		return p;
 	}
-	if (p || traced_set)
-		return proc_wait_ready(p, pid, lk);
-	if (lk == LK_CAS)
-		return proc_first_hit_cas(pid);
-	return proc_first_hit(pid, lk);
+	if (p || traced_set) {
+		if (m == ACCT_LOCKED)
+			return proc_wait_ready(p, pid);
+		if (!p)
+			return NULL;
+		if (READ_ONCE(p->exited)) {
+			proc_denied((struct task_struct *)bpf_get_current_task(), pid);
+			return NULL;
+		}
+		/* being filled: its gen, whoever gives it first */
+		__sync_val_compare_and_swap(&p->gen, 0, bpf_ktime_get_ns());
+		return p;
+	}
+	if (m == ACCT_ATOMIC)
+		return proc_first_hit_atomic(pid);
+	return proc_first_hit(pid, m);
 }
 
 /* --- events ------------------------------------------------------------------------------ */
-
-/*
- * Under the lock: count the event and give it its order. The clock is read only when
- * something needs it (stage dwell, a recorded event, a new peak, the first event): it is
- * the costliest helper on this path, and most allocs and frees need no time at all.
- * Returns the time, or 0 when it was not read.
- */
-static __always_inline __u64 account_event(struct infl_proc *p, __u32 probe, bool timed)
-{
-	__u64 now = 0;
-
-	p->seq++;
-	if (timed || record_events || !p->first_ns) {
-		now = bpf_ktime_get_ns();
-		if (!p->first_ns)
-			p->first_ns = now;
-		p->last_ns = now;
-	}
-	/* clamped where it indexes: 5.10's verifier loses the bound of a value it spilled */
-	if (probe < INFL_PROBE__COUNT)
-		p->events[CLAMPED(probe, INFL_PROBE__COUNT)]++;
-	return now;
-}
 
 /* Every recorded event is built here: `seq` is the accounting order it takes (or, for one
  * that is not an accounting event, follows). */
@@ -604,21 +572,6 @@ static __always_inline __u64 ring_flags(void *ring)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/*
- * Under the lock: a recorded event's record, on the stack, for the thread that hit the
- * probe (`op->tid`: the holder may be applying another thread's queued hit). It is copied
- * into the ring by event_finish: no reservation is held across the lock, and none is tested
- * for NULL twice, which 6.1's verifier cannot follow ("Unreleased reference").
- */
-static __always_inline void event_note(struct infl_event *ev, struct infl_proc *p, __u64 now,
-				       const struct infl_op *op, __u8 type, __u8 id, __u8 flags,
-				       __u8 slot, __u64 a0, __u64 a1, __u64 a2)
-{
-	if (record_events)
-		event_fill(ev, p->seq, now, bpf_get_current_pid_tgid() >> 32, op->tid, type, id, flags,
-			   slot, a0, a1, a2);
-}
-
 /* This CPU's event ring (uprobes and tracepoints run with migration disabled), or NULL. */
 static __always_inline void *event_ring(void)
 {
@@ -628,100 +581,187 @@ static __always_inline void *event_ring(void)
 }
 
 /* The record into the ring, or its loss counted. */
-static __always_inline void event_finish(struct infl_event *ev, struct infl_proc *p)
+static __always_inline void event_finish(const struct infl_event *ev, struct infl_proc *p)
 {
 	void *ring;
 
 	if (!record_events)
 		return;
 	ring = event_ring();
-	if (!ring || bpf_ringbuf_output(ring, ev, sizeof(*ev), ring_flags(ring)))
+	if (!ring || bpf_ringbuf_output(ring, (void *)ev, sizeof(*ev), ring_flags(ring)))
 		__sync_fetch_and_add(&p->ring_drops, 1);
 }
 
-/* --- accounting (under the lock) --------------------------------------------------------- */
+/* --- a hit's accounting (hit.bpf.h): what it needs from this program ------------------------- */
 
-/* If this raised the total past the peak, capture the composition now. */
-static __always_inline bool peak_check(struct infl_proc *p, __u64 now)
+/* A hit's recorded event into its CPU's ring (record mode), or its loss counted. */
+static void hit_event(struct infl_proc *p, const struct infl_event *ev)
 {
-	if (p->total_bytes <= p->peak_bytes)
-		return false;
-	if (!now) {
-		now = bpf_ktime_get_ns();
-		p->last_ns = now;
-	}
-	p->peak_bytes = p->total_bytes;
-	p->peak_bufs = p->total_bufs;
-	p->peak_ns = now;
-	p->peak_seq = p->seq;
-	for (int c = 0; c < INFL_CLASSES; c++)
-		for (int s = 0; s < INFL_SLOTS; s++)
-			p->peak[c][s] = p->cur[c][s];
-	for (int s = 0; s < INFL_SLOTS; s++)
-		p->peak_owners[s] = p->owners[s];
-	return true;
+	event_finish(ev, p);
 }
 
-static __always_inline void cell_add(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
+static bool hit_from_start(struct infl_proc *p)
 {
-	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
-		return;
-	cls = CLAMPED(cls, INFL_CLASSES);
-	slot = CLAMPED(slot, INFL_SLOTS);
-	p->cur[cls][slot].count++;
-	p->cur[cls][slot].bytes += bytes;
-	p->total_bufs++;
-	p->total_bytes += bytes;
+	return proc_from_start(p);
 }
 
-static __always_inline void cell_sub(struct infl_proc *p, __u32 cls, __u32 slot, __u64 bytes)
+/* What the accounting of a hit of the current process reads from the program's settings. */
+static __always_inline void hit_env_init(struct hit_env *env)
 {
-	if (cls >= INFL_CLASSES || slot >= INFL_SLOTS)
-		return;
-	cls = CLAMPED(cls, INFL_CLASSES);
-	slot = CLAMPED(slot, INFL_SLOTS);
-	p->cur[cls][slot].count--;
-	p->cur[cls][slot].bytes -= bytes;
-	p->total_bufs--;
-	p->total_bytes -= bytes;
+	env->bufs = &bufs;
+	env->pid = bpf_get_current_pid_tgid() >> 32;
+	env->entry_mask = entry_stage_mask;
+	env->terminal_mask = terminal_stage_mask;
+	env->recording = record_events;
 }
 
-static __always_inline bool is_terminal(__u32 slot)
+/* --- the atomic form's owner records (owners.bpf.h) ---------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct owner_reap_ring);
+} owner_reap SEC(".maps");
+
+static __always_inline void owner_maps_init(struct owner_maps *om)
 {
-	return slot < INFL_MAX_STAGES && (terminal_stage_mask & (1u << slot));
+	om->owners = &owners;
+	om->procs = &procs;
+	om->reap = &owner_reap;
+	om->fresh = &new_owner;
+	om->reaped = &owners_reaped;
+	om->unreaped = &owners_unreaped;
+	om->terminal_mask = terminal_stage_mask;
 }
 
-static __always_inline bool holds_nothing(const struct infl_owner *o)
+/* --- the atomic form: no lock ------------------------------------------------------------------ */
+
+/* After a hit retired its owner: the record queued for removal, older ones removed. */
+static __always_inline void hit_retired(struct infl_owner *o)
 {
-	for (int c = 0; c < INFL_CLASSES; c++)
-		if (o->held[c].count)
-			return false;
-	return true;
+	struct owner_maps om;
+
+	owner_maps_init(&om);
+	owner_retired(&om, o);
 }
 
-/* An owner in a terminal stage that holds nothing more is done: its record is dead from
- * here (no handler's pointer to it passes owner_current), and the section's caller deletes
- * it before the lock is released. */
-static __always_inline bool owner_retire(struct infl_proc *p, struct infl_owner *o)
+/* The owner of a hit's key (`owner`) held for it; NULL when it has none to hold, and then
+ * OPF_OWNER_LOST when it should have had one (the accounting counts it: contention_lost; a
+ * full map is counted as owner_map_full). */
+static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 pid,
+						    struct infl_op *op, __u64 owner, __u64 nheld,
+						    bool create)
 {
-	if (!is_terminal(o->slot) || !holds_nothing(o))
-		return false;
-	p->owners[o->slot & 0xf]--;
-	p->owners_done++;
-	WRITE_ONCE(o->id, 0);
-	return true;
+	struct infl_owner_key k = { .pid = pid, .gen = p->gen, .owner = owner };
+	struct owner_maps om;
+	struct infl_owner *o;
+	int why = HOLD_OK;
+
+	owner_maps_init(&om);
+	o = owner_hold(&om, &k, nheld, create, &why);
+	if (why == HOLD_LOST || (why == HOLD_NONE && !create))
+		op->flags |= OPF_OWNER_LOST;
+	return o;
 }
 
-/* An owner record not yet counted (just created, possibly by a thread that then timed out
- * on the lock) enters the no-stage slot: whoever holds the lock first counts it, once. */
-static __always_inline void owner_admit(struct infl_proc *p, struct infl_owner *o, __u64 now)
+/*
+ * The accounting of one hit, each a global function: the kernel's verifier checks it once,
+ * whatever calls it (inlined into every handler, the programs took many times as long to
+ * load). `o`: the owner's record, referenced by the handler (owner_hold), or NULL.
+ */
+
+/* the buffer a dup alloc replaced, counted out after the alloc (acct_replaced) */
+__noinline int hit_replaced(struct infl_proc *p, struct infl_op *op)
 {
-	if (o->live)
-		return;
-	o->live = 1;
-	o->slot = INFL_SLOT_NONE;
-	o->entered_ns = now;
-	p->owners[INFL_SLOT_NONE]++;
+	struct infl_owner *o = NULL;
+	struct hit_env env;
+
+	if (!p || !op)
+		return 0;
+	hit_env_init(&env);
+	/* its owner holds the buffer, so its record is there */
+	if (!(op->prev.flags & INFL_BUF_UNSTAGED))
+		o = hit_owner(p, env.pid, op, op->prev.owner, 0, false);
+	if (acct_replaced(&env, p, op, o, ACCT_ATOMIC))
+		hit_retired(o);
+	return 0;
+}
+
+__noinline int hit_alloc(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+{
+	struct hit_env env;
+
+	if (!p || !op)
+		return 0;
+	hit_env_init(&env);
+	if (acct_alloc(&env, p, op, o, ACCT_ATOMIC))
+		hit_retired(o);
+	return 0;
+}
+
+__noinline int hit_free(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+{
+	struct hit_env env;
+
+	if (!p || !op)
+		return 0;
+	hit_env_init(&env);
+	if (acct_free(&env, p, op, o, ACCT_ATOMIC))
+		hit_retired(o);
+	return 0;
+}
+
+__noinline int hit_stage(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+{
+	struct hit_env env;
+
+	if (!p || !op || !o)
+		return 0;
+	hit_env_init(&env);
+	if (acct_stage(&env, p, op, o, ACCT_ATOMIC))
+		hit_retired(o);
+	return 0;
+}
+
+/* what a refused hit is counted as (acct_refused) */
+enum refusal { RF_BAD_CLASS, RF_BAD_STAGE, RF_OWNER0, RF_OWNER_FULL, RF_OWNER_LOST };
+
+__noinline int hit_refused(struct infl_proc *p, struct infl_op *op, int why)
+{
+	__u8 type = op && op->probe == INFL_PROBE_STAGE ? INFL_EV_STAGE : INFL_EV_ALLOC;
+	struct hit_env env;
+
+	if (!p || !op)
+		return 0;
+	hit_env_init(&env);
+	if (why == RF_BAD_CLASS)
+		acct_refused(&env, p, op, &p->bad_class, type, INFL_EVF_REJECTED, op->owner, ACCT_ATOMIC);
+	else if (why == RF_BAD_STAGE)
+		acct_refused(&env, p, op, &p->bad_stage, type, INFL_EVF_REJECTED, 0, ACCT_ATOMIC);
+	else if (why == RF_OWNER0)
+		acct_refused(&env, p, op, &p->stage_owner0, type, INFL_EVF_REJECTED, 0, ACCT_ATOMIC);
+	else if (why == RF_OWNER_FULL)
+		acct_refused(&env, p, op, &p->owner_map_full, type, INFL_EVF_UNTRACKED, 0, ACCT_ATOMIC);
+	else
+		acct_refused(&env, p, op, &p->contention_lost, type, INFL_EVF_UNTRACKED, 0, ACCT_ATOMIC);
+	return 0;
+}
+
+/* --- the locked form: acct.bpf.h's steps under the process's lock ------------------------------ */
+
+static __always_inline struct infl_owner *owner_lookup(__u32 pid, __u64 gen, __u64 owner)
+{
+	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
+
+	return bpf_map_lookup_elem(&owners, &k);
+}
+
+static __always_inline void owner_forget(__u32 pid, __u64 gen, __u64 owner)
+{
+	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
+
+	bpf_map_delete_elem(&owners, &k);
 }
 
 /* How often owner_get looks again for a record that another thread made and a section
@@ -752,11 +792,11 @@ static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 /*
  * Under the lock: whether a record a handler found outside it is the one of owner `id` of
  * image `gen` that it was then. A record carries its key from its first use under the lock
- * (owner_claim) until its owner retires (owner_retire clears it), and records are deleted
- * only under the lock, right after they retire: a record that passes cannot be deleted, or
- * reused for another key, before the lock is released. One that fails was retired, deleted
- * and maybe reused since the handler found it, or was never used under the lock yet: its
- * hit goes through the queue, whose holder looks the owner up again (apply_relooked).
+ * (owner_claim), and the locked form deletes records only under the lock, right after they
+ * retire: a record that passes cannot be deleted, or reused for another key, before the lock
+ * is released. One that fails was deleted and maybe reused since the handler found it, or
+ * was never used under the lock yet: its hit goes through the queue, whose holder looks the
+ * owner up again (apply_relooked).
  */
 static __always_inline bool owner_current(const struct infl_owner *o, __u64 id, __u64 gen)
 {
@@ -764,328 +804,102 @@ static __always_inline bool owner_current(const struct infl_owner *o, __u64 id, 
 }
 
 /* Under the lock, a record just looked up by its key: it carries the key from now on. */
-static __always_inline void owner_claim(struct infl_owner *o, __u64 id, __u64 gen)
+static __always_inline void owner_claim(struct infl_owner *o, __u64 id, __u64 gen, __u32 pid)
 {
 	if (o && !o->id) {
 		o->id_gen = gen;
+		o->id_pid = pid;
 		WRITE_ONCE(o->id, id);
 	}
 }
 
-enum alloc_kind { AK_NEW, AK_DUP, AK_BAD_CLASS, AK_MAP_FULL };
-enum free_kind { FK_FOUND, FK_UNKNOWN };
-enum stage_kind { SK_MOVE, SK_BAD_STAGE, SK_OWNER0, SK_MAP_FULL };
-#define OPF_BAD_CLASS (1u << 7) /* op.flags of a free: the class it says is out of range */
-
-/* The contract probe a hit counts in events[]; INFL_PROBE__COUNT, counted nowhere, for
- * libcuda's calls (not the program's probes) */
-static __always_inline __u32 op_probe(const struct infl_op *op)
-{
-	return op->flags & INFL_BUF_CUDA ? INFL_PROBE__COUNT : op->probe;
-}
-
-/* The name space of a buffer's key (inflight.h, INFL_SPACE_*), from its INFL_BUF_* flags */
-static __always_inline __u32 buf_space(__u32 flags)
-{
-	if (flags & INFL_BUF_HANDLE)
-		return INFL_SPACE_CUDA_HANDLE;
-	return flags & INFL_BUF_CUDA ? INFL_SPACE_CUDA_PTR : INFL_SPACE_CONTRACT;
-}
+/* what a section returns: which owners' records the caller deletes, under the lock */
+#define SECTION_STALE 1	      /* a record is not the one its handler found (owner_current):
+			       * nothing was done, the hit goes through the queue */
+#define SECTION_RETIRED 2     /* the hit's owner retired */
+#define SECTION_RETIRED_OLD 4 /* a dup's replaced buffer's owner retired */
 
 /*
- * The sections: one probe hit accounted, under the lock. Each takes what the hit's map
- * operations found (`op`) and the records they point at, looked up before the lock by the
- * handler, or again by the holder that applies a queued hit (apply_queued).
+ * Under the lock: one probe hit accounted (ACCT_LOCKED), its recorded event into the ring.
+ * `o`, `old_o`: the records its handler's map operations found (NULL: none); each gets its
+ * reference for the hit's steps, as the atomic form's handler gives it (owner_hold).
  */
-
-/* `old`: the buffer's record when it was live already (a dup), updated to the new one */
-static __always_inline void section_alloc(struct infl_proc *p, const struct infl_op *op,
-					  struct infl_owner *o, struct infl_owner *old_o,
-					  struct infl_buf *old, struct infl_event *ev)
+static __always_inline int section_of(struct infl_proc *p, struct infl_op *op,
+				      struct infl_owner *o, struct infl_owner *old_o)
 {
-	__u32 cls = op->id, slot, c;
-	__u64 now = account_event(p, op_probe(op), false);
-	bool peaked;
-	__u8 flags;
-
-	if (op->kind == AK_BAD_CLASS) {
-		p->bad_class++;
-		event_note(ev, p, now, op, INFL_EV_ALLOC, cls, INFL_EVF_REJECTED, INFL_SLOT_NONE,
-			   op->arg, op->bytes, op->owner);
-		return;
-	}
-	if (op->kind == AK_MAP_FULL) {
-		p->buf_map_full++;
-		__sync_fetch_and_add(&p->untracked_allocs, 1); /* also counted without the lock */
-		event_note(ev, p, now, op, INFL_EV_ALLOC, cls, INFL_EVF_UNTRACKED, INFL_SLOT_NONE,
-			   op->arg, op->bytes, op->owner);
-		return;
-	}
-	if (op->owner && !o)
-		p->owner_map_full++;
-	if (op->kind == AK_DUP) {
-		/* contract violation: alloc of a live buffer. The new record replaces the old. */
-		p->dup_alloc++;
-		c = op->prev.cls;
-		if (old_o && c < INFL_CLASSES) {
-			c = CLAMPED(c, INFL_CLASSES);
-			old_o->held[c].count--;
-			old_o->held[c].bytes -= op->prev.bytes;
-		}
-		cell_sub(p, op->prev.cls, old_o ? old_o->slot : INFL_SLOT_NONE, op->prev.bytes);
-		if (old)
-			*old = (struct infl_buf){ .bytes = op->bytes, .owner = op->owner, .cls = cls,
-						  .flags = op->flags };
-	}
-	if (o)
-		owner_admit(p, o, now);
-	slot = o ? o->slot : INFL_SLOT_NONE;
-	c = CLAMPED(cls, INFL_CLASSES);
-	if (o) {
-		o->held[c].count++;
-		o->held[c].bytes += op->bytes;
-	}
-	cell_add(p, cls, slot, op->bytes);
-	p->allocated[c].count++;
-	p->allocated[c].bytes += op->bytes;
-	peaked = peak_check(p, now);
-	flags = (op->kind == AK_DUP ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
-		(op->owner && !o ? INFL_EVF_UNSTAGED : 0);
-	event_note(ev, p, now, op, INFL_EV_ALLOC, cls, flags, slot, op->arg, op->bytes, op->owner);
-}
-
-/* A free of a buffer the map does not hold. Which kind it is decides where it is counted;
- * see docs/cli.md ("unmatched events"). Returns the event's flags. */
-static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64 bytes)
-{
-	if (p->untracked_allocs > p->untracked_free) {
-		p->untracked_free++; /* its alloc was dropped (map full, lock timeout) */
-		return INFL_EVF_UNMATCHED | INFL_EVF_DROPPED;
-	}
-	if (p->flags & INFL_PROC_FROM_START) {
-		p->double_free++; /* traced from its start: it never was live, or is no more */
-		return INFL_EVF_UNMATCHED | INFL_EVF_DOUBLE;
-	}
-	cls = CLAMPED(cls, INFL_CLASSES); /* late attach: allocated before we were there */
-	p->unmatched_free[cls].count++;
-	p->unmatched_free[cls].bytes += bytes;
-	return INFL_EVF_UNMATCHED;
-}
-
-/* `o`: the owner of the buffer removed (op->prev). True when that retired the owner, whose
- * record the caller then deletes. */
-static __always_inline bool section_free(struct infl_proc *p, const struct infl_op *op,
-					 struct infl_owner *o, struct infl_event *ev)
-{
-	const struct infl_buf *rec = &op->prev;
-	__u64 now = account_event(p, op_probe(op), false);
-	bool retired = false, bad_class = op->flags & OPF_BAD_CLASS;
-	__u32 slot, c;
-	__u8 flags;
-
-	if (op->kind != FK_FOUND) {
-		if (bad_class) {
-			p->bad_class++;
-			flags = INFL_EVF_REJECTED;
-		} else {
-			flags = free_unmatched(p, op->id, op->bytes);
-		}
-		event_note(ev, p, now, op, INFL_EV_FREE, op->id, flags, INFL_SLOT_NONE, op->arg,
-			   op->bytes, 0);
-		return false;
-	}
-	/* the recorded class and size are authoritative: they are what was added, whatever
-	 * the free says (a class id out of range is still counted as one) */
-	if (bad_class)
-		p->bad_class++;
-	slot = o ? o->slot : INFL_SLOT_NONE;
-	c = rec->cls;
-	c = CLAMPED(c, INFL_CLASSES);
-	if (o && o->live) {
-		o->held[c].count--;
-		o->held[c].bytes -= rec->bytes;
-		retired = owner_retire(p, o);
-	}
-	cell_sub(p, rec->cls, slot, rec->bytes);
-	p->freed[c].count++;
-	p->freed[c].bytes += rec->bytes;
-	event_note(ev, p, now, op, INFL_EV_FREE, rec->cls, 0, slot, op->arg, rec->bytes,
-		   rec->owner);
-	return retired;
-}
-
-/* The time spent in stage `from`, into its histogram. */
-static __always_inline void dwell_note(struct infl_proc *p, __u32 from, __u64 entered, __u64 now)
-{
-	__u32 f = BOUNDED(from, INFL_MAX_STAGES);
-	__u64 us = (now - entered) / 1000;
-	__u32 b = us ? log2_u64(us) : 0;
-
-	if (b >= INFL_HIST_SLOTS)
-		b = INFL_HIST_SLOTS - 1;
-	b = BOUNDED(b, INFL_HIST_SLOTS);
-	p->dwell_hist[f][b]++;
-	p->dwell_sum_ns[f] += now - entered;
-	p->dwell_count[f]++;
-}
-
-/* Every buffer the owner holds moves from slot `from` to `stage`. */
-static __always_inline void owner_move(struct infl_proc *p, struct infl_owner *o, __u32 from,
-				       __u32 stage)
-{
-	from = from < INFL_MAX_STAGES ? BOUNDED(from, INFL_MAX_STAGES) : INFL_SLOT_NONE;
-	for (int c = 0; c < INFL_CLASSES; c++) {
-		struct infl_cell h = o->held[c];
-
-		if (!h.count)
-			continue;
-		p->cur[c][from].count -= h.count;
-		p->cur[c][from].bytes -= h.bytes;
-		p->cur[c][stage].count += h.count;
-		p->cur[c][stage].bytes += h.bytes;
-	}
-	p->owners[from]--;
-	p->owners[stage]++;
-}
-
-/* `o`: the owner's record (NULL: the owner map is full). True when the owner retired. */
-static __always_inline bool section_stage(struct infl_proc *p, const struct infl_op *op,
-					  struct infl_owner *o, struct infl_event *ev)
-{
-	__u64 now = account_event(p, INFL_PROBE_STAGE, true), owner = op->arg;
-	__u32 stage = op->id, from;
-	bool unmatched = false;
-	__u8 flags;
-
-	if (op->kind != SK_MOVE || !o) {
-		flags = INFL_EVF_REJECTED;
-		if (op->kind == SK_BAD_STAGE) {
-			p->bad_stage++;
-		} else if (op->kind == SK_OWNER0) {
-			p->stage_owner0++;
-		} else {
-			p->owner_map_full++;
-			flags = INFL_EVF_UNTRACKED;
-		}
-		event_note(ev, p, now, op, INFL_EV_STAGE, stage, flags, INFL_SLOT_NONE, owner, 0, 0);
-		return false;
-	}
-	stage = BOUNDED(stage, INFL_MAX_STAGES);
-	owner_admit(p, o, now);
-	from = o->slot;
-	if (from >= INFL_MAX_STAGES) {
-		/* its first stage: an entry stage starts it; any other means it began before we
-		 * were there (late attach), however it was first seen (a stage or an alloc) */
-		unmatched = !(entry_stage_mask & (1u << stage));
-		if (unmatched)
-			p->unmatched_stage[stage]++;
-		else
-			p->owners_started++;
-	} else {
-		dwell_note(p, from, o->entered_ns, now);
-	}
-	owner_move(p, o, from, stage);
-	o->slot = stage;
-	o->entered_ns = now;
-	event_note(ev, p, now, op, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
-		   from < INFL_MAX_STAGES ? from : INFL_SLOT_NONE, owner, 0, 0);
-	return owner_retire(p, o);
-}
-
-/* --- the queue behind the lock (deferred.bpf.h) --------------------------------------------- */
-
-static __always_inline struct infl_owner *owner_lookup(__u32 pid, __u64 gen, __u64 owner)
-{
-	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
-
-	return bpf_map_lookup_elem(&owners, &k);
-}
-
-static __always_inline void owner_forget(__u32 pid, __u64 gen, __u64 owner)
-{
-	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = owner };
-
-	bpf_map_delete_elem(&owners, &k);
-}
-
-/*
- * Under the lock: one probe hit's section, its recorded event into the ring. `o`, `old_o`,
- * `old`: the records its map operations found (NULL: none). Returns whether the owner was
- * retired, whose record the caller deletes. The pid is the current process's: only its own
- * threads hold its lock.
- */
-/* what a section returns */
-enum section_rc {
-	SECTION_DONE,
-	SECTION_RETIRED, /* the owner retired: the caller deletes its record, under the lock */
-	SECTION_STALE,	 /* an owner record is not the one its handler found (owner_current):
-			  * nothing was done, the hit goes through the queue */
-};
-
-static __always_inline int section_of(struct infl_proc *p, const struct infl_op *op,
-				      struct infl_owner *o, struct infl_owner *old_o,
-				      struct infl_buf *old)
-{
-	struct infl_event ev;
-	int retired = 0;
+	struct hit_env env;
+	int rc = 0;
 	__u64 id;
 
 	if (!p || !op)
-		return SECTION_DONE;
+		return 0;
+	hit_env_init(&env);
 	id = op->probe == INFL_PROBE_ALLOC ? op->owner :
 	     op->probe == INFL_PROBE_FREE  ? op->prev.owner : op->arg;
 	if (!owner_current(o, id, p->gen) || !owner_current(old_o, op->prev.owner, p->gen))
 		return SECTION_STALE;
-	if (op->probe == INFL_PROBE_ALLOC)
-		section_alloc(p, op, o, old_o, old, &ev);
-	else if (op->probe == INFL_PROBE_FREE)
-		retired = section_free(p, op, o, &ev);
-	else
-		retired = section_stage(p, op, o, &ev);
-	event_finish(&ev, p);
-	return retired ? SECTION_RETIRED : SECTION_DONE;
+	if (op->probe == INFL_PROBE_ALLOC) {
+		if (op->kind == AK_BAD_CLASS) {
+			acct_refused(&env, p, op, &p->bad_class, INFL_EV_ALLOC, INFL_EVF_REJECTED,
+				     op->owner, ACCT_LOCKED);
+			return 0;
+		}
+		if (o)
+			owner_ref(o, 1, ACCT_LOCKED);
+		if (acct_alloc(&env, p, op, o, ACCT_LOCKED))
+			rc |= SECTION_RETIRED;
+		if (op->flags & OPF_REPLACED) {
+			if (old_o)
+				owner_ref(old_o, 0, ACCT_LOCKED);
+			if (acct_replaced(&env, p, op, old_o, ACCT_LOCKED))
+				rc |= SECTION_RETIRED_OLD;
+		}
+	} else if (op->probe == INFL_PROBE_FREE) {
+		if (o)
+			owner_ref(o, 0, ACCT_LOCKED);
+		if (acct_free(&env, p, op, o, ACCT_LOCKED))
+			rc |= SECTION_RETIRED;
+	} else if (op->kind == SK_MOVE && o) {
+		owner_ref(o, 0, ACCT_LOCKED);
+		if (acct_stage(&env, p, op, o, ACCT_LOCKED))
+			rc |= SECTION_RETIRED;
+	} else if (op->kind == SK_BAD_STAGE) {
+		acct_refused(&env, p, op, &p->bad_stage, INFL_EV_STAGE, INFL_EVF_REJECTED, 0, ACCT_LOCKED);
+	} else if (op->kind == SK_OWNER0) {
+		acct_refused(&env, p, op, &p->stage_owner0, INFL_EV_STAGE, INFL_EVF_REJECTED, 0,
+			     ACCT_LOCKED);
+	} else {
+		acct_refused(&env, p, op, &p->owner_map_full, INFL_EV_STAGE, INFL_EVF_UNTRACKED, 0,
+			     ACCT_LOCKED);
+	}
+	return rc;
 }
 
-/* The same, a function of its own for the LK_CAS programs, where the handler, the drain and
- * the combiner all call it: the kernel's verifier checks a global function once (inlined
- * into each, the three programs took 30 times as long to load). Before 5.12 a global
- * function cannot take pointers ("Arg#0 type PTR ... is not supported yet"): the LK_MAP
- * programs, which have no queue, inline it once. */
-__noinline int apply_op(struct infl_proc *p, const struct infl_op *op, struct infl_owner *o,
-			struct infl_owner *old_o, struct infl_buf *old)
+/* Under the lock, after a section: the records of owners it retired are deleted (the locked
+ * form has no sweep: every record it deletes is deleted here, under the lock). */
+static __always_inline void section_forget(struct infl_proc *p, const struct infl_op *op, int rc)
 {
-	return section_of(p, op, o, old_o, old);
-}
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
-static __always_inline int section_run(struct infl_proc *p, const struct infl_op *op,
-				       struct infl_owner *o, struct infl_owner *old_o,
-				       struct infl_buf *old, const enum lock_kind lk)
-{
-	if (lk == LK_CAS)
-		return apply_op(p, op, o, old_o, old);
-	return section_of(p, op, o, old_o, old);
+	if (rc & SECTION_RETIRED)
+		owner_forget(pid, p->gen, op->probe == INFL_PROBE_ALLOC ? op->owner :
+					  op->probe == INFL_PROBE_FREE  ? op->prev.owner : op->arg);
+	if (rc & SECTION_RETIRED_OLD)
+		owner_forget(pid, p->gen, op->prev.owner);
 }
 
 /* Under the lock: a hit whose handler did not apply it itself (queued, or carried into
  * lock_wait_more), with the records its handler found looked up again (an owner it created
  * is there: only a section retires one); an owner it retires is removed. */
-static __always_inline void apply_relooked(struct infl_proc *p, const struct infl_op *op,
-					   const enum lock_kind lk)
+static __always_inline void apply_relooked(struct infl_proc *p, struct infl_op *op)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct infl_owner *o = NULL, *old_o = NULL;
-	struct infl_buf *old = NULL;
 	struct infl_owner_key ok = { .pid = pid, .gen = p->gen };
 
 	if (op->probe == INFL_PROBE_ALLOC) {
-		if (op->kind == AK_DUP) {
-			struct infl_buf_key bk = { .pid = pid, .space = buf_space(op->flags),
-						   .gen = ok.gen, .buf = op->arg };
-
-			old = bpf_map_lookup_elem(&bufs, &bk);
-			if (!(op->prev.flags & INFL_BUF_UNSTAGED))
-				old_o = owner_lookup(pid, ok.gen, op->prev.owner);
-		}
+		if ((op->flags & OPF_REPLACED) && !(op->prev.flags & INFL_BUF_UNSTAGED))
+			old_o = owner_lookup(pid, ok.gen, op->prev.owner);
 		ok.owner = op->owner;
 		if ((op->kind == AK_NEW || op->kind == AK_DUP) && op->owner &&
 		    !(op->flags & INFL_BUF_UNSTAGED))
@@ -1099,24 +913,40 @@ static __always_inline void apply_relooked(struct infl_proc *p, const struct inf
 		if (op->kind == SK_MOVE)
 			o = owner_get(&ok);
 	}
-	owner_claim(o, ok.owner, ok.gen);
-	owner_claim(old_o, op->prev.owner, ok.gen);
+	owner_claim(o, ok.owner, ok.gen, pid);
+	owner_claim(old_o, op->prev.owner, ok.gen, pid);
 	/* just claimed: never SECTION_STALE */
-	if (section_run(p, op, o, old_o, old, lk) == SECTION_RETIRED)
-		bpf_map_delete_elem(&owners, &ok);
+	section_forget(p, op, section_of(p, op, o, old_o));
 }
 
-/* A queued hit: a global function, checked once where the drain and the combiner call it. */
-__noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
+/* What a try at the queue came to: queued, or why the hit must wait. */
+enum defer_result {
+	DEFER_NO_QUEUE = -1, /* the pool had no queue map free for the process */
+	DEFER_FULL = 0,	     /* its queue is full */
+	DEFER_QUEUED = 1,
+};
+
+/* How a probe hit got past the lock (lock_or_defer). */
+enum lock_outcome {
+	LOCKED,	   /* the lock is ours, nothing queued before it: account it, release */
+	DEFERRED,  /* queued: the lock's holder applies it */
+	WAIT_MORE, /* the lock held and no room in a queue: go on in lock_wait_more */
+};
+
+/* A hit that could not queue (`why`: enum defer_result) and now waits, counted in its
+ * process's record by the reason (INFL_ANOMALIES: slot_waits, pool_waits). Outside the lock:
+ * an atomic add. */
+static __always_inline void deferred_count_wait(struct infl_proc *p, int why)
 {
-	if (p && op)
-		apply_relooked(p, op, LK_CAS);
-	return 0;
+	if (why == DEFER_NO_QUEUE)
+		__sync_fetch_and_add(&p->pool_waits, 1);
+	else
+		__sync_fetch_and_add(&p->slot_waits, 1);
+	__sync_fetch_and_add(&deferred_full, 1);
 }
 
 /*
- * LK_MAP, the queue behind the lock (kernels before 5.17): what deferred.bpf.h is where
- * cmpxchg and bpf_loop exist, built from what 5.10 has. The ring and its tickets become a
+ * The locked form's queue behind the lock (kernels before 5.17), built from what 5.10 has: a
  * BPF queue map, whose push and pop are atomic in the kernel (the map's own spinlock, held
  * for a copy, interrupts off): a hit that finds the lock held pushes what its map operations
  * found and returns; its FIFO order is the accounting order of everything queued. The
@@ -1130,7 +960,7 @@ __noinline int apply_queued(struct infl_proc *p, struct infl_op *op)
  *   ones applied: a push adds 1 first (atomic add, 5.10 has it) and takes it back if the
  *   queue is full; the holder adds 1 to defer_head for each hit it applies. So tail == head
  *   means nothing of this image is queued or being pushed, and tail - head at the image's
- *   end is what was left (counted as lock_timeouts, as with the ring).
+ *   end is what was left (applied by the image's end, image_end).
  * - A hit that gets the lock with something queued goes behind it (push, then combine):
  *   what was queued may have happened before it. With nothing queued it applies itself.
  * - Every push is followed by an attempt at the lock (map_combine), and every holder looks
@@ -1223,7 +1053,7 @@ static __always_inline void map_queue_release(__u32 pid, __u64 gen)
 		bpf_map_delete_elem(&map_queue_claims, idx);
 }
 
-/* Queues `op` behind p's lock: enum defer_result (deferred.bpf.h), as the ring's. */
+/* Queues `op` behind p's lock: enum defer_result. */
 static __always_inline int map_queue_push(struct infl_proc *p, __u32 pid,
 					  const struct infl_op *op)
 {
@@ -1263,7 +1093,7 @@ __noinline int map_queue_apply_next(__u32 pid)
 		return 0;
 	if (op.gen != p->gen)
 		return 1;
-	apply_relooked(p, &op, LK_MAP);
+	apply_relooked(p, &op);
 	p->defer_head++;
 	return 1;
 }
@@ -1291,46 +1121,27 @@ __noinline int map_queue_drain(__u32 pid)
 	return 0;
 }
 
-/* LK_CAS, the queue full: a slot, lock_wait_ns at most (not the lock: the hit's records are
- * to be looked up again, by the queue's holder). A global function: its frame is not the
- * handler's, which 6.1 counts with the drain's and the queue's (512 bytes in all). */
-__noinline int queue_op_waiting(struct infl_proc *p, const struct infl_op *op, int why)
-{
-	if (!p || !op)
-		return 0;
-	deferred_count_wait(p, why);
-	__sync_fetch_and_add(&deferred_full, 1);
-	return queue_wait(p, op, lock_wait_ns);
-}
-
-/* The one way past the lock for a probe hit: combining.bpf.h's where the queue is a ring
- * (LK_CAS); with the queue map (LK_MAP) the same steps, and the wait in lock_wait_more. */
+/* The one way past the lock for a probe hit of the locked form: the lock after a few looks,
+ * with nothing queued before the hit; else the queue; else the wait in lock_wait_more. */
 static __always_inline enum lock_outcome lock_or_defer(struct infl_proc *p, __u32 pid,
-						       const struct infl_op *op,
-						       const enum lock_kind lk)
+						       const struct infl_op *op)
 {
 	int why;
 
-	if (lk == LK_CAS)
-		return lock_or_defer_cas(p, pid, op, defer_all, lock_wait_ns, &deferred,
-					 &deferred_full);
-	/* map_queue_push for queue_op: the queue map's order is the tickets' */
 	if (!defer_all && lock_map_look(&locks, pid, LOCK_MAP_LOOKS)) {
-		section_begin(p);
 		if (map_queue_empty(p))
 			return LOCKED;
-		proc_unlock(&locks, p, pid, lk);
+		lock_map_release(&locks, pid);
 	}
 	why = map_queue_push(p, pid, op);
 	if (why == DEFER_QUEUED)
 		return DEFERRED;
 	deferred_count_wait(p, why);
-	__sync_fetch_and_add(&deferred_full, 1);
 	return WAIT_MORE;
 }
 
 /*
- * LK_MAP, the wait past one round of looks. A round is bounded by what a 5.10 verifier will
+ * The locked form's wait past one round of looks. A round is bounded by what a 5.10 verifier will
  * walk (LOCK_MAP_SPINS), ~20 us natively, while a holder on a vCPU that its hypervisor
  * descheduled (or an emulated one) is away for milliseconds: a hit that gave up then was
  * lost. Instead the hit is carried into lock_wait_more, which waits another round and tail
@@ -1368,7 +1179,7 @@ struct {
 	__type(value, struct lock_carry);
 } lock_carry SEC(".maps");
 
-/* the LK_MAP programs' tail calls, set by the loader where they are loaded */
+/* the locked form's tail calls, set by the loader where they are loaded */
 enum lock_prog { LP_WAIT_MORE, LP_COMBINE, LP__COUNT };
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -1385,13 +1196,13 @@ static __always_inline void hit_gave_up(struct infl_proc *p, const struct infl_o
 	__sync_fetch_and_add(&p->lock_timeouts, 1);
 	if (op->probe != INFL_PROBE_ALLOC)
 		return;
-	if (op->kind == AK_NEW) {
+	if (op->kind == AK_NEW || op->kind == AK_DUP) {
 		struct infl_buf_key bk = { .pid = pid, .space = buf_space(op->flags),
 					   .gen = p->gen, .buf = op->arg };
 
 		bpf_map_delete_elem(&bufs, &bk);
 	}
-	if (op->kind == AK_NEW || op->kind == AK_MAP_FULL)
+	if (op->kind != AK_BAD_CLASS)
 		__sync_fetch_and_add(&p->untracked_allocs, 1);
 }
 
@@ -1413,7 +1224,7 @@ static __always_inline void wait_more(void *ctx, struct infl_proc *p, __u32 pid,
 	hit_gave_up(p, op, pid);
 }
 
-/* LK_MAP: into map_combine, with the carry's fields set for it (no return when it runs) */
+/* into map_combine, with the carry's fields set for it (no return when it runs) */
 static __always_inline void combine_call(void *ctx, struct lock_carry *c, __u32 pid, __u64 gen,
 					 enum carry_mode mode)
 {
@@ -1443,16 +1254,15 @@ int lock_wait_more(struct pt_regs *ctx)
 		return 0; /* no tail call left: the holder it failed against drains it */
 	}
 	if (lock_map_wait(&locks, pid, 0)) {
-		section_begin(p);
 		if (!map_queue_empty(p)) {
 			/* what is queued may have happened before this hit: it goes behind */
 			combine_call(ctx, c, pid, p->gen, CARRY_LOCKED);
-			proc_unlock(&locks, p, pid, LK_MAP);
+			lock_map_release(&locks, pid);
 			hit_gave_up(p, &c->op, pid);
 			return 0;
 		}
-		apply_relooked(p, &c->op, LK_MAP);
-		proc_unlock(&locks, p, pid, LK_MAP);
+		apply_relooked(p, &c->op);
+		lock_map_release(&locks, pid);
 		if (!map_queue_empty(p))
 			combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0;
@@ -1473,8 +1283,7 @@ int lock_wait_more(struct pt_regs *ctx)
 #define CARRY_PUSH_TRIES 4
 
 /*
- * LK_MAP: the queue applied by whoever can take the lock now (the combining of the LK_CAS
- * programs, proc_combine). Entered by a tail call, from a handler after its push or after
+ * The queue applied by whoever can take the lock now (combining). Entered by a tail call, from a handler after its push or after
  * its release with hits queued (CARRY_COMBINE), or from lock_wait_more holding the lock
  * (CARRY_LOCKED: its carried hit goes behind the queue).
  */
@@ -1501,16 +1310,15 @@ int map_combine(struct pt_regs *ctx)
 		}
 		if (queued)
 			map_queue_drain(pid);
-		proc_unlock(&locks, p, pid, LK_MAP);
+		lock_map_release(&locks, pid);
 		if (!queued)
 			hit_gave_up(p, &c->op, pid);
 	}
 	for (r = 0; r < COMBINE_ROUNDS; r++) {
 		if (map_queue_empty(p) || !lock_map_look(&locks, pid, COMBINE_LOOKS))
 			return 0; /* nothing left, or a holder that looks after its release */
-		section_begin(p);
 		map_queue_drain(pid);
-		proc_unlock(&locks, p, pid, LK_MAP);
+		lock_map_release(&locks, pid);
 	}
 	if (!map_queue_empty(p))
 		bpf_tail_call(ctx, &lock_wait_progs, LP_COMBINE);
@@ -1605,41 +1413,15 @@ static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __
 				 .tid = (__u32)bpf_get_current_pid_tgid() };
 }
 
-/* The lock held, a record the hit's handler found stale (owner_current): the lock goes, the
- * hit goes through the queue, where it is applied with its records looked up again. */
-static __always_inline enum lock_outcome lock_requeue(struct infl_proc *p, __u32 pid,
-						      const struct infl_op *op,
-						      const enum lock_kind lk)
-{
-	int why;
 
-	if (lk == LK_CAS)
-		return requeue_cas(p, pid, op);
-	proc_unlock(&locks, p, pid, lk);
-	why = map_queue_push(p, pid, op);
-	if (why == DEFER_QUEUED)
-		return DEFERRED;
-	deferred_count_wait(p, why);
-	return WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
-}
-
-/* After a hit's section and release, or after queueing it (LK_CAS): what others queued
- * meanwhile (combining.bpf.h: combine_queued). */
-static __always_inline void proc_combine(struct infl_proc *p, __u32 pid, const enum lock_kind lk)
-{
-	if (lk == LK_CAS)
-		combine_queued(p, pid, &deferred);
-}
-
-/* LK_MAP, at a handler's very end: hits queued (its own, or others' it saw after its
+/* After a locked-form hit: hits queued meanwhile (its own, or others' it saw after its
  * release) are applied by map_combine, which a tail call enters. */
-static __always_inline void combine_after(void *ctx, struct infl_proc *p, __u32 pid,
-					  const enum lock_kind lk)
+static __always_inline void combine_after(void *ctx, struct infl_proc *p, __u32 pid)
 {
 	__u32 zero = 0;
 	struct lock_carry *c;
 
-	if (lk != LK_MAP || map_queue_empty(p))
+	if (map_queue_empty(p))
 		return;
 	c = bpf_map_lookup_elem(&lock_carry, &zero);
 	if (c)
@@ -1647,92 +1429,16 @@ static __always_inline void combine_after(void *ctx, struct infl_proc *p, __u32 
 }
 
 /*
- * The handlers: map operations first, outside the lock (a buffer's insert or delete decides
- * who owns it when threads race), then the section, or the queue.
+ * A locked-form hit once its handler's map operations are done: its section under the lock,
+ * or the queue (`o`, `old_o`: the records the handler found). A record found stale sends the
+ * hit through the queue, whose holder looks the records up again.
  */
-/*
- * An alloc, from the contract's probe (a[]: buf, class, bytes, owner) or from libcuda's
- * return (`flags`: INFL_BUF_CUDA, and the class one of the tracer's own). One path for both,
- * so that a device buffer is counted, moved and peaked exactly as a program's buffer is.
- */
-static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid,
-				       const __u64 *a, __u32 flags, const enum lock_kind lk)
+static __always_inline int hit_locked(void *ctx, struct infl_proc *p, __u32 pid,
+				      struct infl_op *op, struct infl_owner *o,
+				      struct infl_owner *old_o)
 {
-	struct infl_owner *o = NULL, *old_o = NULL;
-	struct infl_buf_key bk = {};
-	struct infl_buf *old = NULL;
-	enum lock_outcome r;
-	struct infl_op op;
-
-	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
-	op.owner = a[3];
-	op.kind = AK_NEW;
-	op.flags = flags;
-	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
-				    .buf = op.arg };
-	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
-		op.kind = AK_BAD_CLASS;
-		WRITE_ONCE(p->bad_class_seen, a[1]);
-		goto locked;
-	}
-	if (op.owner) {
-		struct infl_owner_key ok = { .pid = pid, .gen = p->gen, .owner = op.owner };
-
-		o = owner_get(&ok);
-	}
-	if (!o)
-		op.flags |= INFL_BUF_UNSTAGED;
-	/* the common case first: a new buffer is one insert, no lookup (the record is built
-	 * where a dup's predecessor goes, which a new buffer does not have) */
-	op.prev = (struct infl_buf){ .bytes = op.bytes, .owner = op.owner, .cls = op.id,
-				     .flags = op.flags };
-	if (bpf_map_update_elem(&bufs, &bk, &op.prev, BPF_NOEXIST)) {
-		old = bpf_map_lookup_elem(&bufs, &bk);
-		op.kind = old ? AK_DUP : AK_MAP_FULL;
-		if (old) {
-			op.prev = *old;
-			if (!(op.prev.flags & INFL_BUF_UNSTAGED))
-				old_o = owner_lookup(pid, p->gen, op.prev.owner);
-		}
-	}
-locked:
-	r = lock_or_defer(p, pid, &op, lk);
-	if (r == LOCKED) {
-		if (section_run(p, &op, o, old_o, old, lk) != SECTION_STALE) {
-			proc_unlock(&locks, p, pid, lk);
-			goto applied;
-		}
-		r = lock_requeue(p, pid, &op, lk);
-	}
-	if (r == WAIT_MORE) {
-		wait_more(ctx, p, pid, &op);
-		return 0;
-	}
-	if (r == GAVE_UP) {
-		/* a buffer in the map must be in the totals: take back what was not counted */
-		if (op.kind == AK_NEW)
-			bpf_map_delete_elem(&bufs, &bk);
-		if (op.kind == AK_NEW || op.kind == AK_MAP_FULL)
-			__sync_fetch_and_add(&p->untracked_allocs, 1);
-		return 0;
-	}
-applied:
-	proc_combine(p, pid, lk);
-	combine_after(ctx, p, pid, lk);
-	return 0;
-}
-
-/*
- * A free's or a stage event's hit once its handler's map operations are done: its section
- * under the lock, or the queue (`o`: the record of owner `owner` the handler found). A
- * retired owner's record is deleted under the lock (owner_current).
- */
-static __always_inline int hit_account(void *ctx, struct infl_proc *p, __u32 pid,
-				       const struct infl_op *op, struct infl_owner *o,
-				       __u64 owner, const enum lock_kind lk)
-{
-	enum lock_outcome r = lock_or_defer(p, pid, op, lk);
-	int rc;
+	enum lock_outcome r = lock_or_defer(p, pid, op);
+	int rc, why;
 
 	if (r == LOCKED) {
 		/* a free of a buffer its owner holds, whose owner the handler did not find: the
@@ -1742,41 +1448,105 @@ static __always_inline int hit_account(void *ctx, struct infl_proc *p, __u32 pid
 		    !(op->prev.flags & INFL_BUF_UNSTAGED))
 			rc = SECTION_STALE;
 		else
-			rc = section_run(p, op, o, NULL, NULL, lk);
-		if (rc == SECTION_STALE) {
-			r = lock_requeue(p, pid, op, lk);
-		} else {
-			if (rc == SECTION_RETIRED)
-				owner_forget(pid, p->gen, owner);
-			proc_unlock(&locks, p, pid, lk);
+			rc = section_of(p, op, o, old_o);
+		if (rc != SECTION_STALE) {
+			section_forget(p, op, rc);
+			lock_map_release(&locks, pid);
+			combine_after(ctx, p, pid);
+			return 0;
 		}
+		lock_map_release(&locks, pid);
+		why = map_queue_push(p, pid, op);
+		if (why == DEFER_QUEUED) {
+			combine_after(ctx, p, pid);
+			return 0;
+		}
+		deferred_count_wait(p, why);
+		r = WAIT_MORE; /* lock_wait_more tries the queue, or relooks under the lock */
 	}
-	if (r == WAIT_MORE)
+	if (r == WAIT_MORE) {
 		wait_more(ctx, p, pid, op);
-	if (r == GAVE_UP || r == WAIT_MORE)
 		return 0;
-	proc_combine(p, pid, lk);
-	combine_after(ctx, p, pid, lk);
+	}
+	combine_after(ctx, p, pid);
 	return 0;
 }
 
-static __always_inline int handle_alloc(struct pt_regs *ctx, const enum lock_kind lk)
+/*
+ * The handlers. The atomic form: its owner held (owner_hold), then its accounting, whose
+ * map operations come in their place among its steps (acct_alloc). The locked form: map
+ * operations first, outside the lock (a buffer's insert or delete decides who owns it when
+ * threads race), then the section, or the queue.
+ */
+
+/*
+ * An alloc, from the contract's probe (a[]: buf, class, bytes, owner) or from libcuda's
+ * return (`flags`: INFL_BUF_CUDA, and the class one of the tracer's own). One path for both,
+ * so that a device buffer is counted, moved and peaked exactly as a program's buffer is.
+ */
+static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid,
+				       const __u64 *a, __u32 flags, const enum acct_mode m)
+{
+	struct infl_owner *o = NULL, *old_o = NULL;
+	struct infl_op op;
+
+	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
+	op.owner = a[3];
+	op.kind = AK_NEW;
+	op.flags = flags;
+	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
+		op.kind = AK_BAD_CLASS;
+		WRITE_ONCE(p->bad_class_seen, a[1]);
+		if (m == ACCT_ATOMIC)
+			return hit_refused(p, &op, RF_BAD_CLASS);
+		return hit_locked(ctx, p, pid, &op, NULL, NULL);
+	}
+	if (m == ACCT_ATOMIC) {
+		if (op.owner)
+			o = hit_owner(p, pid, &op, op.owner, 1, true);
+		if (!o)
+			op.flags |= INFL_BUF_UNSTAGED;
+		hit_alloc(p, &op, o);
+		/* the buffer it replaced, after it (a call of its own: one frame at a time) */
+		if (op.flags & OPF_REPLACED)
+			hit_replaced(p, &op);
+		return 0;
+	}
+	if (op.owner) {
+		struct infl_owner_key ok = { .pid = pid, .gen = p->gen, .owner = op.owner };
+
+		o = owner_get(&ok);
+	}
+	if (!o)
+		op.flags |= INFL_BUF_UNSTAGED;
+	{
+		struct hit_env env;
+
+		hit_env_init(&env);
+		buf_publish(&env, p, &op);
+	}
+	if ((op.flags & OPF_REPLACED) && !(op.prev.flags & INFL_BUF_UNSTAGED))
+		old_o = owner_lookup(pid, p->gen, op.prev.owner);
+	return hit_locked(ctx, p, pid, &op, o, old_o);
+}
+
+static __always_inline int handle_alloc(struct pt_regs *ctx, const enum acct_mode m)
 {
 	struct infl_proc *p;
 	__u64 a[4];
 	__u32 pid;
 
-	p = proc_current(&pid, lk);
+	p = proc_current(&pid, m);
 	if (!p || !probe_args(ctx, p, a, 4))
 		return 0;
 	thread_names_owner(p, a[3]);
-	return alloc_apply(ctx, p, pid, a, 0, lk);
+	return alloc_apply(ctx, p, pid, a, 0, m);
 }
 
 /* A free, from the contract's probe (a[]: buf, class, bytes) or from libcuda's entry
  * (`flags` as for alloc_apply; the class is where a free of an unknown buffer is counted). */
 static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
-				      const __u64 *a, __u32 flags, const enum lock_kind lk)
+				      const __u64 *a, __u32 flags, const enum acct_mode m)
 {
 	struct infl_buf_key bk = {};
 	struct infl_owner *o = NULL;
@@ -1799,24 +1569,30 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 		if (!bpf_map_delete_elem(&bufs, &bk))
 			op.kind = FK_FOUND;
 	}
-	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
-		o = owner_lookup(pid, p->gen, op.prev.owner);
-	return hit_account(ctx, p, pid, &op, o, op.prev.owner, lk);
+	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED)) {
+		if (m == ACCT_ATOMIC)
+			o = hit_owner(p, pid, &op, op.prev.owner, 0, false);
+		else
+			o = owner_lookup(pid, p->gen, op.prev.owner);
+	}
+	if (m == ACCT_ATOMIC)
+		return hit_free(p, &op, o);
+	return hit_locked(ctx, p, pid, &op, o, NULL);
 }
 
-static __always_inline int handle_free(struct pt_regs *ctx, const enum lock_kind lk)
+static __always_inline int handle_free(struct pt_regs *ctx, const enum acct_mode m)
 {
 	struct infl_proc *p;
 	__u64 a[4];
 	__u32 pid;
 
-	p = proc_current(&pid, lk);
+	p = proc_current(&pid, m);
 	if (!p || !probe_args(ctx, p, a, 3))
 		return 0;
-	return free_apply(ctx, p, pid, a, 0, lk);
+	return free_apply(ctx, p, pid, a, 0, m);
 }
 
-static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kind lk)
+static __always_inline int handle_stage(struct pt_regs *ctx, const enum acct_mode m)
 {
 	struct infl_owner *o = NULL;
 	struct infl_proc *p;
@@ -1824,7 +1600,7 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 	__u64 a[4];
 	__u32 pid;
 
-	p = proc_current(&pid, lk);
+	p = proc_current(&pid, m);
 	if (!p || !probe_args(ctx, p, a, 2))
 		return 0;
 	if (a[0]) /* owner 0 has no stage: the event is refused, and names no one */
@@ -1836,6 +1612,10 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 		WRITE_ONCE(p->bad_stage_seen, a[1]);
 	} else if (!op.arg) {
 		op.kind = SK_OWNER0; /* owner 0 is "no owner": it has no stage to enter */
+	} else if (m == ACCT_ATOMIC) {
+		o = hit_owner(p, pid, &op, op.arg, 0, true);
+		if (!o)
+			op.kind = SK_MAP_FULL;
 	} else {
 		struct infl_owner_key ok = { .pid = pid, .gen = p->gen, .owner = op.arg };
 
@@ -1843,27 +1623,32 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum lock_kin
 		if (!o)
 			op.kind = SK_MAP_FULL;
 	}
-	return hit_account(ctx, p, pid, &op, o, op.arg, lk);
+	if (m == ACCT_LOCKED)
+		return hit_locked(ctx, p, pid, &op, o, NULL);
+	if (op.kind == SK_MOVE)
+		return hit_stage(p, &op, o);
+	return hit_refused(p, &op, op.kind == SK_BAD_STAGE ? RF_BAD_STAGE :
+				   op.kind == SK_OWNER0	   ? RF_OWNER0 :
+				   op.flags & OPF_OWNER_LOST ? RF_OWNER_LOST : RF_OWNER_FULL);
 }
 
-/* A program in both lock forms: `name` (LK_CAS) and `name`_nocas (LK_MAP); the loader loads
- * one (attach/programs.c) */
-#define LOCK_FORMS(sec, name, handler)                                                         \
+/* A program in both forms: `name` (the atomic form) and `name`_nocas (the locked form); the
+ * loader loads one (attach/programs.c) */
+#define ACCT_FORMS(sec, name, handler)                                                         \
 	SEC(sec)                                                                               \
 	int name(struct pt_regs *ctx)                                                          \
 	{                                                                                      \
-		return handler(ctx, LK_CAS);                                                   \
+		return handler(ctx, ACCT_ATOMIC);                                              \
 	}                                                                                      \
 	SEC(sec)                                                                               \
 	int name##_nocas(struct pt_regs *ctx)                                                  \
 	{                                                                                      \
-		return handler(ctx, LK_MAP);                                                   \
+		return handler(ctx, ACCT_LOCKED);                                              \
 	}
 
-LOCK_FORMS("usdt", on_buf_alloc, handle_alloc)
-LOCK_FORMS("usdt", on_buf_free, handle_free)
-LOCK_FORMS("usdt", on_stage, handle_stage)
-
+ACCT_FORMS("usdt", on_buf_alloc, handle_alloc)
+ACCT_FORMS("usdt", on_buf_free, handle_free)
+ACCT_FORMS("usdt", on_stage, handle_stage)
 /* --- libcuda's memory calls ------------------------------------------------------------------ */
 
 /*
@@ -1914,7 +1699,7 @@ static __always_inline int cuda_entry(__u64 out, __u64 bytes, __u64 pitch, __u32
 	return 0;
 }
 
-static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_kind lk)
+static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum acct_mode m)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), pid, flags;
 	struct cuda_thread *t = bpf_map_lookup_elem(&cuda_threads, &tid);
@@ -1927,7 +1712,7 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_
 	/* the call's fields are read from the element, not from a copy: only this thread
 	 * writes it, and a copy took 6.1's combined stack of the program past 512 bytes */
 	t->pending = 0;
-	p = proc_current(&pid, lk);
+	p = proc_current(&pid, m);
 	if (!p)
 		return 0;
 	if (rc) {
@@ -1947,11 +1732,11 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum lock_
 	a[2] = t->bytes * (t->kind == CC_PITCH ? pitch : 1);
 	a[3] = t->gen == p->gen ? t->owner : 0; /* the owner the thread last named, here */
 	flags = t->flags;
-	return alloc_apply(ctx, p, pid, a, flags, lk);
+	return alloc_apply(ctx, p, pid, a, flags, m);
 }
 
 static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u32 flags,
-					    const enum lock_kind lk)
+					    const enum acct_mode m)
 {
 	__u64 a[4] = { ptr, cls, 0, 0 };
 	struct infl_proc *p;
@@ -1960,10 +1745,10 @@ static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u
 	cuda_entry(0, 0, 0, cls, CC_FREE, flags); /* its return counts a failure */
 	if (!ptr || !cuda_wanted(bpf_get_current_pid_tgid() >> 32))
 		return 0; /* freeing nothing frees nothing */
-	p = proc_current(&pid, lk);
+	p = proc_current(&pid, m);
 	if (!p)
 		return 0;
-	return free_apply(ctx, p, pid, a, flags, lk);
+	return free_apply(ctx, p, pid, a, flags, m);
 }
 
 #define CUDA_DEV INFL_CLS_CUDA_DEVICE
@@ -2016,19 +1801,19 @@ int BPF_KPROBE(on_cu_mem_create, void *handle, __u64 bytes)
 	return cuda_entry((__u64)handle, bytes, 0, CUDA_DEV, CC_ALLOC, CUDA_HANDLE);
 }
 
-LOCK_FORMS("uretprobe", on_cu_ret, handle_cuda_ret)
+ACCT_FORMS("uretprobe", on_cu_ret, handle_cuda_ret)
 
-/* the frees, accounted at their entry: one program per lock form */
+/* the frees, accounted at their entry: one program per form */
 #define CUDA_FREE_PROG(name, cls, flags)                                                       \
 	SEC("uprobe")                                                                          \
 	int BPF_KPROBE(name, __u64 ptr)                                                        \
 	{                                                                                      \
-		return handle_cuda_free(ctx, ptr, cls, flags, LK_CAS);                         \
+		return handle_cuda_free(ctx, ptr, cls, flags, ACCT_ATOMIC);                         \
 	}                                                                                      \
 	SEC("uprobe")                                                                          \
 	int BPF_KPROBE(name##_nocas, __u64 ptr)                                                \
 	{                                                                                      \
-		return handle_cuda_free(ctx, ptr, cls, flags, LK_MAP);                         \
+		return handle_cuda_free(ctx, ptr, cls, flags, ACCT_LOCKED);                         \
 	}
 /* cuMemFree_v2(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream): device or managed; a
  * free of a pointer never seen is counted as device memory */
@@ -2041,14 +1826,14 @@ CUDA_FREE_PROG(on_cu_mem_release, CUDA_DEV, CUDA_HANDLE)
 /* --- RSS ----------------------------------------------------------------------------------- */
 
 /*
- * Without the lock: RSS member `member` of the process is now `size` bytes. Each field is
+ * Without a lock, in both forms: RSS member `member` of the process is now `size` bytes. Each field is
  * one aligned store; two CPUs updating one process's RSS at once may leave rss_total a
  * moment behind one of them, never torn. The peak is a compare-and-swap maximum where the
  * kernel has cmpxchg; on 5.10 and 5.11 two simultaneous new peaks may keep the smaller.
  * Returns the new total.
  */
 static __always_inline __u64 rss_update(struct infl_proc *p, __u32 member, long size, __u64 now,
-					const enum lock_kind lk)
+					const enum acct_mode m)
 {
 	__u64 total, peak;
 
@@ -2060,7 +1845,7 @@ static __always_inline __u64 rss_update(struct infl_proc *p, __u32 member, long 
 	peak = READ_ONCE(p->rss_peak);
 	if (total <= peak)
 		return total;
-	if (lk == LK_CAS) {
+	if (m == ACCT_ATOMIC) {
 		for (int i = 0; i < 4 && total > peak; i++) {
 			__u64 seen = __sync_val_compare_and_swap(&p->rss_peak, peak, total);
 
@@ -2074,37 +1859,35 @@ static __always_inline __u64 rss_update(struct infl_proc *p, __u32 member, long 
 		WRITE_ONCE(p->rss_peak, total);
 	}
 	WRITE_ONCE(p->rss_peak_ns, now);
-	WRITE_ONCE(p->tracked_at_rss_peak, READ_ONCE(p->total_bytes));
+	WRITE_ONCE(p->tracked_at_rss_peak, infl_acct_bytes(READ_ONCE(p->acct)));
 	return total;
 }
 
 /*
  * Record mode: an RSS change of a step or more becomes an event. Its time and order are
- * taken while no section runs, so that it sits between the accounting events around it in
- * both; the tracepoint never waits, though: when a section runs, this change is not
- * recorded, and the next one (or the next snapshot) carries the value. It does not take
- * the lock, whose release would owe the queue a look: the seqlock words tell that no
- * section ran while it read, and a compare-and-swap on rss_emitted lets one of two CPUs
- * emit a step (before 5.12 both may).
+ * taken while no probe hit is between its place and its end, so that it sits between the
+ * accounting events around it in both: hits_done read first, the order's count last, as the
+ * loader copies a record. The tracepoint never waits, though: when a hit is in flight, this
+ * change is not recorded, and the next one (or the next snapshot) carries the value. A
+ * compare-and-swap on rss_emitted lets one of two CPUs emit a step (before 5.12 both may).
  */
 static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total,
-				     const enum lock_kind lk)
+				     const enum acct_mode m)
 {
 	struct infl_event *ev;
-	__u64 last = READ_ONCE(p->rss_emitted), now, seq, tracked, end;
+	__u64 last = READ_ONCE(p->rss_emitted), now, done, tracked;
 	void *ring;
 
 	if (total - last < RSS_EVENT_STEP && last - total < RSS_EVENT_STEP)
 		return;
-	end = READ_ONCE(p->write_end); /* the seqlock's order: write_end first */
+	done = READ_ONCE(p->hits_done);
 	barrier();
 	now = bpf_ktime_get_ns();
-	seq = READ_ONCE(p->seq);
 	tracked = READ_ONCE(p->tracked_at_rss_peak);
 	barrier();
-	if (READ_ONCE(p->write_begin) != end)
-		return; /* a section ran meanwhile */
-	if (lk == LK_CAS) {
+	if (infl_acct_seq_lo(READ_ONCE(p->acct)) != ((__u32)done & INFL_ACCT_SEQ_MASK))
+		return; /* a hit is in flight */
+	if (m == ACCT_ATOMIC) {
 		if (__sync_val_compare_and_swap(&p->rss_emitted, last, total) != last)
 			return; /* another CPU emitted this step */
 	} else {
@@ -2117,8 +1900,8 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 		__sync_fetch_and_add(&p->ring_drops, 1);
 		return;
 	}
-	/* not an accounting event: seq is the accounting order it follows */
-	event_fill(ev, seq, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_RSS, 0, 0,
+	/* not an accounting event: its seq is the accounting order it follows */
+	event_fill(ev, done, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_RSS, 0, 0,
 		   INFL_SLOT_NONE, total, tracked, 0);
 	bpf_ringbuf_submit(ev, ring_flags(ring));
 }
@@ -2160,7 +1943,7 @@ static __always_inline struct infl_proc *rss_proc(struct mm_struct *mm, __u32 *p
 /* tp_btf needs no tracefs; (mm, member) is the prototype since 6.2 and the first two
  * arguments of (mm, member, count) before it (upstream f1a7941243c1). The size is read as
  * the tracepoint itself computes it. */
-static __always_inline int handle_rss(struct mm_struct *mm, int member, const enum lock_kind lk,
+static __always_inline int handle_rss(struct mm_struct *mm, int member, const enum acct_mode m,
 				      const enum rss_layout_kind rl)
 {
 	struct infl_proc *p;
@@ -2177,23 +1960,23 @@ static __always_inline int handle_rss(struct mm_struct *mm, int member, const en
 	if (!p)
 		return 0;
 	pages = mm_rss_pages(mm, member, rl);
-	total = rss_update(p, member, pages << page_shift, bpf_ktime_get_ns(), lk);
+	total = rss_update(p, member, pages << page_shift, bpf_ktime_get_ns(), m);
 	if (record_events)
-		rss_emit(p, pid, total, lk);
+		rss_emit(p, pid, total, m);
 	return 0;
 }
 
-/* one program per lock form and mm_struct layout; the loader loads one */
-#define RSS_PROG(name, lk, rl)                                                                 \
+/* one program per form and mm_struct layout; the loader loads one */
+#define RSS_PROG(name, m, rl)                                                                 \
 	SEC("tp_btf/rss_stat")                                                                 \
 	int BPF_PROG(name, struct mm_struct *mm, int member)                                   \
 	{                                                                                      \
-		return handle_rss(mm, member, lk, rl);                                         \
+		return handle_rss(mm, member, m, rl);                                         \
 	}
-RSS_PROG(on_rss_stat, LK_CAS, RL_PERCPU)
-RSS_PROG(on_rss_stat_pre62, LK_CAS, RL_PRE62)
-RSS_PROG(on_rss_stat_nocas, LK_MAP, RL_PERCPU)
-RSS_PROG(on_rss_stat_nocas_pre62, LK_MAP, RL_PRE62)
+RSS_PROG(on_rss_stat, ACCT_ATOMIC, RL_PERCPU)
+RSS_PROG(on_rss_stat_pre62, ACCT_ATOMIC, RL_PRE62)
+RSS_PROG(on_rss_stat_nocas, ACCT_LOCKED, RL_PERCPU)
+RSS_PROG(on_rss_stat_nocas_pre62, ACCT_LOCKED, RL_PRE62)
 
 /* --- the process's life --------------------------------------------------------------------- */
 
@@ -2203,7 +1986,7 @@ RSS_PROG(on_rss_stat_nocas_pre62, LK_MAP, RL_PRE62)
  * image) starts afresh; what it left in `bufs` and `owners` is keyed by its gen, where no
  * later record of the pid will look, and the loader removes it. When the control ring is
  * full the record stays, marked exited, until the loader sweeps it (session.c).
- * No lock: no other thread of the image is left to race with.
+ * No lock, in either form: no other thread of the image is left to race with.
  */
 static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type, __u64 now)
 {
@@ -2212,20 +1995,18 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	__u64 mm = p->rss_mm;
 	void *ring;
 
-	section_begin(p);
 	p->exit_ns = now;
 	p->exited = 1;
 	if (type == INFL_CTL_EXEC)
 		p->flags |= INFL_PROC_EXEC;
-	/* hits still queued behind the lock (deferred.bpf.h) have no one left to apply them */
+	/* the locked form: hits still queued behind the lock have no one left to apply them */
 	p->lock_timeouts += p->defer_tail - p->defer_head;
 	p->defer_head = p->defer_tail;
-	section_end(p);
+	infl_proc_derive(p);
 	pid_mark(pid, 0); /* an exec's new image marks it again (proc_create) */
 	if (mm)
 		bpf_map_delete_elem(&mm_pids, &mm);
 	map_queue_release(pid, p->gen);
-	deferred_release(&deferred, p);
 	if (p->seq && record_events) {
 		ring = event_ring();
 		ev = ring ? bpf_ringbuf_reserve(ring, sizeof(*ev), 0) : NULL;
@@ -2237,7 +2018,8 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 			__sync_fetch_and_add(&p->ring_drops, 1);
 		}
 	}
-	if (!p->seq && !p->arg_errors && !p->lock_timeouts && !p->missed_events) {
+	if (!p->seq && !p->arg_errors && !p->lock_timeouts && !p->missed_events &&
+	    !p->contention_lost) {
 		/* it never hit a probe: nothing to report, nothing left behind */
 		bpf_map_delete_elem(&procs, &pid);
 		return;
@@ -2344,12 +2126,13 @@ int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
 		return 0; /* not a process we trace */
 	k.ns = bpf_ktime_get_ns();
 	k.tid = tid;
-	/* read without the process lock: a snapshot of the instant, not an update */
-	k.seq = p->seq;
-	k.tracked_bytes = p->total_bytes;
+	/* read while probe hits go on: a snapshot of the instant, not an update */
+	k.seq = READ_ONCE(p->hits_done);
+	k.tracked_bytes = infl_acct_bytes(READ_ONCE(p->acct));
 	k.tracked_bufs = p->total_bufs;
 	k.rss_bytes = p->rss_total;
 	bpf_map_update_elem(&oom_kills, &tgid, &k, BPF_ANY);
 	return 0;
 }
+
 

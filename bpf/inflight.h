@@ -74,6 +74,10 @@ enum infl_probe {
 	  "waited for room: the queue behind the lock was full")                               \
 	X(pool_waits, WAITED, 0, "probe hit", "probe hits",                                    \
 	  "waited for the lock: the pool had no queue memory free")                            \
+	X(contention_lost, DROPPED, 1, "update", "updates",                                   \
+	  "not applied in full: other threads won every retry at a shared word")              \
+	X(dwell_lost, DROPPED, 0, "stage dwell", "stage dwells",                               \
+	  "not measured: two threads moved one owner at once")                                 \
 	X(arg_errors, DROPPED, 1, "event", "events",                                           \
 	  "with probe arguments that could not be read")                                       \
 	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \
@@ -108,67 +112,91 @@ struct infl_cell {
 #define INFL_PROC_EXEC (1u << 2)       /* this image ended by exec (the pid lives on) */
 #define INFL_PROC_EXEC_BORN (1u << 3)  /* this image began with an exec of a traced process */
 
-/* A process's queue behind its lock (bpf/deferred.bpf.h). Deep enough to hold what every
- * other thread of a process fires while the lock's holder is off its CPU for a scheduler's
- * time slice, or its vCPU for a hypervisor's: a flat-out storm of dozens of threads on this
- * project's machines never filled 4096, but 3 threads on 2 emulated vCPUs of a loaded host
- * did, recording on PREEMPT_RT (435 hits given up in a run of 100000); past it a hit waits
- * like before (lock_wait_ns) and is then counted. */
+/* Before 5.17 (no cmpxchg, no bpf_loop) a process's accounting runs under a lock, and a probe
+ * hit that finds it held is pushed into a BPF queue map of INFL_DEFER_SLOTS for its holder
+ * (inflight.bpf.c, "the lock form"): 8 of them at most, a process draws one when its lock is
+ * first found held and gives it back when its image ends. Deep enough to hold what every
+ * other thread of a process fires while the lock's holder is off its CPU. */
 #define INFL_DEFER_SLOTS 16384
-/* Its memory comes a segment at a time from a pool that all processes share, as its tickets
- * need it (72 KiB a segment), so a process holds what it has queued, not a whole queue.
- * INFL_DEFER_SLOTS tickets from a head inside a segment span one segment more than they
- * fill (INFL_DEFER_SEGS); the ring has more segments than that (INFL_DEFER_RING_SEGS, a
- * power of two), so that a ticket's segment is always free of the lap before. */
-#define INFL_DEFER_SEG_SLOTS 1024
-#define INFL_DEFER_SEGS (INFL_DEFER_SLOTS / INFL_DEFER_SEG_SLOTS + 1)
-#define INFL_DEFER_RING_SEGS 32
-/* Segments in the pool at most, whatever --max-procs says: 9.6 MiB preallocated, what 8 full
- * queues hold; one process never needs more than INFL_DEFER_SEGS. A hit whose ticket finds
- * no segment free waits for the lock like before (counted: pool_waits). */
-#define INFL_DEFER_POOL_SEGS (8 * INFL_DEFER_SEGS)
-#define INFL_DEFER_POOL(max_procs)                                                             \
-	((max_procs) < INFL_DEFER_POOL_SEGS / INFL_DEFER_SEGS ? (max_procs) * INFL_DEFER_SEGS   \
-							       : INFL_DEFER_POOL_SEGS)
-/* Before 5.17 (no cmpxchg, no bpf_loop) each queue is a BPF queue map of INFL_DEFER_SLOTS
- * (inflight.bpf.c): 8 of them at most, a process draws one when its lock is first found
- * held and gives it back when its image ends. */
 #define INFL_DEFER_MAX_QUEUES 8
 #define INFL_DEFER_QUEUES(max_procs)                                                           \
 	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 
 /*
- * Per traced process image (key: tgid; `gen` tells two images of one tgid apart). The
- * accounting fields change under `lock` (see inflight.bpf.c); the RSS fields (rss..rss_mm)
- * are written without it, each one an aligned 8-byte store, so a tracepoint never waits;
- * defer_tail is taken by compare-and-swap, defer_head moves under the lock.
- * Readers copy it without the lock, seqlock style: every locked section bumps write_begin
- * (the LAST field) first and sets write_end (the FIRST field after the lock word) to it last;
- * a copy made front to back is consistent when its write_end equals its write_begin.
+ * The accounting order of a process: one 64-bit word, `acct`, holds the number of probe hits
+ * that took their place (the high INFL_ACCT_SEQ_BITS bits, modulo their size) and the bytes
+ * in flight (the low INFL_ACCT_BYTES_BITS bits, 16 TiB). A hit takes its place and changes
+ * the bytes in one fetch-and-add (bpf/acct.bpf.h), so the total after every hit of that order
+ * is known exactly, and with it the peak. The loader reads the 64-bit count from hits_done
+ * (infl_seq_unwrap).
+ */
+#define INFL_ACCT_SEQ_BITS 20
+#define INFL_ACCT_BYTES_BITS 44
+#define INFL_ACCT_SEQ_ONE (1ull << INFL_ACCT_BYTES_BITS)
+#define INFL_ACCT_BYTES_MASK (INFL_ACCT_SEQ_ONE - 1)
+#define INFL_ACCT_SEQ_MASK ((1u << INFL_ACCT_SEQ_BITS) - 1)
+
+static inline __u64 infl_acct_bytes(__u64 acct)
+{
+	return acct & INFL_ACCT_BYTES_MASK;
+}
+
+static inline __u32 infl_acct_seq_lo(__u64 acct)
+{
+	return (__u32)(acct >> INFL_ACCT_BYTES_BITS);
+}
+
+/* The 64-bit number whose low INFL_ACCT_SEQ_BITS bits are `lo`, nearest to `ref` (a count
+ * within half the field of it: hits_done, read while at most that many hits are in flight) */
+static inline __u64 infl_seq_unwrap(__u32 lo, __u64 ref)
+{
+	__u32 d = (lo - (__u32)ref) & INFL_ACCT_SEQ_MASK;
+
+	if (d & (1u << (INFL_ACCT_SEQ_BITS - 1)))
+		return ref - ((1u << INFL_ACCT_SEQ_BITS) - d);
+	return ref + d;
+}
+
+/* infl_proc.peak_fuzz when the peak's composition was not captured for the peak itself (the
+ * capture was busy when it was set and the image ended first): its value is still exact */
+#define INFL_PEAK_FUZZ_UNKNOWN (~0ull)
+
+/*
+ * Per traced process image (key: tgid; `gen` tells two images of one tgid apart).
+ *
+ * Probe hits change it without a lock where the kernel has BPF atomics (bpf/acct.bpf.h: each
+ * hit takes its place in `acct` by one fetch-and-add, then applies its counts by atomic adds,
+ * then adds 1 to hits_done); before 5.17 the same steps run under a lock (inflight.bpf.c).
+ * The RSS fields (rss..rss_mm) are written by the tracepoint without either, each one an
+ * aligned 8-byte store.
+ * Readers copy it without stopping the probes: a copy made front to back is whole when its
+ * hits_done (read first) equals the count in its acct (read last): no hit was between its
+ * place and its end when the copy began, and none took a place before it ended.
+ * seq, total_bytes and peak_bytes are not written by the hits: the loader derives them from
+ * hits_done, acct and peak_acct (the final record's are derived by the kernel at the end).
  */
 struct infl_proc {
-	__u32 lock;	  /* the per-process lock word (inflight.bpf.c: proc_lock) */
-	__u32 exited;	  /* 1 once the image ended: the last thread exited, or an exec */
-	__u64 write_end;  /* == write_begin when no write is in progress */
-	/* what every locked section writes, beside the lock and the seqlock words: two threads
-	 * of one process on two CPUs pass these lines back and forth on every hit, so the fewer
-	 * they are, the less a hit costs (docs/bench-notes.md) */
-	__u64 seq;	  /* events accounted so far; orders the ring buffer records */
-	__u64 total_bytes; /* sum of cur[][].bytes */
+	__u32 peak_cap;	   /* 1 while a hit copies the peak's composition (bpf/acct.bpf.h) */
+	__u32 exited;	   /* 1 once the image ended: the last thread exited, or an exec */
+	__u64 hits_done;   /* hits whose accounting is complete (with acct: keep it first) */
 	__u64 total_bufs;  /* sum of cur[][].count */
-	__u64 first_ns;	  /* first event (bpf_ktime_get_ns) */
-	__u64 last_ns;	  /* latest event that read the clock (stage, peak, recorded) */
-	/* the queue of probe hits that found the lock held (bpf/deferred.bpf.h): tickets
-	 * handed out, and the next one to apply; tail - head are waiting */
+	__u64 first_ns;	   /* first event (bpf_ktime_get_ns) */
+	__u64 last_ns;	   /* latest event that read the clock (stage, peak, recorded) */
+	__u64 seq;	   /* events accounted so far (derived) */
+	__u64 total_bytes; /* sum of cur[][].bytes (derived from acct) */
+	/* before 5.17, the queue map behind the lock: pushes, and hits applied from it */
 	__u64 defer_tail;
 	__u64 defer_head;
-	/* for each INFL_DEFER_SEG_SLOTS tickets of the ring, the pool's segment that holds
-	 * them (index + 1; 0: none) */
-	__u32 defer_segs[INFL_DEFER_RING_SEGS];
 	__u64 exit_ns;	  /* when the process exited, 0 while alive */
 	__u64 peak_bufs;
 	__u64 peak_ns;
 	__u64 peak_seq;	  /* the event that set the peak */
+	__u64 peak_bytes; /* exact high-water mark of total_bytes (derived from peak_acct) */
+	__u64 peak_cap_acct; /* the peak (a value of acct) that peak[][] was captured for */
+	/* hits that may be in peak[][] although after the peak, or missing from it although
+	 * before it, because they were in flight while it was copied: 0, it is exact;
+	 * INFL_PEAK_FUZZ_UNKNOWN: it was captured for an earlier peak */
+	__u64 peak_fuzz;
 	struct infl_cell cur[INFL_CLASSES][INFL_SLOTS];
 	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
 	__u64 owners[INFL_SLOTS];			     /* live owners per stage */
@@ -205,13 +233,43 @@ struct infl_proc {
 	 * slot another image holds (bpf/usdt_spec.h). Written by the hit, one aligned store. */
 	__u64 bad_class_seen;
 	__u64 bad_stage_seen;
-	/* the other hot fields, on write_begin's line at the end */
-	__u64 peak_bytes;  /* exact high-water mark of total_bytes */
-	__u64 owners_started;  /* owners first seen at an entry stage */
-	__u64 owners_done;     /* owners that reached a terminal stage holding nothing */
+	/* the words every hit writes, on the last line: the peak, the owner counts, the probe
+	 * counts and the order */
+	__u64 peak_acct;      /* the greatest acct's bytes (and its count), by compare-and-swap */
+	__u64 owners_started; /* owners first seen at an entry stage */
+	__u64 owners_done;    /* owners that reached a terminal stage holding nothing */
 	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
-	__u64 write_begin;	   /* keep last: see above */
+	__u64 acct;	      /* the accounting order and the bytes in flight: keep it last */
 };
+
+/* infl_proc.flags bits set by the first hit, which any hit may compute before it is set */
+#define INFL_PROC_FLAGS_SET (1u << 31)
+
+/* A copy of a record is whole when no probe hit was between its place and its end while it
+ * was made: the count of places in acct (read last) equals hits_done (read first). */
+static inline int infl_proc_whole(const struct infl_proc *p)
+{
+	return infl_acct_seq_lo(p->acct) == ((__u32)p->hits_done & INFL_ACCT_SEQ_MASK);
+}
+
+/* The fields a reader derives from the order (see struct infl_proc): the kernel in an ended
+ * image's final record, the loader in every copy it makes. A copy that is not whole says
+ * the places taken, hits in flight among them. */
+static inline void infl_proc_derive(struct infl_proc *p)
+{
+	__u64 acct = p->acct, peak = p->peak_acct;
+
+	p->seq = infl_seq_unwrap(infl_acct_seq_lo(acct), p->hits_done);
+	p->total_bytes = infl_acct_bytes(acct);
+	p->peak_bytes = infl_acct_bytes(peak);
+	if (peak != p->peak_cap_acct) {
+		/* the copy was busy when the last peak was set: its value is exact, its
+		 * composition still the earlier peak's (or, while hits are in flight, still
+		 * to be copied) */
+		p->peak_fuzz = INFL_PEAK_FUZZ_UNKNOWN;
+		p->peak_seq = infl_seq_unwrap(infl_acct_seq_lo(peak), p->hits_done);
+	}
+}
 
 /*
  * Who a process image is, as the kernel saw it when its record was made (inflight.bpf.c:
@@ -274,18 +332,55 @@ struct infl_owner_key {
 	__u64 owner;
 };
 
+/*
+ * An owner's record. `state` and the held words change by atomic operations (bpf/acct.bpf.h
+ * says how and why; INFL_OS_* its fields); the record is removed only once its owner retired
+ * and stayed so (the sweep, inflight.bpf.c), never under a hit that holds a reference.
+ */
 struct infl_owner {
-	/* Its key's owner and gen, from its first use under the lock until the owner retires
-	 * (0: neither): a handler's pointer, found outside the lock, is checked against them
-	 * under the lock, since the element may have been deleted and reused meanwhile
-	 * (inflight.bpf.c: owner_current). */
+	/* Its key's owner and gen from its first use on (0: not yet claimed): a pointer found
+	 * by a lookup is checked against them once a reference holds the record in place */
 	__u64 id;
 	__u64 id_gen;
-	__u64 entered_ns; /* when it entered `slot` */
-	__u32 slot;	  /* stage id, or INFL_SLOT_NONE before its first stage event */
-	__u32 live;	  /* counted in owners[] (whoever locks first after its creation) */
-	struct infl_cell held[INFL_CLASSES]; /* its buffers by class */
+	__u32 id_pid;	   /* ... and pid: whose process's counts a reference given back touches */
+	__u32 pad;
+	__u64 state;	   /* INFL_OS_*: slot, flags, references, moves, buffers held */
+	/* when it entered its slot: the time of its move number n in [n % 2], written by the
+	 * move before its compare-and-swap, with n | INFL_ENTERED_VALID in entered_move[n % 2]
+	 * (0 while written) */
+	__u64 entered_ns[2];
+	__u32 entered_move[2];
+	__u32 classes;	   /* bit c: held_count[c] and held_bytes[c] are in use */
+	__u32 pad2;
+	__u64 retired_ns;  /* when it last retired */
+	/* its buffers by class, each word INFL_HELD_*: the slot of cur[][] the value is
+	 * counted in, and the value */
+	__u64 held_count[INFL_CLASSES];
+	__u64 held_bytes[INFL_CLASSES];
 };
+
+/* infl_owner.state, low bits first */
+#define INFL_OS_NHELD_BITS 24 /* buffers it holds, and allocs of it in flight */
+#define INFL_OS_NHELD_MASK ((1ull << INFL_OS_NHELD_BITS) - 1)
+#define INFL_OS_MOVES_SHIFT 24 /* its stage moves so far, modulo 2^20 */
+#define INFL_OS_MOVES_MASK ((__u64)INFL_ACCT_SEQ_MASK << INFL_OS_MOVES_SHIFT)
+#define INFL_OS_REFS_SHIFT 44 /* hits working on it now */
+#define INFL_OS_REF (1ull << INFL_OS_REFS_SHIFT)
+#define INFL_OS_REFS_MASK (0xfffull << INFL_OS_REFS_SHIFT)
+#define INFL_OS_ADMITTED (1ull << 56) /* counted in owners[slot] */
+#define INFL_OS_RETIRED (1ull << 57)  /* done (terminal, holding nothing): counted nowhere */
+#define INFL_OS_DOOMED (1ull << 58)   /* retired and being removed: look it up again */
+#define INFL_OS_SLOT_SHIFT 59	      /* its slot (a stage, or INFL_SLOT_NONE) */
+#define INFL_ENTERED_VALID (1u << 31)
+/* infl_owner.held_*: the slot in the top bits, like the state's */
+#define INFL_HELD_SLOT_SHIFT 59
+#define INFL_HELD_VALUE_MASK ((1ull << INFL_HELD_SLOT_SHIFT) - 1)
+_Static_assert(INFL_SLOTS <= 32, "a slot fits the state's and the held words' 5 bits");
+
+static inline __u32 infl_os_slot(__u64 state)
+{
+	return (__u32)(state >> INFL_OS_SLOT_SHIFT);
+}
 
 enum infl_event_type {
 	INFL_EV_ALLOC = 0,
@@ -299,7 +394,8 @@ enum infl_event_type {
 #define INFL_EVF_UNMATCHED (1u << 0) /* free of an unknown buffer / stage of unknown owner */
 #define INFL_EVF_REJECTED (1u << 1)  /* bad class or stage id */
 #define INFL_EVF_UNTRACKED (1u << 2) /* map full: not accounted at all */
-#define INFL_EVF_DUP (1u << 3)	     /* alloc of a live buffer */
+#define INFL_EVF_DUP (1u << 3)	     /* alloc of a live buffer; on a free: the buffer such an
+				      * alloc replaced, its place right after the alloc's */
 #define INFL_EVF_NEW_PEAK (1u << 4)  /* this event set a new peak */
 #define INFL_EVF_UNSTAGED (1u << 5)  /* owner map full: the buffer counts, in no stage */
 #define INFL_EVF_DOUBLE (1u << 6)    /* with UNMATCHED: a free of a buffer not live in a
@@ -323,10 +419,10 @@ struct infl_event {
 	__u64 arg2; /* alloc: owner */
 };
 
-/* A probe hit's work done outside the lock: what its section needs to account it. Queued
- * when the lock is held (bpf/deferred.bpf.h), INFL_DEFER_SLOTS of them a process. */
+/* A probe hit's work done by its handler's map operations: what accounting it needs. Before
+ * 5.17 it is queued when its process's lock is held (inflight.bpf.c), INFL_DEFER_SLOTS of
+ * them a process. */
 struct infl_op {
-	__u64 state; /* queue: ticket + 1 once committed */
 	__u64 gen;   /* queue: the image it belongs to */
 	__u64 arg;   /* alloc, free: the buffer; stage: the owner */
 	__u64 bytes; /* alloc, free: the bytes the probe says */

@@ -40,14 +40,15 @@ static void test_field_table(void)
 		for (size_t b = 0; b < rec_fields[f].elem_size * rec_fields[f].nelems; b++)
 			if (covered[rec_fields[f].offset + b]++)
 				twice++;
-	/* the lock and the copy-consistency words are mechanism, not counters */
-	memset(covered + offsetof(struct infl_proc, lock), 1, 4);
-	memset(covered + offsetof(struct infl_proc, write_end), 1, 8);
+	/* the order's words, the copy's flag and the locked form's queue ends are mechanism,
+	 * not counters */
+	memset(covered + offsetof(struct infl_proc, peak_cap), 1, 4);
+	memset(covered + offsetof(struct infl_proc, hits_done), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_tail), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_head), 1, 8);
-	memset(covered + offsetof(struct infl_proc, defer_segs), 1,
-	       sizeof(((struct infl_proc *)0)->defer_segs));
-	memset(covered + offsetof(struct infl_proc, write_begin), 1, 8);
+	memset(covered + offsetof(struct infl_proc, peak_cap_acct), 1, 8);
+	memset(covered + offsetof(struct infl_proc, peak_acct), 1, 8);
+	memset(covered + offsetof(struct infl_proc, acct), 1, 8);
 	for (size_t b = 0; b < sizeof(covered); b++)
 		holes += !covered[b];
 	CHECK(!holes && !twice, "the tag table covers every counter of struct infl_proc once "
@@ -156,8 +157,10 @@ static void test_roundtrip(void)
 	CHECK_EQ_U64(r->exit_status, 0, "exit status");
 	a = s.st;
 	b = r->finals[0].st;
-	a.lock = b.lock = 0;
-	a.write_begin = b.write_begin = a.write_end = b.write_end = 0;
+	a.peak_cap = b.peak_cap = 0;
+	a.hits_done = b.hits_done = a.defer_tail = b.defer_tail = 0;
+	a.defer_head = b.defer_head = a.peak_cap_acct = b.peak_cap_acct = 0;
+	a.peak_acct = b.peak_acct = a.acct = b.acct = 0;
 	CHECK(!memcmp(&a, &b, sizeof(a)), "final counters read back byte for byte");
 	CHECK_EQ_U64(b.peak_bytes, SCENARIO_PEAK, "final peak");
 	CHECK_EQ_U64(b.unmatched_free[4].bytes, 50, "unmatched free of input");

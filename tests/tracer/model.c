@@ -107,10 +107,25 @@ static void take(struct model *m, const struct model_buf *b, int sign)
 	m->st.total_bytes += sign * (long long)b->bytes;
 }
 
+static void peak_check(struct model *m)
+{
+	if (m->st.total_bytes > m->st.peak_bytes) {
+		m->st.peak_bytes = m->st.total_bytes;
+		m->st.peak_bufs = m->st.total_bufs;
+		m->st.peak_seq = m->st.seq;
+		memcpy(m->st.peak, m->st.cur, sizeof(m->st.peak));
+		memcpy(m->st.peak_owners, m->st.owners, sizeof(m->st.peak_owners));
+	}
+}
+
+/* An alloc of a live buffer id (a dup) replaces the live buffer: the new one is in at the
+ * alloc's place, the old one out at the place right after it (the kernel's serialization:
+ * bpf/inflight.bpf.c, acct_replaced), its owner retired if that left it done. */
 void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 {
-	struct model_owner *o = NULL;
-	struct model_buf *b;
+	struct model_owner *o = NULL, *old_o;
+	struct model_buf *b, old = { 0 };
+	bool dup;
 
 	m->st.seq++;
 	m->st.events[INFL_PROBE_ALLOC]++;
@@ -124,9 +139,9 @@ void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner
 			o = new_owner(m, owner);
 	}
 	b = find_buf(m, buf);
-	if (b) {
-		m->st.dup_alloc++;
-		take(m, b, -1);
+	dup = b != NULL;
+	if (dup) {
+		old = *b;
 	} else {
 		m->bufs = grow(m->bufs, &m->capbufs, m->nbufs, sizeof(*b));
 		b = &m->bufs[m->nbufs++];
@@ -136,13 +151,15 @@ void model_alloc(struct model *m, __u64 buf, __u32 cls, __u64 bytes, __u64 owner
 	take(m, b, +1);
 	m->st.allocated[cls].count++;
 	m->st.allocated[cls].bytes += bytes;
-	if (m->st.total_bytes > m->st.peak_bytes) {
-		m->st.peak_bytes = m->st.total_bytes;
-		m->st.peak_bufs = m->st.total_bufs;
-		m->st.peak_seq = m->st.seq;
-		memcpy(m->st.peak, m->st.cur, sizeof(m->st.peak));
-		memcpy(m->st.peak_owners, m->st.owners, sizeof(m->st.peak_owners));
-	}
+	peak_check(m);
+	if (!dup)
+		return;
+	m->st.seq++;
+	m->st.dup_alloc++;
+	old_o = old.unstaged ? NULL : find_owner(m, old.owner);
+	take(m, &old, -1);
+	if (old_o)
+		maybe_retire(m, old_o);
 }
 
 /* A free names its buffer; the class and size recorded at alloc are what counts (contract:

@@ -26,8 +26,14 @@
 #include "compare.h"
 
 static char probegen[PATH_MAX];
-/* every probe hit through its process's queue (session_opts.defer_all) */
-static bool queued;
+/* the locked form (session_opts.locked_form) where the kernel has the atomic one, and every
+ * probe hit through its process's queue too (session_opts.defer_all) */
+static bool locked, queued;
+/* the prefix of every check's name: which form ran */
+static const char *form(void)
+{
+	return queued ? "queued: " : locked ? "locked: " : "";
+}
 /* the last trace_spawn's hits through the queue, and that found it full (and waited) */
 static __u64 last_deferred, last_full;
 static char tmpdir[] = "/tmp/inflight-tracer.XXXXXX";
@@ -85,7 +91,8 @@ static void write_random_script(const char *path, unsigned long long seed, int n
 static int trace_spawn(char **argv, struct infl_proc *out, int *status)
 {
 	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE"),
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS, .defer_all = queued };
+				  .lock_wait_ns = TEST_LOCK_WAIT_NS, .defer_all = queued,
+				  .locked_form = locked || queued };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -120,7 +127,7 @@ static void test_random_scripts(void)
 		int status = -1, err;
 
 		snprintf(path, sizeof(path), "%s/random-%llu.ops", tmpdir, seed);
-		snprintf(what, sizeof(what), "%srandom script %llu", queued ? "queued: " : "", seed);
+		snprintf(what, sizeof(what), "%srandom script %llu", form(), seed);
 		write_random_script(path, seed, 3000);
 		model_init(&m, PROBEGEN_ENTRY_MASK, PROBEGEN_TERMINAL_MASK);
 		model_from_start(&m);
@@ -130,8 +137,9 @@ static void test_random_scripts(void)
 		      "%s: traced run completed (err %d, status %d)", what, err, status);
 		compare(what, &got, &m.st);
 		if (queued)
-			CHECK_EQ_U64(last_deferred, got.seq, "%s: every hit went through the queue",
-				     what);
+			CHECK_EQ_U64(last_deferred,
+				     got.events[0] + got.events[1] + got.events[2],
+				     "%s: every hit went through the queue", what);
 		CHECK(got.exited == 1 && got.exit_ns >= got.last_ns,
 		      "%s: the kernel saw the process exit after its last event", what);
 		model_free_all(&m);
@@ -144,7 +152,7 @@ static void test_threads(void)
 	struct infl_proc got;
 	__u64 peak = 0;
 	int status = -1, bad = 0;
-	const char *Q = queued ? "queued: " : "";
+	const char *Q = form();
 
 	CHECK(trace_spawn(argv, &got, &status) == 0, "%sthreads: traced run completed", Q);
 	for (unsigned t = 0; t < 4; t++) {
@@ -167,7 +175,8 @@ static void test_threads(void)
 	/* threads may find the queue full while its holder is off the CPU (one vCPU): they
 	 * wait for a slot or the lock, either is fine as long as nothing bypassed it */
 	if (queued)
-		CHECK(last_deferred + last_full >= got.seq && last_deferred,
+		CHECK(last_deferred + last_full >= got.events[0] + got.events[1] + got.events[2] &&
+		      last_deferred,
 		      "%sthreads: every hit went through the queue, or found it full (%llu and %llu "
 		      "of %llu)", Q, (unsigned long long)last_deferred,
 		      (unsigned long long)last_full, (unsigned long long)got.seq);
@@ -190,18 +199,19 @@ static bool consistent(const struct infl_proc *p)
 }
 
 /*
- * Four threads hammering their process's lock with the production wait (50 us): on a
- * preemptible or PREEMPT_RT kernel a holder may be preempted. Where the queue behind the
- * lock exists (5.17+) no hit may give up: the queue holds what the others fire meanwhile.
- * Before, a waiter may give up: the end is then inexact and counted (every probe hit
- * accounted or counted as a lock timeout). Never wrong (no count below zero, cells and
- * totals agree).
+ * Four threads hitting their process's probes flat out, with the production wait of the
+ * locked form (10 ms): on a preemptible or PREEMPT_RT kernel a thread may be preempted
+ * anywhere. The atomic form never gives a hit up: no hit waits for another. The locked form
+ * queues a hit that finds the lock held, and gives it up only when the queue stays full;
+ * the end is then inexact and counted (every probe hit accounted or counted as a lock
+ * timeout). Both are never wrong (no count below zero, cells and totals agree).
  */
 static void test_hammer(void)
 {
 	char *argv[] = { probegen, "hammer", "4", "5000", NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .defer_all = queued };
-	const char *Q = queued ? "queued: " : "";
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .defer_all = queued,
+				  .locked_form = locked || queued };
+	const char *Q = form();
 	__u64 hits = 4ull * 5000 * 5, accounted;
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
@@ -225,10 +235,11 @@ static void test_hammer(void)
 		CHECK_EQ_U64(accounted + p->lock_timeouts, hits,
 			     "%shammer: every probe hit accounted or counted as given up "
 			     "(%llu timeouts)", Q, (unsigned long long)p->lock_timeouts);
-		CHECK(p->lock_timeouts == 0,
-		      "%shammer: with the queue behind the lock no hit gave up (%llu did)", Q,
-		      (unsigned long long)p->lock_timeouts);
-		printf("# %shammer: %llu rounds waited in lock_wait_more (before 5.17: a full "
+		CHECK(p->lock_timeouts == 0 && p->contention_lost == 0,
+		      "%shammer: no hit gave up (%llu did on the lock, %llu lost a race)", Q,
+		      (unsigned long long)p->lock_timeouts,
+		      (unsigned long long)p->contention_lost);
+		printf("# %shammer: %llu rounds waited in lock_wait_more (the locked form: a full "
 		       "queue)\n", Q, (unsigned long long)session__lock_wait_rounds(s));
 		CHECK(consistent(p), "%shammer: never wrong: cells and totals agree, none below 0", Q);
 		CHECK(p->lock_timeouts ? figures__proc_inexact(p) :
@@ -478,13 +489,18 @@ int main(int argc, char **argv)
 	test_two_processes();
 	test_late_attach();
 	test_errors();
-	/* again with every probe hit through the queue behind the lock: its holder's path
-	 * (bpf/deferred.bpf.h, or the queue maps before 5.17), exact like the lock's own */
+	/* again in the locked form (the one kernels before 5.17 load), here where the kernel
+	 * would run the atomic one: the same accounting under the lock, exact like it */
+	locked = true;
+	test_random_scripts();
+	test_threads();
+	test_hammer();
+	/* and with every probe hit through the queue behind the lock: its holder's path */
 	queued = true;
 	test_random_scripts();
 	test_threads();
 	test_hammer();
-	queued = false;
+	queued = locked = false;
 	test_drop_caps(); /* last: this process keeps no capability */
 	{
 		char cmd[PATH_MAX + 16];

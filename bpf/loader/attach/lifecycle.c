@@ -235,7 +235,7 @@ int lifecycle__seed(struct lifecycle *l, pid_t pid, bool from_start)
 
 	memset(&rec, 0, sizeof(rec));
 	rec.gen = mono_ns();
-	rec.flags = from_start ? INFL_PROC_FROM_START : 0;
+	rec.flags = (from_start ? INFL_PROC_FROM_START : 0) | INFL_PROC_FLAGS_SET;
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.procs), &pid, &rec, BPF_NOEXIST))
 		return infl_bpf_err(-errno, "create the target's record");
 	return mark_traced(l, (__u32)pid);

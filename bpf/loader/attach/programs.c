@@ -55,11 +55,12 @@ int programs__check_kernel(struct programs *s)
 	return 0;
 }
 
-/* The programs this kernel loads: one lock form (proc_lock.bpf.h), RSS if it can. */
+/* The programs this kernel loads: one form (inflight.bpf.c: the atomic one where the kernel
+ * has BPF atomics and bpf_loop, else the locked one), RSS if it can. */
 static void choose_programs(struct programs *s, const struct session_opts *o)
 {
 	struct inflight_bpf *k = s->skel;
-	bool cas = s->feat.atomics && s->feat.bpf_loop; /* proc_lock.bpf.h */
+	bool cas = s->feat.atomics && s->feat.bpf_loop && !o->locked_form;
 	struct bpf_program *cas_progs[] = { k->progs.on_buf_alloc, k->progs.on_buf_free,
 					    k->progs.on_stage };
 	struct bpf_program *map_progs[] = { k->progs.on_buf_alloc_nocas, k->progs.on_buf_free_nocas,
@@ -70,11 +71,12 @@ static void choose_programs(struct programs *s, const struct session_opts *o)
 		bpf_program__set_autoload(map_progs[i], !cas);
 		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
 	}
+	s->atomic = cas;
 	bpf_program__set_autoload(k->progs.lock_wait_more, !cas);
 	bpf_program__set_autoload(k->progs.map_combine, !cas);
 	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
 	{
-		/* [lock form][layout]: inflight.bpf.c's RSS_PROG rows */
+		/* [form][layout]: inflight.bpf.c's RSS_PROG rows */
 		struct bpf_program *rss[2][2] = {
 			{ k->progs.on_rss_stat_nocas, k->progs.on_rss_stat_nocas_pre62 },
 			{ k->progs.on_rss_stat, k->progs.on_rss_stat_pre62 },
@@ -101,7 +103,7 @@ static __u32 pid_chunks(void)
 	return (__u32)((max + 63) / 64);
 }
 
-/* The LK_MAP programs' queue maps (inflight.bpf.c), one slot each where they are not used
+/* The locked form's queue maps (inflight.bpf.c), one slot each where they are not used
  * (an inner queue map need not match the pool's template in size; the template is only
  * created while the pool is). */
 static int shrink_map_queues(struct inflight_bpf *skel)
@@ -125,7 +127,7 @@ static int configure(struct programs *s, const struct session_opts *o)
 	int err = 0;
 
 	choose_programs(s, o);
-	cuda_attach__prepare(s->cuda, skel, s->feat.atomics && s->feat.bpf_loop);
+	cuda_attach__prepare(s->cuda, skel, s->atomic);
 	skel->data->entry_stage_mask = s->names.entry_mask;
 	skel->bss->terminal_stage_mask = s->names.terminal_mask;
 	skel->rodata->record_events = o->record_events;
@@ -140,24 +142,15 @@ static int configure(struct programs *s, const struct session_opts *o)
 	if (o->max_procs) {
 		err = err ?: bpf_map__set_max_entries(skel->maps.procs, o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.locks, o->max_procs);
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred,
-						      INFL_DEFER_POOL(o->max_procs));
-		skel->rodata->deferred_segs = INFL_DEFER_POOL(o->max_procs);
 		err = err ?: bpf_map__set_max_entries(skel->maps.deferred_of,
 						      INFL_DEFER_QUEUES(o->max_procs));
 	}
 	if (o->max_procs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.map_queue_claims,
 						      INFL_DEFER_QUEUES(o->max_procs));
-	/* the queues behind the lock: the ring's pool with the LK_CAS programs
-	 * (deferred.bpf.h), the queue maps' with the LK_MAP ones (inflight.bpf.c); the other
-	 * pool takes no memory */
-	if (s->feat.atomics && s->feat.bpf_loop) {
+	/* the queues behind the locked form's lock take no memory in the atomic form */
+	if (s->atomic)
 		err = err ?: shrink_map_queues(skel);
-	} else {
-		err = err ?: bpf_map__set_max_entries(skel->maps.deferred, 1);
-		skel->rodata->deferred_segs = 1;
-	}
 	if (o->max_bufs)
 		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
@@ -194,7 +187,7 @@ static int load_error(int err, const char *what)
 	return infl_bpf_err(err, what);
 }
 
-/* The LK_MAP programs' longer wait and their combining (inflight.bpf.c: lock_wait_more,
+/* The locked form's longer wait and its combining (inflight.bpf.c: lock_wait_more,
  * map_combine) are tail calls: their slots (enum lock_prog) are set here, where those
  * programs were loaded. */
 static int link_wait_more(struct programs *s)
@@ -204,7 +197,7 @@ static int link_wait_more(struct programs *s)
 
 	for (int slot = 0; slot < 2; slot++) {
 		if (fds[slot] < 0)
-			return 0; /* LK_CAS: not loaded, not needed */
+			return 0; /* the atomic form: not loaded, not needed */
 		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lock_wait_progs), &slot,
 					&fds[slot], BPF_ANY))
 			return load_error(-errno, "set the lock's tail-call programs");
@@ -273,3 +266,4 @@ __u64 programs__lock_wait_rounds(const struct programs *s)
 {
 	return __atomic_load_n(&s->skel->bss->lock_wait_rounds, __ATOMIC_RELAXED);
 }
+

@@ -12,15 +12,15 @@
 #include "attach/snapshot_read.h"
 #include "model/figures.h"
 
-#define SNAPSHOT_RETRIES 64 /* seqlock copies before a snapshot is taken as torn */
+#define SNAPSHOT_RETRIES 64 /* copies before a snapshot is taken as torn */
 
-/* One process's record, copied seqlock style (see struct infl_proc). */
+/* One process's record, copied until a copy is whole (see struct infl_proc). */
 static int copy_proc(int fd, __u32 pid, struct infl_proc *dst, bool *torn)
 {
 	for (int i = 0; i < SNAPSHOT_RETRIES; i++) {
 		if (bpf_map_lookup_elem(fd, &pid, dst))
 			return -errno;
-		if (dst->write_end == dst->write_begin) {
+		if (infl_proc_whole(dst)) {
 			*torn = false;
 			return 0;
 		}
@@ -57,7 +57,7 @@ static int snap_add(struct snapshot *snap, int *cap, __u32 pid, const struct inf
 }
 
 /* Once tracing has stopped (session__stop), probe hits still queued behind a process's lock
- * (bpf/deferred.bpf.h) will not be applied: they are counted like hits that gave up on the
+ * (the locked form) will not be applied: they are counted like hits that gave up on the
  * lock, as the kernel counts them when an image ends (inflight.bpf.c: image_end). */
 static void count_unapplied(struct infl_proc *p)
 {
@@ -84,10 +84,12 @@ static int living_one(const void *key, const void *value, void *ctx)
 	if (err)
 		return err;
 	ps = &w->snap->procs[w->snap->nprocs - 1];
-	/* the batch copied it while BPF programs may write: a section in progress is copied
-	 * again, seqlock style */
-	if (ps->st.write_end != ps->st.write_begin)
+	/* the batch copied it while BPF programs may write: a copy made while a hit was in
+	 * flight is made again */
+	if (!infl_proc_whole(&ps->st))
 		err = copy_proc(w->fd, pid, &ps->st, &torn);
+	if (!err)
+		infl_proc_derive(&ps->st);
 	if (err == -ENOENT || (!err && !ps->st.seq && !figures__proc_inexact(&ps->st))) {
 		w->snap->nprocs--; /* gone meanwhile, or nothing to show */
 		return 0;

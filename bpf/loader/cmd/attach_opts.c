@@ -141,11 +141,9 @@ __u64 attach_opts__map_bytes(const struct session_opts *so)
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	__u64 ncpus = n > 0 ? (__u64)n : 1;
 
-	/* a record per process, and the pool of queue segments (bpf/deferred.bpf.h: an
-	 * array) */
+	/* a record per process (the atomic form has no queue: the locked form's queue maps,
+	 * a kernel before 5.17's, are not counted here) */
 	return htab_bytes(so->max_procs, sizeof(__u32), sizeof(struct infl_proc), ncpus) +
-	       INFL_DEFER_POOL(so->max_procs) *
-		       (8 + INFL_DEFER_SEG_SLOTS * sizeof(struct infl_op)) +
 	       htab_bytes(so->max_bufs, sizeof(struct infl_buf_key), sizeof(struct infl_buf), ncpus) +
 	       htab_bytes(so->max_owners, sizeof(struct infl_owner_key), sizeof(struct infl_owner),
 			  ncpus);

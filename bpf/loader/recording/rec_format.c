@@ -12,7 +12,9 @@
 
 /* Arrays of struct infl_cell are flattened to u64s (count, bytes, count, bytes, ...). The
  * record test proves that these rows cover every byte of struct infl_proc but the kernel's
- * machinery: `lock`, the seqlock words and the ends of the queue behind the lock. */
+ * machinery: the order's words (acct, peak_acct, peak_cap_acct, hits_done), the copy's flag
+ * peak_cap and the ends of the queue behind the locked form's lock; the fields derived from
+ * the order (seq, total_bytes, peak_bytes) are stored as derived. */
 const struct rec_field rec_fields[] = {
 	FIELD(REC_T_EXITED, exited),
 	FIELD(REC_T_SEQ, seq),
@@ -68,6 +70,9 @@ const struct rec_field rec_fields[] = {
 	FIELD(REC_T_BAD_STAGE_SEEN, bad_stage_seen),
 	FIELD(REC_T_SLOT_WAITS, slot_waits),
 	FIELD(REC_T_POOL_WAITS, pool_waits),
+	FIELD(REC_T_CONTENTION_LOST, contention_lost),
+	FIELD(REC_T_DWELL_LOST, dwell_lost),
+	FIELD(REC_T_PEAK_FUZZ, peak_fuzz),
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 

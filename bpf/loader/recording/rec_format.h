@@ -25,8 +25,10 @@
  * events (a flight recorder's dump begins mid-run), libcuda's classes (ids 16..18 in events
  * and per-class arrays), the cuda_failed tag; 1.4: NAMES records (names qualified by their
  * image, LABEL:NAME, when a process maps several images with names of their own); 1.5: the
- * slot_waits and pool_waits tags (probe hits that waited on another thread) */
-#define REC_FORMAT_MINOR 5
+ * slot_waits and pool_waits tags (probe hits that waited on another thread); 1.6: the
+ * contention_lost, dwell_lost and peak_fuzz tags, and a dup alloc's replaced buffer as a
+ * free event of its own (INFL_EVF_DUP) right after the alloc */
+#define REC_FORMAT_MINOR 6
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
 #define REC_FRAME_TAIL 4      /* CRC-32 */
@@ -128,6 +130,9 @@ enum rec_tag {
 	REC_T_BAD_STAGE_SEEN = 52, /* 1.4 */
 	REC_T_SLOT_WAITS = 53,	   /* 1.5 */
 	REC_T_POOL_WAITS = 54,	   /* 1.5 */
+	REC_T_CONTENTION_LOST = 55, /* 1.6 */
+	REC_T_DWELL_LOST = 56,	   /* 1.6 */
+	REC_T_PEAK_FUZZ = 57,	   /* 1.6 */
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

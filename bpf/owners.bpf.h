@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The atomic form's owner records: a hit's reference on one (owner_hold), and their removal
+ * once retired (owner_retired). The program gives its maps in a struct owner_maps.
+ *
+ * An owner that retires keeps its record for OWNER_REAP_GRACE_NS, and a hit of the same owner
+ * id in that time takes it up again (owner_admit, owner_move): threads that share owners
+ * which retire and start again keep one record. Then the record goes. A hit may hold a
+ * pointer from its lookup on, so only a record that no hit holds a reference on may go, and a
+ * reference taken late must see that it went: the reaper marks it DOOMED by compare-and-swap
+ * of its state (which fails if a hit took a reference meanwhile) and deletes its key; a hit
+ * whose reference comes after sees DOOMED, or another key in a reused element, and looks it
+ * up again (owner_hold). The keys wait in a ring per CPU, pushed by the retirement and
+ * popped by later retirements on that CPU once their grace is over. The locked form deletes
+ * a record under the lock as it retires (inflight.bpf.c).
+ */
+#ifndef INFLIGHT_OWNERS_BPF_H
+#define INFLIGHT_OWNERS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "inflight.h"
+#include "once.bpf.h"
+#include "acct.bpf.h"
+
+#define OWNER_REAP_GRACE_NS 10000000ull /* 10 ms */
+#define OWNER_REAP_SLOTS 512		/* a CPU's ring */
+#define OWNER_REAP_BATCH 2		/* keys a retirement reaps at most */
+
+struct owner_reap_entry {
+	struct infl_owner_key k;
+	__u64 ns;     /* when it retired */
+	__u64 ticket; /* its place in the ring + 1, stored last: 0 or another lap, not yet */
+};
+
+struct owner_reap_ring {
+	__u64 head; /* the next to reap */
+	__u64 tail; /* the next to push */
+	struct owner_reap_entry e[OWNER_REAP_SLOTS];
+};
+
+/* What the owner records' protocol needs from its program. */
+struct owner_maps {
+	void *owners; /* the owner map */
+	void *procs;  /* the process map: whose counts a reference given back touches */
+	void *reap;   /* a one-element per-CPU array of struct owner_reap_ring */
+	const struct infl_owner *fresh; /* a new record (owner_hold) */
+	__u64 *reaped;	 /* records reaped, all processes */
+	__u64 *unreaped; /* retirements the reap ring had no room for (their records stay until
+			  * their image ends) */
+	__u16 terminal_mask;
+};
+
+/* This CPU's ring: a program runs with migration disabled, and two on one CPU (a preempted
+ * one, on PREEMPT_RT) share it by compare-and-swap. */
+static __always_inline struct owner_reap_ring *reap_ring(const struct owner_maps *om)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(om->reap, &zero);
+}
+
+static __always_inline void owner_reap_push(const struct owner_maps *om,
+					    struct owner_reap_ring *r, struct infl_owner *o, __u64 now)
+{
+	struct owner_reap_entry *e;
+	__u64 t;
+
+	for (int i = 0; i < ACCT_TRIES; i++) {
+		t = READ_ONCE(r->tail);
+		if (t - READ_ONCE(r->head) >= OWNER_REAP_SLOTS)
+			break;
+		if (__sync_val_compare_and_swap(&r->tail, t, t + 1) != t)
+			continue;
+		e = &r->e[t & (OWNER_REAP_SLOTS - 1)];
+		e->k.pid = READ_ONCE(o->id_pid);
+		e->k.pad = 0;
+		e->k.gen = READ_ONCE(o->id_gen);
+		e->k.owner = READ_ONCE(o->id);
+		e->ns = now;
+		__sync_lock_test_and_set(&e->ticket, t + 1); /* xchg: the key before it */
+		return;
+	}
+	__sync_fetch_and_add(om->unreaped, 1);
+}
+
+/* The record of key `k`, retired for its grace and held by no one, marked and deleted. */
+static __always_inline void owner_reap_one(const struct owner_maps *om,
+					   const struct infl_owner_key *k, __u64 now)
+{
+	struct infl_owner *o = bpf_map_lookup_elem(om->owners, k);
+	__u64 s;
+
+	if (!o)
+		return; /* reaped already, or its image ended */
+	s = READ_ONCE(o->state);
+	if (!(s & INFL_OS_RETIRED) ||
+	    (s & (INFL_OS_REFS_MASK | INFL_OS_ADMITTED | INFL_OS_DOOMED)) ||
+	    now - READ_ONCE(o->retired_ns) < OWNER_REAP_GRACE_NS)
+		return; /* taken up again (a later retirement queued it again) */
+	if (__sync_val_compare_and_swap(&o->state, s, s | INFL_OS_DOOMED) != s)
+		return;
+	if (READ_ONCE(o->id) != k->owner || READ_ONCE(o->id_gen) != k->gen) {
+		/* the element went and came back for another key since the lookup */
+		__sync_val_compare_and_swap(&o->state, s | INFL_OS_DOOMED, s);
+		return;
+	}
+	if (!bpf_map_delete_elem(om->owners, k))
+		__sync_fetch_and_add(om->reaped, 1);
+}
+
+/* After a retirement: its key queued, and keys whose grace is over reaped. */
+static __always_inline void owner_retired(const struct owner_maps *om, struct infl_owner *o)
+{
+	struct owner_reap_ring *r = reap_ring(om);
+	struct infl_owner_key k;
+	struct owner_reap_entry *e;
+	__u64 h, now;
+
+	if (!r)
+		return;
+	now = bpf_ktime_get_ns();
+	owner_reap_push(om, r, o, now);
+	for (int i = 0; i < OWNER_REAP_BATCH; i++) {
+		h = READ_ONCE(r->head);
+		if (h == READ_ONCE(r->tail))
+			return;
+		e = &r->e[h & (OWNER_REAP_SLOTS - 1)];
+		if (READ_ONCE(e->ticket) != h + 1)
+			return; /* still being pushed */
+		if (now - READ_ONCE(e->ns) < OWNER_REAP_GRACE_NS)
+			return; /* the oldest is still in its grace */
+		k = e->k;
+		if (READ_ONCE(e->ticket) != h + 1 ||
+		    __sync_val_compare_and_swap(&r->head, h, h + 1) != h)
+			return; /* another program on this CPU took it */
+		owner_reap_one(om, &k, now);
+	}
+}
+
+/* How often owner_hold looks an owner up again: a record it found was removed by the sweep,
+ * or reused for another key, before its reference held it */
+#define OWNER_HOLD_TRIES 4
+
+enum hold_result {
+	HOLD_OK,
+	HOLD_NONE, /* no record, and none to be made (a free's owner, not found) */
+	HOLD_FULL, /* the owner map is full */
+	HOLD_LOST, /* every look found a record being removed or reused (counted) */
+};
+
+/* A reference given back on a record that turned out not to be the one looked up: the owner
+ * it belongs to now may have been left done by it, and is retired then, in its own process's
+ * counts. */
+static __always_inline void owner_giveback(const struct owner_maps *om, struct infl_owner *o,
+					   __u64 nheld)
+{
+	__u64 d = -(INFL_OS_REF + nheld), s;
+	struct infl_proc *q;
+	__u32 pid;
+
+	s = __sync_fetch_and_add(&o->state, d) + d;
+	pid = READ_ONCE(o->id_pid);
+	q = bpf_map_lookup_elem(om->procs, &pid);
+	if (q && READ_ONCE(q->gen) == READ_ONCE(o->id_gen) &&
+	    owner_retire(q, o, s, 0, om->terminal_mask, ACCT_ATOMIC))
+		owner_retired(om, o);
+}
+
+/*
+ * The owner's record, referenced (`nheld`: an alloc's buffer counted held from now): found,
+ * or made when `create`. The reference is taken on what the lookup found, then the record is
+ * checked to be that key's: one the sweep is removing (DOOMED), or one removed and reused for
+ * another key since the lookup, is given back and looked up again. A record nobody claimed
+ * yet is claimed once the key is seen to lead to it.
+ */
+static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om,
+						     struct infl_owner_key *k, __u64 nheld,
+						     bool create, int *why)
+{
+	struct infl_owner *o;
+	__u64 s, id;
+
+	for (int i = 0; i < OWNER_HOLD_TRIES; i++) {
+		o = bpf_map_lookup_elem(om->owners, k);
+		if (!o) {
+			if (!create) {
+				*why = HOLD_NONE;
+				return NULL;
+			}
+			/* EEXIST: another thread made it first; the look after finds it */
+			bpf_map_update_elem(om->owners, k, om->fresh, BPF_NOEXIST);
+			o = bpf_map_lookup_elem(om->owners, k);
+			if (!o) {
+				*why = HOLD_FULL;
+				return NULL;
+			}
+		}
+		s = owner_ref(o, nheld, ACCT_ATOMIC);
+		if (!(s & INFL_OS_DOOMED)) {
+			id = READ_ONCE(o->id);
+			if (id == k->owner && READ_ONCE(o->id_gen) == k->gen &&
+			    READ_ONCE(o->id_pid) == k->pid) {
+				*why = HOLD_OK;
+				return o;
+			}
+			if (!id && bpf_map_lookup_elem(om->owners, k) == o) {
+				WRITE_ONCE(o->id_gen, k->gen);
+				WRITE_ONCE(o->id_pid, k->pid);
+				id = __sync_val_compare_and_swap(&o->id, 0, k->owner);
+				if (!id || id == k->owner) {
+					*why = HOLD_OK;
+					return o;
+				}
+			}
+		}
+		owner_giveback(om, o, nheld);
+	}
+	*why = HOLD_LOST;
+	return NULL;
+}
+
+#endif /* INFLIGHT_OWNERS_BPF_H */

@@ -34,11 +34,12 @@
  *   its first add reads the state, and a move reads the mark after it set the state: either
  *   the move sees the class, or the add sees the move.
  * - Owner records. A hit holds a reference on its owner (state's refs) from before its
- *   place to after its end; an owner retires (terminal slot, nothing held, no reference) by
- *   compare-and-swap of its state, and the record stays until the sweep removes it, which
- *   only a retired record with no reference can be (inflight.bpf.c: owners_sweep). A
- *   reference taken on a record removed meanwhile is seen (DOOMED, or another key in it)
- *   and given back (inflight.bpf.c: owner_hold).
+ *   place to after its end. An owner retires (terminal slot, nothing held) in the very
+ *   compare-and-swap of the hit that leaves it so (a free of its last buffer, a move into a
+ *   terminal stage), references or not, so that its life follows its own order; the record
+ *   stays until it is removed, which only a retired record with no reference can be
+ *   (owners.bpf.h). A reference taken on a record removed meanwhile is seen (DOOMED, or
+ *   another key in it) and given back (owners.bpf.h: owner_hold).
  * - The peak. A hit whose place raised the bytes offers acct's value after it to peak_acct,
  *   a compare-and-swap maximum (equal bytes: the earlier place), which is exact. The
  *   composition is copied by whoever holds peak_cap, after the hit's own adds; a winner that
@@ -61,7 +62,7 @@
 #include "once.bpf.h"
 
 #ifndef __TARGET_ARCH_x86
-#error "acct.bpf.h: the entered time's pair and the loader's copy lean on x86-64's store order (TSO); add release stores for this architecture"
+#error "acct.bpf.h: the loader's copy and the entered times lean on x86-64's store order (TSO)"
 #endif
 
 enum acct_mode {
@@ -71,11 +72,13 @@ enum acct_mode {
 
 /* Tries at a compare-and-swap before a hit gives up on it (counted: contention_lost). Each
  * failure is another hit's success on the same word in the instants between a load and the
- * swap; under the lock one try always succeeds. */
-#define ACCT_TRIES 16
+ * swap (an owner's state changes twice in every hit on it); under the lock one try always
+ * succeeds. */
+#define ACCT_TRIES 64
 
 /* An index the verifier must see bounded even after clang spilled it (the barrier keeps
- * clang from dropping a clamp it can prove redundant). */
+ * clang from dropping a clamp it can prove redundant): older verifiers (6.1, 5.10) lose a
+ * bound checked before a spill, so the clamp sits where the index is used. */
 #define ACCT_CLAMP(v, n) ({ __u32 __c = (v); barrier_var(__c); __c < (n) ? __c : (n) - 1; })
 
 /* --- the operations, in both modes ---------------------------------------------------------- */
@@ -209,7 +212,8 @@ static __always_inline bool acct_peak_above(__u64 a, __u64 b)
 
 /* `after`: acct after a place that raised the bytes. True when it is the peak (its event says
  * so). */
-static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after, const enum acct_mode m)
+static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after,
+					    const enum acct_mode m)
 {
 	for (int i = 0; i < (m == ACCT_ATOMIC ? ACCT_TRIES : 1); i++) {
 		__u64 cur = READ_ONCE(p->peak_acct);
@@ -259,7 +263,8 @@ static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now
 /* After a hit's own changes, when its offer won: the composition of the newest peak, copied
  * by whoever holds peak_cap; one that finds it held leaves the copy to the holder, which
  * looks at peak_acct again once it released it. */
-static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 now, const enum acct_mode m)
+static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 now,
+					      const enum acct_mode m)
 {
 	__u64 peak;
 
@@ -278,7 +283,7 @@ static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 now, co
 	}
 }
 
-/* --- an owner ---------------------------------------------------------------------------------- */
+/* --- an owner ---------------------------------------------------------------------------- */
 
 static __always_inline __u32 held_slot(__u64 h)
 {
@@ -302,34 +307,57 @@ static __always_inline __u64 owner_ref(struct infl_owner *o, __u64 nheld, const 
 	return acct_fetch_add(&o->state, INFL_OS_REF + nheld, m);
 }
 
-/* State `s` (just written) says the owner is done: terminal, holding nothing, no hit on it.
- * It retires by compare-and-swap (one of two hits that both see it), counted nowhere from
- * then on. True when this retired it. */
-static __always_inline bool owner_retire(struct infl_proc *p, struct infl_owner *o, __u64 s,
-					 __u64 now, __u16 terminal_mask, const enum acct_mode m)
+/* State `s` says the owner is done: counted, in a terminal slot, holding nothing (its
+ * references do not count: hits in flight on it come after in its own order). */
+static __always_inline bool os_done(__u64 s, __u16 terminal_mask)
 {
-	__u32 slot = infl_os_slot(s);
+	return !(s & (INFL_OS_NHELD_MASK | INFL_OS_RETIRED)) && (s & INFL_OS_ADMITTED) &&
+	       os_terminal(infl_os_slot(s), terminal_mask);
+}
 
-	if ((s & (INFL_OS_REFS_MASK | INFL_OS_NHELD_MASK | INFL_OS_RETIRED)) ||
-	    !(s & INFL_OS_ADMITTED) || !os_terminal(slot, terminal_mask))
-		return false;
-	if (!acct_cas(&o->state, s, (s & ~INFL_OS_ADMITTED) | INFL_OS_RETIRED, m))
-		return false; /* changed meanwhile: whoever changed it looks again */
+static __always_inline __u64 os_retired(__u64 s)
+{
+	return (s & ~INFL_OS_ADMITTED) | INFL_OS_RETIRED;
+}
+
+/* Counted as done, out of its slot's count: the owner retired in `slot`. */
+static __always_inline void owner_retired_count(struct infl_proc *p, struct infl_owner *o,
+						__u32 slot, __u64 now, const enum acct_mode m)
+{
 	WRITE_ONCE(o->retired_ns, now ? now : bpf_ktime_get_ns());
 	acct_owners(p, slot, -1, m);
 	acct_add(&p->owners_done, 1, m);
-	return true;
 }
 
-/* The hit's reference goes (`nheld`: a free's buffer, or an alloc not held after all), and
- * the owner retires if that left it done. True when it retired. */
+/* The hit's reference goes (`nheld`: -1 for the buffer a free gives back, or an alloc's not
+ * held after all; 0 for the others). A hit that leaves the owner done retires it in the same
+ * compare-and-swap: in the owner's own order it is done right after that hit, whatever other
+ * hits hold references then. True when it retired. */
 static __always_inline bool owner_unref(struct infl_proc *p, struct infl_owner *o, __u64 nheld,
 					__u64 now, __u16 terminal_mask, const enum acct_mode m)
 {
-	__u64 d = nheld - INFL_OS_REF;
-	__u64 s = acct_fetch_add(&o->state, d, m) + d;
+	__u64 s, ns;
+	bool done;
 
-	return owner_retire(p, o, s, now, terminal_mask, m);
+	if (!nheld) {
+		acct_add(&o->state, -INFL_OS_REF, m);
+		return false;
+	}
+	for (int i = 0; i < (m == ACCT_ATOMIC ? ACCT_TRIES : 1); i++) {
+		s = READ_ONCE(o->state);
+		ns = s + nheld - INFL_OS_REF;
+		done = os_done(ns, terminal_mask);
+		if (!acct_cas(&o->state, s, done ? os_retired(ns) : ns, m))
+			continue;
+		if (done)
+			owner_retired_count(p, o, infl_os_slot(ns), now, m);
+		return done;
+	}
+	/* every try lost to another hit's change: the reference and the buffer go back, the
+	 * owner's retirement is left to its next hit (counted: inexact meanwhile) */
+	acct_add(&o->state, nheld - INFL_OS_REF, m);
+	acct_add(&p->contention_lost, 1, m);
+	return false;
 }
 
 /* A held word's value counted in the owner's slot: from the slot it carries to the slot the
@@ -375,9 +403,9 @@ static __always_inline __u32 held_add(struct infl_proc *p, struct infl_owner *o,
 		acct_mark32(&o->classes, bit, m); /* before the state is read: a move sees it */
 	held_settle(p, o, c, false, m);
 	held_settle(p, o, c, true, m);
-	h = acct_fetch_add(&o->held_count[c], dcount, m);
+	h = acct_fetch_add(&o->held_count[ACCT_CLAMP(c, INFL_CLASSES)], dcount, m);
 	acct_cell(p, c, held_slot(h), dcount, 0, m);
-	h = acct_fetch_add(&o->held_bytes[c], dbytes, m);
+	h = acct_fetch_add(&o->held_bytes[ACCT_CLAMP(c, INFL_CLASSES)], dbytes, m);
 	acct_cell(p, c, held_slot(h), 0, dbytes, m);
 	return held_slot(h);
 }
@@ -433,31 +461,40 @@ static __always_inline void owner_entered_set(struct infl_owner *o, __u64 moves,
 	WRITE_ONCE(o->entered_move[i], (__u32)moves | INFL_ENTERED_VALID);
 }
 
-/* What owner_move found: the slot it left, and whether it was counted there. */
+/* What owner_move found: the slot it left, whether it was counted there, whether the move
+ * retired it (a terminal stage, holding nothing). */
 struct acct_move {
 	__u32 from;	/* the slot, INFL_SLOT_NONE for an owner not counted yet */
-	__u32 counted;	/* it was in owners[from] (else this is its first stage) */
+	__u16 counted;	/* it was in owners[from] (else this is its first stage) */
+	__u16 retired;	/* it is done: counted nowhere from now on */
 	__u64 entered;	/* when it entered `from`, 0 when unknown */
 };
 
 /* The owner (referenced) goes to `stage`: its state by compare-and-swap, the owner counts,
  * then its held words (the caller: owner_settle_all). False when every try failed (counted). */
 static __always_inline bool owner_move(struct infl_proc *p, struct infl_owner *o, __u32 stage,
-				       __u64 now, struct acct_move *mv, const enum acct_mode m)
+				       __u64 now, __u16 terminal_mask, struct acct_move *mv,
+				       const enum acct_mode m)
 {
-	__u64 s = 0, ns = 0, entered = 0;
-	bool moved = false;
+	__u64 s = 0, ns = 0, entered = 0, moves = ~0ull;
+	bool moved = false, done = false;
 
 	for (int i = 0; i < (m == ACCT_ATOMIC ? ACCT_TRIES : 1) && !moved; i++) {
 		s = READ_ONCE(o->state);
+		if (os_moves(s) != moves) {
+			/* the move before it wrote its entry before its swap, which `s` follows:
+			 * read before this one's swap, while no later move's try can have written
+			 * over it; and this one's written. Only when another move came first: the
+			 * other changes of the state (references, buffers held) leave them. */
+			moves = os_moves(s);
+			entered = owner_entered(o, moves);
+			owner_entered_set(o, moves + 1, now);
+		}
 		ns = (s & ~((0x1full << INFL_OS_SLOT_SHIFT) | INFL_OS_RETIRED | INFL_OS_MOVES_MASK)) |
 		     INFL_OS_ADMITTED | ((__u64)stage << INFL_OS_SLOT_SHIFT) |
-		     (((os_moves(s) + 1) << INFL_OS_MOVES_SHIFT) & INFL_OS_MOVES_MASK);
-		/* the move before it wrote its entry before its swap, which `s` follows; read
-		 * before this one's swap, while no later move's try can have written over it */
-		entered = owner_entered(o, os_moves(s));
-		owner_entered_set(o, os_moves(ns), now);
-		moved = acct_cas(&o->state, s, ns, m);
+		     (((moves + 1) << INFL_OS_MOVES_SHIFT) & INFL_OS_MOVES_MASK);
+		done = os_done(ns, terminal_mask);
+		moved = acct_cas(&o->state, s, done ? os_retired(ns) : ns, m);
 	}
 	if (!moved) {
 		acct_add(&p->contention_lost, 1, m);
@@ -466,9 +503,15 @@ static __always_inline bool owner_move(struct infl_proc *p, struct infl_owner *o
 	mv->counted = !!(s & INFL_OS_ADMITTED);
 	mv->from = mv->counted ? infl_os_slot(s) : INFL_SLOT_NONE;
 	mv->entered = mv->counted ? entered : 0;
+	mv->retired = done;
 	if (mv->counted)
 		acct_owners(p, mv->from, -1, m);
-	acct_owners(p, stage, 1, m);
+	if (done) {
+		WRITE_ONCE(o->retired_ns, now);
+		acct_add(&p->owners_done, 1, m);
+	} else {
+		acct_owners(p, stage, 1, m);
+	}
 	return true;
 }
 

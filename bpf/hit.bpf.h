@@ -148,9 +148,9 @@ static __always_inline void dwell_note(struct infl_proc *p, __u32 from, __u64 en
 	__u32 b = us ? log2_u64(us) : 0;
 
 	b = ACCT_CLAMP(b, INFL_HIST_SLOTS);
-	acct_add(&p->dwell_hist[f][b], 1, m);
-	acct_add(&p->dwell_sum_ns[f], now - entered, m);
-	acct_add(&p->dwell_count[f], 1, m);
+	acct_add(&p->dwell_hist[f][ACCT_CLAMP(b, INFL_HIST_SLOTS)], 1, m);
+	acct_add(&p->dwell_sum_ns[ACCT_CLAMP(f, INFL_MAX_STAGES)], now - entered, m);
+	acct_add(&p->dwell_count[ACCT_CLAMP(f, INFL_MAX_STAGES)], 1, m);
 }
 
 /* A free of a buffer the map does not hold. Which kind it is decides where it is counted;
@@ -172,8 +172,8 @@ static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64
 		return INFL_EVF_UNMATCHED | INFL_EVF_DOUBLE;
 	}
 	cls = ACCT_CLAMP(cls, INFL_CLASSES); /* late attach: allocated before we were there */
-	acct_add(&p->unmatched_free[cls].count, 1, m);
-	acct_add(&p->unmatched_free[cls].bytes, bytes, m);
+	acct_add(&p->unmatched_free[ACCT_CLAMP(cls, INFL_CLASSES)].count, 1, m);
+	acct_add(&p->unmatched_free[ACCT_CLAMP(cls, INFL_CLASSES)].bytes, bytes, m);
 	return INFL_EVF_UNMATCHED;
 }
 
@@ -222,7 +222,8 @@ static __always_inline void buf_publish(const struct hit_env *env, struct infl_p
 }
 
 /* A hit refused for its ids, or whose owner is not tracked: its place, its count, its event. */
-static __always_inline void acct_refused(const struct hit_env *env, struct infl_proc *p, const struct infl_op *op,
+static __always_inline void acct_refused(const struct hit_env *env, struct infl_proc *p,
+					 const struct infl_op *op,
 					 __u64 *anomaly, __u8 type, __u8 flags, __u64 a2,
 					 const enum acct_mode m)
 {
@@ -271,8 +272,8 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 		acct_add(&p->untracked_allocs, 1, m);
 		undo = -1;
 	} else {
-		acct_add(&p->allocated[c].count, 1, m);
-		acct_add(&p->allocated[c].bytes, op->bytes, m);
+		acct_add(&p->allocated[ACCT_CLAMP(c, INFL_CLASSES)].count, 1, m);
+		acct_add(&p->allocated[ACCT_CLAMP(c, INFL_CLASSES)].bytes, op->bytes, m);
 		if (op->bytes)
 			peaked = acct_peak_offer(p, before + INFL_ACCT_SEQ_ONE + op->bytes, m);
 	}
@@ -299,7 +300,8 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
  * the alloc's: the serialization has the new buffer in, then the old one out. Its event is a
  * free with INFL_EVF_DUP. `o`: its owner, referenced. True when that retired the owner.
  */
-static __always_inline bool acct_replaced(const struct hit_env *env, struct infl_proc *p, const struct infl_op *op,
+static __always_inline bool acct_replaced(const struct hit_env *env, struct infl_proc *p,
+					  const struct infl_op *op,
 					  struct infl_owner *o, const enum acct_mode m)
 {
 	const struct infl_buf *rec = &op->prev;
@@ -330,7 +332,8 @@ static __always_inline bool acct_replaced(const struct hit_env *env, struct infl
  * the handler), its owner's holding (`o`, referenced) or the no-stage slot; or a free of a
  * buffer not live, counted by its kind. True when that retired the owner.
  */
-static __always_inline bool acct_free(const struct hit_env *env, struct infl_proc *p, const struct infl_op *op,
+static __always_inline bool acct_free(const struct hit_env *env, struct infl_proc *p,
+				      const struct infl_op *op,
 				      struct infl_owner *o, const enum acct_mode m)
 {
 	const struct infl_buf *rec = &op->prev;
@@ -352,8 +355,8 @@ static __always_inline bool acct_free(const struct hit_env *env, struct infl_pro
 		if (!o && !(rec->flags & INFL_BUF_UNSTAGED))
 			acct_add(&p->contention_lost, 1, m); /* its owner's holding keeps it */
 		acct_add(&p->total_bufs, -1, m);
-		acct_add(&p->freed[c].count, 1, m);
-		acct_add(&p->freed[c].bytes, rec->bytes, m);
+		acct_add(&p->freed[ACCT_CLAMP(c, INFL_CLASSES)].count, 1, m);
+		acct_add(&p->freed[ACCT_CLAMP(c, INFL_CLASSES)].bytes, rec->bytes, m);
 	} else if (op->flags & OPF_BAD_CLASS) {
 		flags = INFL_EVF_REJECTED;
 	} else {
@@ -372,7 +375,8 @@ static __always_inline bool acct_free(const struct hit_env *env, struct infl_pro
 
 /* A stage event: the owner (`o`, referenced) moves, its dwell in the stage it left is noted,
  * its held words follow. True when it retired (a terminal stage, holding nothing). */
-static __always_inline bool acct_stage(const struct hit_env *env, struct infl_proc *p, const struct infl_op *op,
+static __always_inline bool acct_stage(const struct hit_env *env, struct infl_proc *p,
+				       const struct infl_op *op,
 				       struct infl_owner *o, const enum acct_mode m)
 {
 	struct acct_move mv = {};
@@ -382,7 +386,7 @@ static __always_inline bool acct_stage(const struct hit_env *env, struct infl_pr
 
 	before = acct_place(p, 0, m);
 	hit_clock(p, &now, m);
-	if (!owner_move(p, o, stage, now, &mv, m)) {
+	if (!owner_move(p, o, stage, now, env->terminal_mask, &mv, m)) {
 		/* counted (contention_lost): the event is recorded as not tracked */
 		hit_count(p, op, m);
 		hit_record(env, p, before, now, op, INFL_EV_STAGE, op->id, INFL_EVF_UNTRACKED,
@@ -396,7 +400,7 @@ static __always_inline bool acct_stage(const struct hit_env *env, struct infl_pr
 		 * were there (late attach), however it was first seen (a stage or an alloc) */
 		unmatched = !(env->entry_mask & (1u << stage));
 		if (unmatched)
-			acct_add(&p->unmatched_stage[stage], 1, m);
+			acct_add(&p->unmatched_stage[ACCT_CLAMP(stage, INFL_MAX_STAGES)], 1, m);
 		else
 			acct_add(&p->owners_started, 1, m);
 	} else if (mv.entered) {
@@ -408,9 +412,9 @@ static __always_inline bool acct_stage(const struct hit_env *env, struct infl_pr
 	hit_count(p, op, m);
 	hit_record(env, p, before, now, op, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
 		   mv.from < INFL_MAX_STAGES ? mv.from : INFL_SLOT_NONE, op->arg, 0, 0);
-	retired = owner_unref(p, o, 0, now, env->terminal_mask, m);
+	owner_unref(p, o, 0, now, env->terminal_mask, m);
 	acct_end(p, 1, m);
-	return retired;
+	return mv.retired;
 }
 
 #endif /* INFLIGHT_HIT_BPF_H */

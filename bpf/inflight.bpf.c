@@ -635,7 +635,7 @@ static __always_inline void owner_maps_init(struct owner_maps *om)
 	om->terminal_mask = terminal_stage_mask;
 }
 
-/* --- the atomic form: no lock ------------------------------------------------------------------ */
+/* --- the atomic form: no lock ----------------------------------------------------------- */
 
 /* After a hit retired its owner: the record queued for removal, older ones removed. */
 static __always_inline void hit_retired(struct infl_owner *o)
@@ -657,11 +657,16 @@ static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 p
 	struct owner_maps om;
 	struct infl_owner *o;
 	int why = HOLD_OK;
+	bool raced = false;
 
 	owner_maps_init(&om);
-	o = owner_hold(&om, &k, nheld, create, &why);
+	o = owner_hold(&om, &k, nheld, create, &why, &raced);
 	if (why == HOLD_LOST || (why == HOLD_NONE && !create))
 		op->flags |= OPF_OWNER_LOST;
+	/* its owner's life follows the owner's own order, which the order of places may not
+	 * (acct.bpf.h): counted, for the readers of a recording */
+	if (o && raced)
+		__sync_fetch_and_add(&p->owner_races, 1);
 	return o;
 }
 
@@ -748,7 +753,7 @@ __noinline int hit_refused(struct infl_proc *p, struct infl_op *op, int why)
 	return 0;
 }
 
-/* --- the locked form: acct.bpf.h's steps under the process's lock ------------------------------ */
+/* --- the locked form: acct.bpf.h's steps under the process's lock ----------------------- */
 
 static __always_inline struct infl_owner *owner_lookup(__u32 pid, __u64 gen, __u64 owner)
 {
@@ -1039,8 +1044,8 @@ static __always_inline void *map_queue_claim(__u32 pid, __u64 gen)
 	return NULL;
 }
 
-/* The image ended: its queue goes back to the pool (what it still holds is counted in
- * lock_timeouts by image_end, and dropped by the next owner). */
+/* The image ended: its queue goes back to the pool (image_end applied what it held; what it
+ * could not is counted in lock_timeouts, and dropped by the next owner). */
 static __always_inline void map_queue_release(__u32 pid, __u64 gen)
 {
 	__u32 *idx = bpf_map_lookup_elem(&deferred_of, &pid);
@@ -1283,9 +1288,9 @@ int lock_wait_more(struct pt_regs *ctx)
 #define CARRY_PUSH_TRIES 4
 
 /*
- * The queue applied by whoever can take the lock now (combining). Entered by a tail call, from a handler after its push or after
- * its release with hits queued (CARRY_COMBINE), or from lock_wait_more holding the lock
- * (CARRY_LOCKED: its carried hit goes behind the queue).
+ * The queue applied by whoever can take the lock now (combining). Entered by a tail call,
+ * from a handler after its push or after its release with hits queued (CARRY_COMBINE), or
+ * from lock_wait_more holding the lock (CARRY_LOCKED: its carried hit goes behind the queue).
  */
 SEC("usdt")
 int map_combine(struct pt_regs *ctx)
@@ -1826,9 +1831,9 @@ CUDA_FREE_PROG(on_cu_mem_release, CUDA_DEV, CUDA_HANDLE)
 /* --- RSS ----------------------------------------------------------------------------------- */
 
 /*
- * Without a lock, in both forms: RSS member `member` of the process is now `size` bytes. Each field is
- * one aligned store; two CPUs updating one process's RSS at once may leave rss_total a
- * moment behind one of them, never torn. The peak is a compare-and-swap maximum where the
+ * Without a lock, in both forms: RSS member `member` of the process is now `size` bytes.
+ * Each field is one aligned store; two CPUs updating one process's RSS at once may leave
+ * rss_total a moment behind one of them, never torn. The peak is a compare-and-swap maximum where the
  * kernel has cmpxchg; on 5.10 and 5.11 two simultaneous new peaks may keep the smaller.
  * Returns the new total.
  */
@@ -1999,7 +2004,13 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	p->exited = 1;
 	if (type == INFL_CTL_EXEC)
 		p->flags |= INFL_PROC_EXEC;
-	/* the locked form: hits still queued behind the lock have no one left to apply them */
+	/* The locked form: hits still queued behind the lock (a combiner stops at the kernel's
+	 * limit of tail calls, and the image's last hits may leave some) are applied now, no
+	 * other thread being left to hold the lock; what still cannot be is counted. */
+	if (p->defer_tail != p->defer_head && lock_map_try(&locks, pid)) {
+		map_queue_drain(pid);
+		lock_map_release(&locks, pid);
+	}
 	p->lock_timeouts += p->defer_tail - p->defer_head;
 	p->defer_head = p->defer_tail;
 	infl_proc_derive(p);

@@ -78,6 +78,8 @@ enum infl_probe {
 	  "not applied in full: other threads won every retry at a shared word")              \
 	X(dwell_lost, DROPPED, 0, "stage dwell", "stage dwells",                               \
 	  "not measured: two threads moved one owner at once")                                 \
+	X(owner_races, VIOLATION, 0, "probe hit", "probe hits",                                \
+	  "on an owner while another thread's hit on it was in flight")                        \
 	X(arg_errors, DROPPED, 1, "event", "events",                                           \
 	  "with probe arguments that could not be read")                                       \
 	X(missed_events, DROPPED, 1, "event", "events", "before the process got a slot")       \

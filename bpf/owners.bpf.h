@@ -11,8 +11,9 @@
  * of its state (which fails if a hit took a reference meanwhile) and deletes its key; a hit
  * whose reference comes after sees DOOMED, or another key in a reused element, and looks it
  * up again (owner_hold). The keys wait in a ring per CPU, pushed by the retirement and
- * popped by later retirements on that CPU once their grace is over. The locked form deletes
- * a record under the lock as it retires (inflight.bpf.c).
+ * popped by later retirements on that CPU once their grace is over, or at once when the
+ * ring is full (retirements faster than the grace lets go). The locked form deletes a record
+ * under the lock as it retires (inflight.bpf.c).
  */
 #ifndef INFLIGHT_OWNERS_BPF_H
 #define INFLIGHT_OWNERS_BPF_H
@@ -23,8 +24,9 @@
 #include "once.bpf.h"
 #include "acct.bpf.h"
 
-#define OWNER_REAP_GRACE_NS 10000000ull /* 10 ms */
-#define OWNER_REAP_SLOTS 512		/* a CPU's ring */
+#define OWNER_REAP_GRACE_NS 2000000ull /* 2 ms */
+#define OWNER_REAP_SLOTS 512		/* a CPU's ring (a per-CPU value holds 32 KiB at most): a
+					 * grace's retirements at 256 k/s */
 #define OWNER_REAP_BATCH 2		/* keys a retirement reaps at most */
 
 struct owner_reap_entry {
@@ -109,33 +111,45 @@ static __always_inline void owner_reap_one(const struct owner_maps *om,
 		__sync_fetch_and_add(om->reaped, 1);
 }
 
-/* After a retirement: its key queued, and keys whose grace is over reaped. */
+/* The ring's oldest key reaped if its grace is over, or regardless when `force`. False when
+ * there is none to reap. */
+static __always_inline bool owner_reap_head(const struct owner_maps *om, struct owner_reap_ring *r,
+					    __u64 now, bool force)
+{
+	struct owner_reap_entry *e;
+	struct infl_owner_key k;
+	__u64 h = READ_ONCE(r->head);
+
+	if (h == READ_ONCE(r->tail))
+		return false;
+	e = &r->e[h & (OWNER_REAP_SLOTS - 1)];
+	if (READ_ONCE(e->ticket) != h + 1)
+		return false; /* still being pushed */
+	if (!force && now - READ_ONCE(e->ns) < OWNER_REAP_GRACE_NS)
+		return false; /* the oldest is still in its grace */
+	k = e->k;
+	if (READ_ONCE(e->ticket) != h + 1 || __sync_val_compare_and_swap(&r->head, h, h + 1) != h)
+		return false; /* another program on this CPU took it */
+	owner_reap_one(om, &k, force ? now + OWNER_REAP_GRACE_NS : now);
+	return true;
+}
+
+/* After a retirement: its key queued (the oldest reaped first when the ring is full), and
+ * keys whose grace is over reaped. */
 static __always_inline void owner_retired(const struct owner_maps *om, struct infl_owner *o)
 {
 	struct owner_reap_ring *r = reap_ring(om);
-	struct infl_owner_key k;
-	struct owner_reap_entry *e;
-	__u64 h, now;
+	__u64 now;
 
 	if (!r)
 		return;
 	now = bpf_ktime_get_ns();
+	if (READ_ONCE(r->tail) - READ_ONCE(r->head) >= OWNER_REAP_SLOTS)
+		owner_reap_head(om, r, now, true);
 	owner_reap_push(om, r, o, now);
-	for (int i = 0; i < OWNER_REAP_BATCH; i++) {
-		h = READ_ONCE(r->head);
-		if (h == READ_ONCE(r->tail))
+	for (int i = 0; i < OWNER_REAP_BATCH; i++)
+		if (!owner_reap_head(om, r, now, false))
 			return;
-		e = &r->e[h & (OWNER_REAP_SLOTS - 1)];
-		if (READ_ONCE(e->ticket) != h + 1)
-			return; /* still being pushed */
-		if (now - READ_ONCE(e->ns) < OWNER_REAP_GRACE_NS)
-			return; /* the oldest is still in its grace */
-		k = e->k;
-		if (READ_ONCE(e->ticket) != h + 1 ||
-		    __sync_val_compare_and_swap(&r->head, h, h + 1) != h)
-			return; /* another program on this CPU took it */
-		owner_reap_one(om, &k, now);
-	}
 }
 
 /* How often owner_hold looks an owner up again: a record it found was removed by the sweep,
@@ -155,15 +169,15 @@ enum hold_result {
 static __always_inline void owner_giveback(const struct owner_maps *om, struct infl_owner *o,
 					   __u64 nheld)
 {
-	__u64 d = -(INFL_OS_REF + nheld), s;
 	struct infl_proc *q;
-	__u32 pid;
+	__u32 pid = READ_ONCE(o->id_pid);
 
-	s = __sync_fetch_and_add(&o->state, d) + d;
-	pid = READ_ONCE(o->id_pid);
 	q = bpf_map_lookup_elem(om->procs, &pid);
-	if (q && READ_ONCE(q->gen) == READ_ONCE(o->id_gen) &&
-	    owner_retire(q, o, s, 0, om->terminal_mask, ACCT_ATOMIC))
+	if (!q || READ_ONCE(q->gen) != READ_ONCE(o->id_gen)) {
+		__sync_fetch_and_add(&o->state, -(INFL_OS_REF + nheld));
+		return;
+	}
+	if (owner_unref(q, o, -nheld, 0, om->terminal_mask, ACCT_ATOMIC))
 		owner_retired(om, o);
 }
 
@@ -172,11 +186,12 @@ static __always_inline void owner_giveback(const struct owner_maps *om, struct i
  * or made when `create`. The reference is taken on what the lookup found, then the record is
  * checked to be that key's: one the sweep is removing (DOOMED), or one removed and reused for
  * another key since the lookup, is given back and looked up again. A record nobody claimed
- * yet is claimed once the key is seen to lead to it.
+ * yet is claimed once the key is seen to lead to it. *raced: another hit held a reference on
+ * it when this one took its own (the two are in flight at once).
  */
 static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om,
 						     struct infl_owner_key *k, __u64 nheld,
-						     bool create, int *why)
+						     bool create, int *why, bool *raced)
 {
 	struct infl_owner *o;
 	__u64 s, id;
@@ -197,6 +212,8 @@ static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om
 			}
 		}
 		s = owner_ref(o, nheld, ACCT_ATOMIC);
+		/* another hit held it: the two came with no order between them */
+		*raced = !!(s & INFL_OS_REFS_MASK);
 		if (!(s & INFL_OS_DOOMED)) {
 			id = READ_ONCE(o->id);
 			if (id == k->owner && READ_ONCE(o->id_gen) == k->gen &&

@@ -110,7 +110,7 @@ check_eq "... without it, that library is not libcuda" "$rc $(peak_classes "$TMP
 rm -f "$TMP/w.rec"
 "$INFLIGHT" record -q -o "$TMP/w.rec" -- "$C/cuda_workers" >/dev/null 2>&1
 check_eq "record: the run recorded" "$?" 0
-check_eq "record: format 1.5 (1.3 brought its classes)" "$(head -c 12 "$TMP/w.rec" | od -An -tu2 -j8 | tr -s ' ')" " 1 5"
+check_eq "record: format 1.6 (1.3 brought its classes)" "$(head -c 12 "$TMP/w.rec" | od -An -tu2 -j8 | tr -s ' ')" " 1 6"
 check_eq "recdump (independent): in flight at the end per (stage, class)" \
 	"$(python3 "$ROOT/tests/record/recdump.py" "$TMP/w.rec" atend | tr '\n' ',')" \
 	"gpu;cuda_device 4 $dev4,(none);cuda_device 1 10240,"

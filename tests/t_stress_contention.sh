@@ -3,18 +3,19 @@
 # The stress matrix on this machine's kernel: probegen's hammer fires the contract flat out
 # from 1, 2, 8 and 64 threads of one process (each thread its own owners: stage, alloc,
 # stage, free, stage), three runs each, traced live and recorded. Every run must count every
-# event with no hit given up on the process's lock (lock_timeouts 0) and be marked exact;
-# the peak, which the schedule makes different run to run, must equal what the suite's
+# event with no hit given up (lock_timeouts and contention_lost 0) and be marked exact; the
+# peak, which the schedule makes different run to run, must equal what the suite's
 # independent decoder (tests/record/recdump.py) replays from the recording of the same run.
 # Then the churn: the threads share two owners, which retire and start again while other
-# threads still move, fill and free them (owner records deleted and made anew under
-# everyone's feet); every run must end with nothing in flight, exact, and agree with its
-# replay. Last, 12 such processes at once under one session, sharing the pool of queue memory.
+# threads still move, fill and free them (owner records retired, taken up again and removed
+# under everyone's feet); every run must end with nothing in flight, exact, and agree with
+# its replay. Last, 12 such processes at once under one session, in the atomic form this
+# kernel runs and in the locked one (--accounting locked), whose queues share one pool.
 # 200,000 events a run: the recording's ring (16 MiB) holds them all even if the recorder
 # never ran, so a loss there is not what this measures; then 2,000,000 recorded from 2
-# threads, long enough for the holder of the lock to be off its CPU for milliseconds, and
-# once with rings large enough to hold the whole run (the recorder's merge of the CPUs'
-# rings). Needs root.
+# threads, long enough for a thread to be off its CPU for milliseconds in the middle of a
+# hit, and once with rings large enough to hold the whole run (the recorder's merge of the
+# CPUs' rings). Needs root.
 source "$(dirname "$0")/lib.sh"
 INFLIGHT=$BUILD/inflight
 GEN=$BUILD/tests/probegen
@@ -30,7 +31,8 @@ live() {
 import json, sys
 p = [p for l in open(sys.argv[1]) for p in json.loads(l)["processes"]][0]
 e, end = p["events"], p["at_end"]
-print(e["buf_alloc"] + e["buf_free"] + e["stage"], p["anomalies"]["lock_timeouts"], p["exact"],
+print(e["buf_alloc"] + e["buf_free"] + e["stage"],
+      p["anomalies"]["lock_timeouts"] + p["anomalies"]["contention_lost"], p["exact"],
       end["bytes"], end["bufs"], end["owners"])
 PY
 )
@@ -52,7 +54,8 @@ recorded() {
 import json, sys
 p = json.load(open(sys.argv[1]))["processes"][0]
 print("peak", p["peak"]["bytes"], "events", sum(p["events"].values()),
-      "timeouts", p["anomalies"]["lock_timeouts"])' "$TMP/r.json" 2>&1)
+      "timeouts", p["anomalies"]["lock_timeouts"] + p["anomalies"]["contention_lost"])' \
+		"$TMP/r.json" 2>&1)
 	replay=$(python3 "$ROOT/tests/record/recdump.py" "$TMP/r.rec" summary | awk '{print "peak", $2}')
 	# AHEAD_MAX: the file's order too, as the decoder measures it
 	if [ -n "${AHEAD_MAX:-}" ]; then
@@ -81,10 +84,10 @@ for t in 2 8; do
 		recorded "$t" "$r" churn
 	done
 done
-# Long enough for a holder to lose its CPU for milliseconds (a VM's vCPU descheduled): 2
-# threads recording flat out, 2,000,000 events a run, where the other thread fills the
-# holder's whole queue. With a 50 us wait for a slot this gave up 2-78 hits in 4 runs of 4
-# on a 2-vCPU VM; the recorder must keep up too (nothing lost).
+# Long enough for a thread to lose its CPU for milliseconds in the middle of a hit (a VM's
+# vCPU descheduled): 2 threads recording flat out, 2,000,000 events a run. With the lock of
+# old and a 50 us wait this gave up 2-78 hits in 4 runs of 4 on a 2-vCPU VM; now no hit
+# waits for another; the recorder must keep up too (nothing lost).
 for r in 1 2 3; do
 	EVENTS=2000000 recorded 2 "$r"
 done
@@ -95,21 +98,24 @@ done
 # it; a quarter of the window is the bound.
 RING=$((256 << 20)) AHEAD_MAX=16384 EVENTS=2000000 recorded 2 1
 
-# Many processes contending at once under one session: 12 of 4 threads each, flat out. Their
-# queues' memory comes from one pool (bpf/deferred.bpf.h); with a pool of 8 whole queues the
-# ninth and tenth of 10 such processes found none, waited for their locks and gave up 45
-# and 44 hits. Every process must count every event, wait for the pool never, give up
-# nothing and be exact.
-PROCS=12
-cp "$GEN" "$TMP/probegen-many"
-"$INFLIGHT" --json -o "$TMP/many.json" -b "$TMP/probegen-many" >/dev/null 2>"$TMP/many.err" &
-tracer=$!
-for _ in $(seq 3000); do grep -q "tracing" "$TMP/many.err" && break; sleep 0.01; done
-n=$((EVENTS / 5 / 4))
-for _ in $(seq "$PROCS"); do "$TMP/probegen-many" hammer 4 "$n" >/dev/null 2>&1 & done
-for job in $(jobs -p); do [ "$job" = "$tracer" ] || wait "$job"; done
-# what went through the queues: the session's own counters (its .bss, found by its fds)
-queued=$(python3 - "$tracer" <<'PY'
+# Many processes contending at once under one session: 12 of 4 threads each, flat out, in
+# the atomic form, and in the locked form (--accounting locked), where the queues behind the
+# locks draw their queue maps from one pool of 8 (inflight.h: INFL_DEFER_MAX_QUEUES): 8
+# processes there. Every process must count every event, give up nothing and be exact; the
+# locked form's hits must have contended (queued behind the locks) and never waited for
+# the pool.
+many() {
+	local procs=$1 form=$2 n=$((EVENTS / 5 / 4)) tracer queued v
+	cp "$GEN" "$TMP/probegen-many"
+	"$INFLIGHT" --json -o "$TMP/many.json" --accounting "$form" -b "$TMP/probegen-many" \
+		>/dev/null 2>"$TMP/many.err" &
+	tracer=$!
+	for _ in $(seq 3000); do grep -q "tracing" "$TMP/many.err" && break; sleep 0.01; done
+	for _ in $(seq "$procs"); do "$TMP/probegen-many" hammer 4 "$n" >/dev/null 2>&1 & done
+	for job in $(jobs -p); do [ "$job" = "$tracer" ] || wait "$job"; done
+	# what went through the locked form's queues: the session's own counters (its .bss,
+	# found by its fds)
+	queued=$(python3 - "$tracer" <<'PY'
 import glob, json, subprocess, sys
 for info in glob.glob(f"/proc/{sys.argv[1]}/fdinfo/*"):
     try:
@@ -127,21 +133,26 @@ for info in glob.glob(f"/proc/{sys.argv[1]}/fdinfo/*"):
                     print(x["deferred_ops"])
 PY
 )
-check "$PROCS processes under one session: their hits contended, queued behind the locks (${queued:-none})" \
-	[ "${queued:-0}" -gt 0 ]
-kill -INT "$tracer"
-wait "$tracer"
-v=$(python3 - "$TMP/many.json" "$((5 * 4 * n))" <<'PY'
+	[ "$form" = locked ] &&
+		check "$form: $procs processes under one session: their hits contended, queued behind the locks (${queued:-none})" \
+			[ "${queued:-0}" -gt 0 ]
+	kill -INT "$tracer"
+	wait "$tracer"
+	v=$(python3 - "$TMP/many.json" "$((5 * 4 * n))" <<'PY'
 import json, sys
 want = int(sys.argv[2])
 procs = [p for l in open(sys.argv[1]) for p in json.loads(l)["processes"]]
-bad = [(p["pid"], sum(p["events"].values()), p["anomalies"]["pool_waits"],
-        p["anomalies"]["lock_timeouts"], p["exact"]) for p in procs
-       if sum(p["events"].values()) != want or p["anomalies"]["pool_waits"]
-       or p["anomalies"]["lock_timeouts"] or not p["exact"]]
+a = lambda p, k: p["anomalies"][k]
+bad = [(p["pid"], sum(p["events"].values()), a(p, "pool_waits"), a(p, "lock_timeouts"),
+        a(p, "contention_lost"), p["exact"]) for p in procs
+       if sum(p["events"].values()) != want or a(p, "pool_waits") or a(p, "lock_timeouts")
+       or a(p, "contention_lost") or not p["exact"]]
 print(len(procs), "processes", "bad:", bad if bad else "none")
 PY
 )
-check_eq "$PROCS processes of 4 threads under one session: every event counted, no wait for the pool, none given up, exact" \
-	"$v" "$PROCS processes bad: none"
+	check_eq "$form: $procs processes of 4 threads under one session: every event counted, no wait for the pool, none given up, exact" \
+		"$v" "$procs processes bad: none"
+}
+many 12 auto
+many 8 locked
 finish

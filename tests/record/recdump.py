@@ -157,7 +157,9 @@ def replay(rec, pid, upto=None):
             t_end = ts
     for e in evs:
         _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2 = e
-        if last is not None:
+        # time never runs backwards (docs/recording.md): an event whose clock reading came
+        # before the one of an event it follows in seq adds no time
+        if last is not None and ts > last:
             for key, b in cells.items():
                 area[key] = area.get(key, 0) + b * (ts - last)
         last = ts if last is None or ts > last else last

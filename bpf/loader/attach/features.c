@@ -182,10 +182,10 @@ const char *features__rss_unavailable(const struct infl_features *f)
 
 void features__describe(const struct infl_features *f, char *buf, size_t len)
 {
-	snprintf(buf, len, "kernel %s: %s lock, %s, RSS %s", f->release[0] ? f->release : "?",
-		 f->atomics && f->bpf_loop ? "cmpxchg" :
-		 f->atomics ? "map-insert (no bpf_loop before 5.17)" :
-			      "map-insert (no BPF cmpxchg before 5.12)",
+	snprintf(buf, len, "kernel %s: %s, %s, RSS %s", f->release[0] ? f->release : "?",
+		 f->atomics && f->bpf_loop ? "accounting by atomics, no lock" :
+		 f->atomics ? "accounting under a lock per process (no bpf_loop before 5.17)" :
+			      "accounting under a lock per process (no BPF atomics before 5.12)",
 		 f->cookie ? "BPF cookies" : "USDT specs by address (no BPF cookies before 5.15)",
 		 features__rss_unavailable(f) ? "unavailable" :
 		 f->rss == RSS_LAYOUT_ATOMIC ? "from atomic counters (before 6.2)" :

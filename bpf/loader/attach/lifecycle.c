@@ -76,15 +76,17 @@ static int forget_keys(struct bpf_map *map, __u32 pid, __u64 gen)
 	return err;
 }
 
-/* Could the image have left entries behind? A clean one (nothing held, no owner alive, no
- * update skipped) did not, and costs no walk of the maps. */
+/* Could the image have left entries behind? A clean one (nothing held, no owner alive or
+ * retired, whose record the kernel keeps a while: owners.bpf.h; no update skipped) did not,
+ * and costs no walk of the maps. */
 static bool may_have_left(const struct infl_proc *p)
 {
 	__u64 owners = 0;
 
 	for (int s = 0; s < INFL_SLOTS; s++)
 		owners += p->owners[s];
-	return p->total_bufs || owners || p->lock_timeouts || p->dup_alloc;
+	return p->total_bufs || owners || p->owners_done || p->lock_timeouts || p->dup_alloc ||
+	       p->contention_lost;
 }
 
 /* Whether the OOM killer chose pid (bpf/oom.bpf.h): its record into *oom, zeroed when not;

@@ -22,6 +22,7 @@ enum {
 	OPT_TERMINAL_STAGES,
 	OPT_CUDA_LIB,
 	OPT_NO_CUDA,
+	OPT_ACCOUNTING,
 };
 
 static const struct argp_option options[] = {
@@ -77,6 +78,11 @@ static const struct argp_option options[] = {
 	  0 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 90 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (and the verifier's log on failure)",
+	  0 },
+	{ "accounting", OPT_ACCOUNTING, "FORM", 0,
+	  "How the kernel accounts a probe hit: auto (default: without a lock where the kernel "
+	  "has BPF atomics, 5.17+) or locked (a lock per process, as older kernels do: to "
+	  "compare the two on one kernel)",
 	  0 },
 	{ 0 },
 };
@@ -255,6 +261,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_NO_CUDA:
 		a->so.no_cuda = true;
+		return 0;
+	case OPT_ACCOUNTING:
+		if (!strcmp(arg, "locked"))
+			a->so.locked_form = true;
+		else if (strcmp(arg, "auto"))
+			infl_die(EXIT_USAGE, "give auto or locked", "--accounting '%s': no such form",
+				 arg);
 		return 0;
 	case ARGP_KEY_ARG:
 		/* only words after `--` are a command; the rest of argv is its own */

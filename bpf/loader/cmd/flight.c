@@ -40,7 +40,7 @@ static __u64 map_bytes(const struct u64map *m)
 static __u64 tail_bytes(const struct tail *t)
 {
 	return sizeof(*t) + sizeof(*t->rp) + map_bytes(&t->rp->bufs) +
-	       map_bytes(&t->rp->cuda_bufs) + map_bytes(&t->rp->owners) +
+	       map_bytes(&t->rp->cuda_bufs) + map_bytes(&t->rp->aside) + map_bytes(&t->rp->owners) +
 	       t->ord.cap * sizeof(*t->ord.v);
 }
 
@@ -89,7 +89,7 @@ static struct tail *tail_of(struct flight *f, __u32 pid)
 	t->pid = pid;
 	/* the masks of the names: the same rules as the reader's replay */
 	t->rp = tl_replay__new(f->h.names ? f->h.names->entry_mask : 0xffff,
-			       f->h.names ? f->h.names->terminal_mask : 0, NULL, NULL);
+			       f->h.names ? f->h.names->terminal_mask : 0, true, NULL, NULL);
 	if (!t->rp)
 		return NULL;
 	f->ntails++;
@@ -311,15 +311,23 @@ struct carry {
 	__u32 pid;
 	__u64 ts, seq;
 	struct tl_replay *rp;
+	struct u64map carried[2]; /* the ids carried so far, the program's and libcuda's */
 };
 
+/* A carried alloc. One of an id carried already is a double alloc (INFL_EVF_DUP): the
+ * reader's replay sets the one before aside, as the kernel's did, for the free that follows
+ * in the window (a dump is of the current format, 1.6 on). */
 static void carry_buf(struct carry *c, __u64 buf, const struct tl_buf *b)
 {
 	struct infl_event ev = { .ts_ns = c->ts, .seq = ++c->seq, .pid = c->pid,
 				 .type = INFL_EV_ALLOC, .id = b->cls, .from_slot = INFL_SLOT_NONE,
 				 .arg0 = buf, .arg1 = b->bytes, .arg2 = b->owner };
+	bool created = true;
 
-	ev.flags = REC_EVF_CARRIED | (b->owner && !b->staged ? INFL_EVF_UNSTAGED : 0);
+	if (!u64map__put(&c->carried[b->cls >= INFL_MAX_CLASSES], buf, &created))
+		created = true; /* out of memory: at worst the replay replaces it at once */
+	ev.flags = REC_EVF_CARRIED | (b->owner && !b->staged ? INFL_EVF_UNSTAGED : 0) |
+		   (created ? 0 : INFL_EVF_DUP);
 	rec_writer__event(c->w, &ev);
 }
 
@@ -354,13 +362,40 @@ static void carry_bufs(struct carry *c, const struct u64map *m)
 	}
 }
 
-/* START, then the allocs of every live buffer, the program's and libcuda's (their owners
- * made in no stage), then the stage of every owner in one: replayed, that is the tail's
- * state exactly. */
+/* The buffers double allocs replaced whose own free is still to come: counted until then. */
+static __u64 aside_count(const struct u64map *m)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < m->cap; i++) {
+		unsigned char *s = m->slots + i * (m->vsize + 16);
+
+		if (s[0])
+			n += ((const struct tl_aside *)(s + 16))->n;
+	}
+	return n;
+}
+
+static void carry_aside(struct carry *c, const struct u64map *m)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		unsigned char *s = m->slots + i * (m->vsize + 16);
+		const struct tl_aside *a = (const struct tl_aside *)(s + 16);
+
+		for (__u32 k = 0; s[0] && k < a->n; k++)
+			carry_buf(c, a->buf, &a->b);
+	}
+}
+
+/* START, then the allocs of every buffer set aside by a double alloc, then of every live
+ * buffer, the program's and libcuda's (their owners made in no stage), then the stage of
+ * every owner in one: replayed, that is the tail's state exactly. */
 static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
 {
-	struct carry c = { .w = w, .pid = t->pid, .ts = ts, .rp = t->rp };
-	__u64 nbufs = t->rp->bufs.n + t->rp->cuda_bufs.n, nown = 0, seq = t->ord.last_acct;
+	struct carry c = { .w = w, .pid = t->pid, .ts = ts, .rp = t->rp,
+			   .carried = { { .vsize = 1 }, { .vsize = 1 } } };
+	__u64 nbufs = t->rp->bufs.n + t->rp->cuda_bufs.n + aside_count(&t->rp->aside), nown = 0,
+	      seq = t->ord.last_acct;
 
 	tl_replay__owners(t->rp, count_staged, &nown);
 	if (seq < nbufs + nown)
@@ -368,8 +403,11 @@ static void write_tail(struct rec_writer *w, struct tail *t, __u64 ts)
 	if (seq)
 		rec_writer__start(w, ts, t->pid, seq, nbufs, nown);
 	c.seq = seq - nbufs - nown;
+	carry_aside(&c, &t->rp->aside);
 	carry_bufs(&c, &t->rp->bufs);
 	carry_bufs(&c, &t->rp->cuda_bufs);
+	u64map__free(&c.carried[0]);
+	u64map__free(&c.carried[1]);
 	tl_replay__owners(t->rp, carry_owner, &c);
 	/* what the order still holds back: gone from the ring, not yet in the state */
 	for (size_t i = 0; i < t->ord.n; i++)

@@ -75,7 +75,8 @@ static struct pbuild *pbuild_of(struct build *b, __u32 pid)
 	pb->p.rec = b->rec;
 	pb->p.entry_mask = b->rec->names.entry_mask;
 	pb->p.terminal_mask = b->rec->names.terminal_mask;
-	pb->rp = tl_replay__new(pb->p.entry_mask, pb->p.terminal_mask, NULL, NULL);
+	pb->rp = tl_replay__new(pb->p.entry_mask, pb->p.terminal_mask,
+				recording__dup_free(b->rec), NULL, NULL);
 	if (!pb->rp)
 		return NULL;
 	{
@@ -208,7 +209,7 @@ static void integrate(struct tl_proc *p, const struct tl_state *st, __u64 dt)
 				p->byte_ns[c][s] += (unsigned __int128)st->cur[c][s].bytes * dt;
 }
 
-static void count_flags(struct tl_proc *p, const struct infl_event *ev)
+static void count_flags(struct tl_proc *p, const struct infl_event *ev, bool dup_free)
 {
 	if (ev->flags & INFL_EVF_REJECTED) {
 		p->rejected++;
@@ -221,7 +222,10 @@ static void count_flags(struct tl_proc *p, const struct infl_event *ev)
 	} else if (ev->flags & INFL_EVF_UNSTAGED) {
 		p->unstaged++;
 	}
-	if (ev->flags & INFL_EVF_DUP)
+	/* a double alloc once: since 1.6 the kernel counts it (dup_alloc) as it counts out the
+	 * buffer it replaced, the free with INFL_EVF_DUP after it, which follows its alloc even
+	 * when that was not tracked after all (INFL_EVF_UNTRACKED, no INFL_EVF_DUP) */
+	if ((ev->flags & INFL_EVF_DUP) && !(dup_free && ev->type == INFL_EV_ALLOC))
 		p->dups++;
 	if (ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_UNMATCHED) &&
 	    (ev->flags & INFL_EVF_DROPPED)) {
@@ -364,9 +368,11 @@ static void apply(struct pbuild *b, const struct infl_event *ev)
 	if (!accounting(ev))
 		return;
 	p->last_ts = rp->st.ts;
-	if (ev->type < INFL_PROBE__COUNT)
+	/* probe hits: a double alloc's free of the buffer it replaced (1.6) is none */
+	if (ev->type < INFL_PROBE__COUNT &&
+	    !(rp->dup_free && ev->type == INFL_EV_FREE && (ev->flags & INFL_EVF_DUP)))
 		p->events[ev->type]++;
-	count_flags(p, ev);
+	count_flags(p, ev, rp->dup_free);
 	track_peaks(b, ev);
 }
 

@@ -101,7 +101,8 @@ int tl_cursor__init_hooks(struct tl_cursor *c, const struct tl_proc *p,
 	memset(c, 0, sizeof(*c));
 	c->p = p;
 	c->priv = calloc(1, sizeof(*c->priv));
-	c->rp = tl_replay__new(p->entry_mask, p->terminal_mask, hooks, ctx);
+	c->rp = tl_replay__new(p->entry_mask, p->terminal_mask, recording__dup_free(p->rec), hooks,
+			       ctx);
 	if (!c->priv || !c->rp || rec_stream__open(p->rec, p->pid, &c->priv->rs)) {
 		tl_cursor__free(c);
 		return -ENOMEM;

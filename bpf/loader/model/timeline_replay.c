@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The replay engine: applies one process's events with the kernel's accounting rules
- * (bpf/inflight.bpf.c: on_buf_alloc, on_buf_free, on_stage, owner_retire), keeping its own
- * buffer and owner tables. timeline.c runs it once with collection hooks; renderers run it
- * again through cursors.
+ * (bpf/hit.bpf.h: acct_alloc, acct_replaced, acct_free, acct_stage, and the owner's
+ * retirement), keeping its own buffer and owner tables. timeline.c runs it once with
+ * collection hooks; renderers run it again through cursors.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -193,6 +193,65 @@ static struct u64map *bufs_of(struct tl_replay *rp, const struct infl_event *ev)
 	return ev->id >= INFL_MAX_CLASSES ? &rp->cuda_bufs : &rp->bufs;
 }
 
+/* splitmix64's finalizer: every bit of the input moves every bit of the key */
+static __u64 mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+__u64 tl_aside__key(__u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	return mix64(mix64(mix64(mix64(buf) ^ bytes) ^ owner) ^ cls);
+}
+
+static bool aside_is(const struct tl_aside *a, __u64 buf, const struct tl_buf *b)
+{
+	return a->buf == buf && a->b.cls == b->cls && a->b.bytes == b->bytes &&
+	       a->b.owner == b->owner && a->b.staged == b->staged;
+}
+
+/* The live record `b` of `buf`, replaced by a double alloc (dup_free), set aside still
+ * counted: false when it cannot be (out of memory, or another buffer under its key). */
+static bool set_aside(struct tl_replay *rp, __u64 buf, const struct tl_buf *b)
+{
+	bool created;
+	struct tl_aside *a = u64map__put(&rp->aside, tl_aside__key(buf, b->cls, b->bytes,
+								  b->owner), &created);
+
+	if (!a) {
+		rp->oom = true;
+		return false;
+	}
+	if (created) {
+		a->buf = buf;
+		a->b = *b;
+	} else if (!aside_is(a, buf, b)) {
+		return false;
+	}
+	a->n++;
+	return true;
+}
+
+/* The buffer a free with INFL_EVF_DUP names (its id, class, bytes and owner), taken from
+ * those set aside; false when none is. */
+static bool take_aside(struct tl_replay *rp, const struct infl_event *ev, struct tl_buf *out)
+{
+	__u64 key = tl_aside__key(ev->arg0, ev->id, ev->arg1, ev->arg2);
+	struct tl_aside *a = u64map__get(&rp->aside, key);
+
+	if (!a || a->buf != ev->arg0 || a->b.cls != ev->id || a->b.bytes != ev->arg1 ||
+	    a->b.owner != ev->arg2)
+		return false;
+	*out = a->b;
+	if (!--a->n)
+		u64map__del(&rp->aside, key);
+	return true;
+}
+
 static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 {
 	struct tl_owner *o = NULL;
@@ -213,8 +272,12 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 		rp->oom = true;
 		return;
 	}
-	if (!created) {
-		/* a live buffer allocated again: the kernel replaces the old record */
+	/* a live buffer allocated again: since 1.6 the kernel counts the old one out at a place
+	 * of its own after this one (a free with INFL_EVF_DUP), so it stays counted until then */
+	if (!created && !(rp->dup_free && (ev->flags & INFL_EVF_DUP) &&
+			  set_aside(rp, ev->arg0, b))) {
+		/* before 1.6 the kernel replaced the record at once; with no INFL_EVF_DUP it had
+		 * none (the free was lost): the old one goes now */
 		struct tl_owner *old_o = b->staged ? u64map__get(&rp->owners, b->owner) : NULL;
 		unsigned old_slot = old_o ? old_o->slot : INFL_SLOT_NONE;
 
@@ -239,15 +302,44 @@ static void apply_alloc(struct tl_replay *rp, const struct infl_event *ev)
 	cell_add(&rp->st, ev->id, slot, ev->arg1);
 }
 
+/* A buffer's record out: its owner's holding and the cell of its owner's slot. */
+static void count_out(struct tl_replay *rp, const struct infl_event *ev, const struct tl_buf *rec)
+{
+	struct tl_owner *o = rec->staged ? u64map__get(&rp->owners, rec->owner) : NULL;
+	unsigned slot = o ? o->slot : INFL_SLOT_NONE;
+
+	if (slot != ev->from_slot)
+		rp->diverged++;
+	if (o) {
+		o->held[rec->cls].count--;
+		o->held[rec->cls].bytes -= rec->bytes;
+	}
+	if (!cell_sub(&rp->st, rec->cls, slot, rec->bytes))
+		rp->diverged++;
+	if (o)
+		owner_retire(rp, rec->owner, o, rp->st.ts);
+}
+
 static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 {
 	struct tl_owner *o = NULL;
 	struct tl_buf *b, rec;
-	unsigned slot;
 
 	if (ev->flags & (INFL_EVF_REJECTED | INFL_EVF_UNMATCHED))
 		return;
 	b = u64map__get(bufs_of(rp, ev), ev->arg0);
+	if (rp->dup_free && (ev->flags & INFL_EVF_DUP)) {
+		/* the buffer a double alloc replaced: the one it set aside; else the live record
+		 * when it is that buffer (the alloc was not counted after all, INFL_EVF_UNTRACKED,
+		 * or a dump's carried state has only the replaced one), never the live one
+		 * that replaced it */
+		if (take_aside(rp, ev, &rec)) {
+			count_out(rp, ev, &rec);
+			return;
+		}
+		if (b && (b->cls != ev->id || b->bytes != ev->arg1 || b->owner != ev->arg2))
+			b = NULL;
+	}
 	if (!b) {
 		/* its alloc was lost: trust the kernel's slot and the recorded size */
 		rp->diverged++;
@@ -263,19 +355,7 @@ static void apply_free(struct tl_replay *rp, const struct infl_event *ev)
 	}
 	rec = *b;
 	u64map__del(bufs_of(rp, ev), ev->arg0);
-	if (rec.staged)
-		o = u64map__get(&rp->owners, rec.owner);
-	slot = o ? o->slot : INFL_SLOT_NONE;
-	if (slot != ev->from_slot)
-		rp->diverged++;
-	if (o) {
-		o->held[rec.cls].count--;
-		o->held[rec.cls].bytes -= rec.bytes;
-	}
-	if (!cell_sub(&rp->st, rec.cls, slot, rec.bytes))
-		rp->diverged++;
-	if (o)
-		owner_retire(rp, rec.owner, o, rp->st.ts);
+	count_out(rp, ev, &rec);
 }
 
 static void apply_stage(struct tl_replay *rp, const struct infl_event *ev)
@@ -349,7 +429,7 @@ void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev)
 	}
 }
 
-struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
+struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask, bool dup_free,
 				 const struct tl_hooks *hooks, void *ctx)
 {
 	struct tl_replay *rp = calloc(1, sizeof(*rp));
@@ -358,6 +438,8 @@ struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
 		return NULL;
 	rp->bufs.vsize = sizeof(struct tl_buf);
 	rp->cuda_bufs.vsize = sizeof(struct tl_buf);
+	rp->aside.vsize = sizeof(struct tl_aside);
+	rp->dup_free = dup_free;
 	rp->owners.vsize = sizeof(struct tl_owner);
 	rp->entry_mask = entry_mask;
 	rp->terminal_mask = terminal_mask;
@@ -372,6 +454,7 @@ void tl_replay__free(struct tl_replay *rp)
 		return;
 	u64map__free(&rp->bufs);
 	u64map__free(&rp->cuda_bufs);
+	u64map__free(&rp->aside);
 	u64map__free(&rp->owners);
 	free(rp);
 }

@@ -26,6 +26,21 @@ struct tl_buf {
 	bool staged; /* counted with its owner (the kernel's !INFL_BUF_UNSTAGED) */
 };
 
+/*
+ * A buffer a double alloc replaced, still counted until its own free (format 1.6: the kernel
+ * counts the new buffer in at the alloc's place and the old one out at a later place, a free
+ * with INFL_EVF_DUP). A value of the aside map, keyed by tl_aside__key() of the buffer's id,
+ * class, bytes and owner: what that free carries, whatever came between the two places.
+ */
+struct tl_aside {
+	__u64 buf;
+	struct tl_buf b;
+	__u32 n; /* identical ones waiting (threads that allocated the id at once) */
+};
+
+/* (the class tells the key spaces apart: libcuda's classes are past the contract's) */
+__u64 tl_aside__key(__u64 buf, __u32 cls, __u64 bytes, __u64 owner);
+
 /* A live owner of the replay (a value of the owners map: do not keep pointers to it). */
 struct tl_owner {
 	__u64 entered;	 /* when it entered its slot */
@@ -51,6 +66,8 @@ struct tl_replay {
 	struct tl_state st;
 	struct u64map bufs, owners;
 	struct u64map cuda_bufs; /* libcuda's (classes past the contract's) */
+	struct u64map aside;	 /* struct tl_aside, both key spaces (dup_free only) */
+	bool dup_free;		 /* a double alloc's replaced buffer leaves by its own free */
 	__u16 entry_mask, terminal_mask;
 	bool oom;
 	__u32 nlives;
@@ -59,7 +76,12 @@ struct tl_replay {
 	void *hook_ctx;
 };
 
-struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask,
+/*
+ * `dup_free`: the events are of format 1.6 or later (a recording's recording__dup_free(), or
+ * the running kernel's, live): a double alloc keeps the buffer it replaced counted until the
+ * free with INFL_EVF_DUP that follows it. Else (1.5 and before) the alloc replaces it at once.
+ */
+struct tl_replay *tl_replay__new(__u16 entry_mask, __u16 terminal_mask, bool dup_free,
 				 const struct tl_hooks *hooks, void *ctx);
 void tl_replay__apply(struct tl_replay *rp, const struct infl_event *ev);
 /* Calls fn for every owner still alive. */

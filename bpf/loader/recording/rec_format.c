@@ -73,6 +73,7 @@ const struct rec_field rec_fields[] = {
 	FIELD(REC_T_CONTENTION_LOST, contention_lost),
 	FIELD(REC_T_DWELL_LOST, dwell_lost),
 	FIELD(REC_T_PEAK_FUZZ, peak_fuzz),
+	FIELD(REC_T_OWNER_RACES, owner_races),
 };
 const size_t rec_nfields = sizeof(rec_fields) / sizeof(rec_fields[0]);
 

@@ -26,8 +26,8 @@
  * and per-class arrays), the cuda_failed tag; 1.4: NAMES records (names qualified by their
  * image, LABEL:NAME, when a process maps several images with names of their own); 1.5: the
  * slot_waits and pool_waits tags (probe hits that waited on another thread); 1.6: the
- * contention_lost, dwell_lost and peak_fuzz tags, and a dup alloc's replaced buffer as a
- * free event of its own (INFL_EVF_DUP) right after the alloc */
+ * contention_lost, dwell_lost, peak_fuzz and owner_races tags, and a dup alloc's replaced
+ * buffer as a free event of its own (INFL_EVF_DUP) right after the alloc */
 #define REC_FORMAT_MINOR 6
 
 #define REC_FRAME_HEAD 8      /* type, zero, length */
@@ -133,6 +133,7 @@ enum rec_tag {
 	REC_T_CONTENTION_LOST = 55, /* 1.6 */
 	REC_T_DWELL_LOST = 56,	   /* 1.6 */
 	REC_T_PEAK_FUZZ = 57,	   /* 1.6 */
+	REC_T_OWNER_RACES = 58,	   /* 1.6 */
 };
 
 /* One row of the tag table: where the field lives and how many elements it has. */

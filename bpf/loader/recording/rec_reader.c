@@ -831,6 +831,11 @@ const struct rec_start *recording__start(const struct recording *r, __u32 pid)
 	return NULL;
 }
 
+bool recording__dup_free(const struct recording *r)
+{
+	return r->format_minor >= 6;
+}
+
 const struct rec_proc_info *recording__proc(const struct recording *r, __u32 pid)
 {
 	for (size_t i = 0; i < r->nprocs; i++)

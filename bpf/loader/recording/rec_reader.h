@@ -179,6 +179,9 @@ const struct infl_proc *recording__final(const struct recording *r, __u32 pid);
 const struct rec_oom *recording__oom(const struct recording *r, __u32 pid);
 /* The START record of `pid` (1.3), or NULL: the recording saw it from its start. */
 const struct rec_start *recording__start(const struct recording *r, __u32 pid);
+/* Format 1.6 on: a double alloc takes two places in its process's order, the alloc, then a
+ * free with INFL_EVF_DUP of the buffer it replaced (before: the alloc replaced it at once). */
+bool recording__dup_free(const struct recording *r);
 /* The PROC record of `pid`, or NULL. */
 const struct rec_proc_info *recording__proc(const struct recording *r, __u32 pid);
 const struct rec_range *recording__range(const struct recording *r, __u32 pid);

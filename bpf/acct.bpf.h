@@ -227,11 +227,36 @@ static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after,
 	return false;
 }
 
-/* Copies the composition for the peak now in peak_acct, and says how exact the copy is. */
+/* The peak `after` (a value of acct) was set at `now`: where a hit that copies it finds it.
+ * Two peaks set at once may both write: the value tells whose time it is. */
+static __always_inline void peak_time_note(struct infl_proc *p, __u64 after, __u64 now)
+{
+	WRITE_ONCE(p->peak_time_acct, 0);
+	barrier();
+	WRITE_ONCE(p->peak_time_ns, now);
+	barrier();
+	WRITE_ONCE(p->peak_time_acct, after);
+}
+
+/* The time of peak `peak`, or 0 when its hit's note is not there (written over, or not yet). */
+static __always_inline __u64 peak_time_of(struct infl_proc *p, __u64 peak)
+{
+	__u64 t;
+
+	if (READ_ONCE(p->peak_time_acct) != peak)
+		return 0;
+	barrier();
+	t = READ_ONCE(p->peak_time_ns);
+	barrier();
+	return READ_ONCE(p->peak_time_acct) == peak ? t : 0;
+}
+
+/* Copies the composition for the peak now in peak_acct, and says how exact the copy is.
+ * `now`: the copier's time, the peak's own when its hit's note is gone. */
 static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now,
 				      const enum acct_mode m)
 {
-	__u64 done = READ_ONCE(p->hits_done), after;
+	__u64 done = READ_ONCE(p->hits_done), after, t = peak_time_of(p, peak);
 	__u32 n, k;
 
 	for (int c = 0; c < INFL_CLASSES; c++)
@@ -241,16 +266,17 @@ static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now
 		p->peak_owners[s] = p->owners[s];
 	p->peak_bufs = p->total_bufs;
 	after = READ_ONCE(p->acct);
-	p->peak_ns = now;
+	p->peak_ns = t ? t : now;
 	p->peak_seq = infl_seq_unwrap(infl_acct_seq_lo(peak), done + 1);
 	if (m == ACCT_ATOMIC) {
 		/* hits that may be in it wrongly: every place after the peak's (their changes
 		 * may be in the copy), and every hit not ended when the copy began but the
-		 * copier's own, whose changes came before it (they may be missing) */
+		 * copier's own, whose changes came before it (they may be missing); and its time
+		 * is not the peak's own when its note was gone (said as one more) */
 		n = infl_acct_seq_lo(after);
 		k = infl_acct_seq_lo(peak);
 		p->peak_fuzz = ((n - k) & INFL_ACCT_SEQ_MASK) +
-			       ((n - (__u32)done - 1) & INFL_ACCT_SEQ_MASK);
+			       ((n - (__u32)done - 1) & INFL_ACCT_SEQ_MASK) + !t;
 	} else {
 		p->peak_fuzz = 0;
 	}
@@ -260,14 +286,16 @@ static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now
 /* Rounds of copying a copier makes while new peaks keep coming during its copies. */
 #define PEAK_COPY_ROUNDS 64
 
-/* After a hit's own changes, when its offer won: the composition of the newest peak, copied
- * by whoever holds peak_cap; one that finds it held leaves the copy to the holder, which
- * looks at peak_acct again once it released it. */
-static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 now,
+/* After a hit's own changes, when its offer of `after` won at `now`: the composition of the
+ * newest peak, copied by whoever holds peak_cap; one that finds it held leaves the copy to
+ * the holder, which looks at peak_acct again once it released it. */
+static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 after, __u64 now,
 					      const enum acct_mode m)
 {
 	__u64 peak;
 
+	if (m == ACCT_ATOMIC)
+		peak_time_note(p, after, now);
 	for (int i = 0; i < (m == ACCT_ATOMIC ? PEAK_COPY_ROUNDS : 1); i++) {
 		if (!acct_cas32(&p->peak_cap, 0, 1, m))
 			return; /* its holder looks again after its release */

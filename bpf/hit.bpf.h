@@ -283,7 +283,7 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 	if (peaked || hit_timed(env, p))
 		hit_clock(p, &now, m);
 	if (peaked)
-		acct_peak_capture(p, now, m);
+		acct_peak_capture(p, before + INFL_ACCT_SEQ_ONE + op->bytes, now, m);
 	flags = (op->kind == AK_DUP ? INFL_EVF_DUP : 0) | (peaked ? INFL_EVF_NEW_PEAK : 0) |
 		(op->kind == AK_MAP_FULL ? INFL_EVF_UNTRACKED : 0) |
 		(op->owner && !o ? INFL_EVF_UNSTAGED : 0);

@@ -195,6 +195,10 @@ struct infl_proc {
 	__u64 peak_seq;	  /* the event that set the peak */
 	__u64 peak_bytes; /* exact high-water mark of total_bytes (derived from peak_acct) */
 	__u64 peak_cap_acct; /* the peak (a value of acct) that peak[][] was captured for */
+	/* the time of the peak of value peak_time_acct, written by its hit before it copies (a
+	 * hit that copies another's peak takes the time from here) */
+	__u64 peak_time_acct;
+	__u64 peak_time_ns;
 	/* hits that may be in peak[][] although after the peak, or missing from it although
 	 * before it, because they were in flight while it was copied: 0, it is exact;
 	 * INFL_PEAK_FUZZ_UNKNOWN: it was captured for an earlier peak */

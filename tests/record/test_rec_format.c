@@ -47,6 +47,8 @@ static void test_field_table(void)
 	memset(covered + offsetof(struct infl_proc, defer_tail), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_head), 1, 8);
 	memset(covered + offsetof(struct infl_proc, peak_cap_acct), 1, 8);
+	memset(covered + offsetof(struct infl_proc, peak_time_acct), 1, 8);
+	memset(covered + offsetof(struct infl_proc, peak_time_ns), 1, 8);
 	memset(covered + offsetof(struct infl_proc, peak_acct), 1, 8);
 	memset(covered + offsetof(struct infl_proc, acct), 1, 8);
 	for (size_t b = 0; b < sizeof(covered); b++)
@@ -161,6 +163,7 @@ static void test_roundtrip(void)
 	a.hits_done = b.hits_done = a.defer_tail = b.defer_tail = 0;
 	a.defer_head = b.defer_head = a.peak_cap_acct = b.peak_cap_acct = 0;
 	a.peak_acct = b.peak_acct = a.acct = b.acct = 0;
+	a.peak_time_acct = b.peak_time_acct = a.peak_time_ns = b.peak_time_ns = 0;
 	CHECK(!memcmp(&a, &b, sizeof(a)), "final counters read back byte for byte");
 	CHECK_EQ_U64(b.peak_bytes, SCENARIO_PEAK, "final peak");
 	CHECK_EQ_U64(b.unmatched_free[4].bytes, 50, "unmatched free of input");

@@ -239,6 +239,13 @@ static void text_peak(FILE *f, const struct infl_proc *p, const struct infl_name
 	fprintf(f, "\npeak: %s in %llu buffer%s at +%.3f s (event %llu)\n",
 		fmt_bytes(b, p->peak_bytes), (unsigned long long)p->peak_bufs, fmt_plural(p->peak_bufs),
 		rel_s(p->peak_ns, origin), (unsigned long long)p->peak_seq);
+	if (p->peak_fuzz == INFL_PEAK_FUZZ_UNKNOWN)
+		fprintf(f, "  (the value is exact; the composition below is an earlier peak's: "
+			   "this one came while that was being copied)\n");
+	else if (p->peak_fuzz)
+		fprintf(f, "  (the value is exact; the composition below may be off by %llu "
+			   "probe hit%s in flight while it was copied)\n",
+			(unsigned long long)p->peak_fuzz, fmt_plural(p->peak_fuzz));
 	text_composition(f, p->peak, p->peak_owners, n);
 	if (p->rss_peak)
 		fprintf(f, "  rss peak %s at +%.3f s, with %s tracked then\n",

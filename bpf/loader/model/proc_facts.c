@@ -110,6 +110,11 @@ static void json_peak(struct json *j, const struct proc_facts *pf)
 	json_kv_u64(j, "bufs", p->peak_bufs);
 	json_kv_opt_f64(j, "time_s", p->peak_bytes, rel_s(p->peak_ns, pf->origin), 6);
 	json_kv_u64(j, "seq", p->peak_seq);
+	/* the composition: exact, or off by how many probe hits in flight while it was copied
+	 * (null: it is an earlier peak's) */
+	json_kv_bool(j, "composition_exact", !p->peak_fuzz);
+	json_kv_opt_u64(j, "composition_fuzz", p->peak_fuzz != INFL_PEAK_FUZZ_UNKNOWN,
+			p->peak_fuzz);
 	json_kv_opt_u64(j, "rss_bytes", pf->rss_at_peak != UINT64_MAX, pf->rss_at_peak);
 	figures__json_composition(j, p->peak, p->peak_owners, pf->names);
 	json_obj_end(j);

@@ -100,6 +100,26 @@ static __always_inline __u64 hit_clock(struct infl_proc *p, __u64 *now, const en
 	return *now;
 }
 
+/* Every recorded event is built here: `seq` is the accounting order it takes (or, for one
+ * that is not an accounting event, follows). */
+static __always_inline void event_fill(struct infl_event *ev, __u64 seq, __u64 now, __u32 pid,
+				       __u32 tid, __u8 type, __u8 id, __u8 flags, __u8 slot,
+				       __u64 a0, __u64 a1, __u64 a2)
+{
+	ev->ts_ns = now;
+	ev->seq = seq;
+	ev->pid = pid;
+	ev->tid = tid;
+	ev->type = type;
+	ev->id = id;
+	ev->flags = flags;
+	ev->from_slot = slot;
+	ev->pad = 0;
+	ev->arg0 = a0;
+	ev->arg1 = a1;
+	ev->arg2 = a2;
+}
+
 /* A hit's recorded event, for the thread that hit the probe (`op->tid`: a holder of the
  * locked form may be applying another thread's queued hit); `before`: acct before its place,
  * which gives the event its number. */
@@ -111,21 +131,10 @@ static __always_inline void hit_record(const struct hit_env *env, struct infl_pr
 
 	if (!env->recording)
 		return;
-	ev.ts_ns = now;
-	ev.seq = acct_seq(p, before);
-	ev.pid = env->pid;
-	ev.tid = op->tid;
-	ev.type = type;
-	ev.id = id;
-	ev.flags = flags;
-	ev.from_slot = slot;
-	ev.pad = 0;
-	ev.arg0 = a0;
-	ev.arg1 = a1;
-	ev.arg2 = a2;
+	event_fill(&ev, acct_seq(p, before), now, env->pid, op->tid, type, id, flags, slot, a0, a1,
+		   a2);
 	hit_event(p, &ev);
 }
-
 /* The time spent in stage `from`, into its histogram. */
 static __always_inline __u32 log2_u64(__u64 v)
 {

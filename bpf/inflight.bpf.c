@@ -539,26 +539,6 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum ac
 
 /* --- events ------------------------------------------------------------------------------ */
 
-/* Every recorded event is built here: `seq` is the accounting order it takes (or, for one
- * that is not an accounting event, follows). */
-static __always_inline void event_fill(struct infl_event *ev, __u64 seq, __u64 now, __u32 pid,
-				       __u32 tid, __u8 type, __u8 id, __u8 flags, __u8 slot,
-				       __u64 a0, __u64 a1, __u64 a2)
-{
-	ev->ts_ns = now;
-	ev->seq = seq;
-	ev->pid = pid;
-	ev->tid = tid;
-	ev->type = type;
-	ev->id = id;
-	ev->flags = flags;
-	ev->from_slot = slot;
-	ev->pad = 0;
-	ev->arg0 = a0;
-	ev->arg1 = a1;
-	ev->arg2 = a2;
-}
-
 /*
  * How a recorded event is submitted: without waking the recorder, which reads the ring every
  * poll interval (a wake-up per event, an irq_work and a context switch, would cost more than

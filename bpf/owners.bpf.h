@@ -70,7 +70,8 @@ static __always_inline void owner_reap_push(const struct owner_maps *om,
 
 	for (int i = 0; i < ACCT_TRIES; i++) {
 		t = READ_ONCE(r->tail);
-		if (t - READ_ONCE(r->head) >= OWNER_REAP_SLOTS)
+		/* signed: a head read after a tail that others have moved on may pass it */
+		if ((__s64)(t - READ_ONCE(r->head)) >= OWNER_REAP_SLOTS)
 			break;
 		if (__sync_val_compare_and_swap(&r->tail, t, t + 1) != t)
 			continue;
@@ -87,6 +88,12 @@ static __always_inline void owner_reap_push(const struct owner_maps *om,
 }
 
 /* The record of key `k`, retired for its grace and held by no one, marked and deleted. */
+static __always_inline bool owner_is(const struct infl_owner *o, const struct infl_owner_key *k)
+{
+	return READ_ONCE(o->id) == k->owner && READ_ONCE(o->id_gen) == k->gen &&
+	       READ_ONCE(o->id_pid) == k->pid;
+}
+
 static __always_inline void owner_reap_one(const struct owner_maps *om,
 					   const struct infl_owner_key *k, __u64 now)
 {
@@ -96,15 +103,17 @@ static __always_inline void owner_reap_one(const struct owner_maps *om,
 	if (!o)
 		return; /* reaped already, or its image ended */
 	s = READ_ONCE(o->state);
+	/* signed: a `now` read before the record retired again is within its grace */
 	if (!(s & INFL_OS_RETIRED) ||
 	    (s & (INFL_OS_REFS_MASK | INFL_OS_ADMITTED | INFL_OS_DOOMED)) ||
-	    now - READ_ONCE(o->retired_ns) < OWNER_REAP_GRACE_NS)
-		return; /* taken up again (a later retirement queued it again) */
+	    (__s64)(now - READ_ONCE(o->retired_ns)) < (__s64)OWNER_REAP_GRACE_NS || !owner_is(o, k))
+		return; /* taken up again (a later retirement queued it again), or another's */
 	if (__sync_val_compare_and_swap(&o->state, s, s | INFL_OS_DOOMED) != s)
 		return;
-	if (READ_ONCE(o->id) != k->owner || READ_ONCE(o->id_gen) != k->gen) {
-		/* the element went and came back for another key since the lookup */
-		__sync_val_compare_and_swap(&o->state, s | INFL_OS_DOOMED, s);
+	if (!owner_is(o, k)) {
+		/* the element went and came back for another key between the look and the
+		 * mark: the mark goes, whatever references were taken meanwhile */
+		__sync_fetch_and_and(&o->state, ~INFL_OS_DOOMED);
 		return;
 	}
 	if (!bpf_map_delete_elem(om->owners, k))
@@ -125,8 +134,8 @@ static __always_inline bool owner_reap_head(const struct owner_maps *om, struct 
 	e = &r->e[h & (OWNER_REAP_SLOTS - 1)];
 	if (READ_ONCE(e->ticket) != h + 1)
 		return false; /* still being pushed */
-	if (!force && now - READ_ONCE(e->ns) < OWNER_REAP_GRACE_NS)
-		return false; /* the oldest is still in its grace */
+	if (!force && (__s64)(now - READ_ONCE(e->ns)) < (__s64)OWNER_REAP_GRACE_NS)
+		return false; /* the oldest is still in its grace (or pushed after `now`) */
 	k = e->k;
 	if (READ_ONCE(e->ticket) != h + 1 || __sync_val_compare_and_swap(&r->head, h, h + 1) != h)
 		return false; /* another program on this CPU took it */
@@ -144,7 +153,7 @@ static __always_inline void owner_retired(const struct owner_maps *om, struct in
 	if (!r)
 		return;
 	now = bpf_ktime_get_ns();
-	if (READ_ONCE(r->tail) - READ_ONCE(r->head) >= OWNER_REAP_SLOTS)
+	if ((__s64)(READ_ONCE(r->tail) - READ_ONCE(r->head)) >= OWNER_REAP_SLOTS)
 		owner_reap_head(om, r, now, true);
 	owner_reap_push(om, r, o, now);
 	for (int i = 0; i < OWNER_REAP_BATCH; i++)
@@ -181,11 +190,27 @@ static __always_inline void owner_giveback(const struct owner_maps *om, struct i
 		owner_retired(om, o);
 }
 
+/* A reference taken on a record being removed (DOOMED) goes back, but only while the state
+ * still says so: once the element is reused for another record, its state was written over
+ * with the reference in it. */
+static __always_inline void owner_undoom_ref(struct infl_owner *o, __u64 nheld)
+{
+	__u64 s, d = INFL_OS_REF + nheld;
+
+	for (int i = 0; i < ACCT_TRIES; i++) {
+		s = READ_ONCE(o->state);
+		if (!(s & INFL_OS_DOOMED) || !(s & INFL_OS_REFS_MASK))
+			return;
+		if (__sync_val_compare_and_swap(&o->state, s, s - d) == s)
+			return;
+	}
+}
+
 /*
  * The owner's record, referenced (`nheld`: an alloc's buffer counted held from now): found,
  * or made when `create`. The reference is taken on what the lookup found, then the record is
- * checked to be that key's: one the sweep is removing (DOOMED), or one removed and reused for
- * another key since the lookup, is given back and looked up again. A record nobody claimed
+ * checked to be that key's: one being removed (DOOMED), or one removed and reused for
+ * another key since the lookup, has its reference given back and is looked up again. A record nobody claimed
  * yet is claimed once the key is seen to lead to it. *raced: another hit held a reference on
  * it when this one took its own (the two are in flight at once).
  */
@@ -214,23 +239,25 @@ static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om
 		s = owner_ref(o, nheld, ACCT_ATOMIC);
 		/* another hit held it: the two came with no order between them */
 		*raced = !!(s & INFL_OS_REFS_MASK);
-		if (!(s & INFL_OS_DOOMED)) {
-			id = READ_ONCE(o->id);
-			if (id == k->owner && READ_ONCE(o->id_gen) == k->gen &&
-			    READ_ONCE(o->id_pid) == k->pid) {
+		if (s & INFL_OS_DOOMED) {
+			owner_undoom_ref(o, nheld);
+			continue;
+		}
+		if (owner_is(o, k)) {
+			*why = HOLD_OK;
+			return o;
+		}
+		if (!READ_ONCE(o->id) && bpf_map_lookup_elem(om->owners, k) == o) {
+			WRITE_ONCE(o->id_gen, k->gen);
+			WRITE_ONCE(o->id_pid, k->pid);
+			id = __sync_val_compare_and_swap(&o->id, 0, k->owner);
+			if (!id || id == k->owner) {
 				*why = HOLD_OK;
 				return o;
 			}
-			if (!id && bpf_map_lookup_elem(om->owners, k) == o) {
-				WRITE_ONCE(o->id_gen, k->gen);
-				WRITE_ONCE(o->id_pid, k->pid);
-				id = __sync_val_compare_and_swap(&o->id, 0, k->owner);
-				if (!id || id == k->owner) {
-					*why = HOLD_OK;
-					return o;
-				}
-			}
 		}
+		/* another key's record (the element was removed and reused since the lookup):
+		 * the reference is on its live state, and goes back there */
 		owner_giveback(om, o, nheld);
 	}
 	*why = HOLD_LOST;

@@ -80,6 +80,7 @@ trace_with() {
 	empty) cmd=("$BENCH/usdt_empty" "$2") ;;
 	args) cmd=("$BENCH/usdt_empty" -a "$2") ;;
 	inflight) cmd=("$INFLIGHT" --json -p "$2") ;;
+	locked) cmd=("$INFLIGHT" --json --accounting locked -p "$2") ;;
 	inflight-norss) cmd=("$INFLIGHT" --json --no-rss -p "$2") ;;
 	baseline) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p "$2") ;;
 	record) cmd=("$INFLIGHT" record -o "$RECORD_OUT" ${RECORD_RING:+--ring-size "$RECORD_RING"} -p "$2") ;;
@@ -90,6 +91,29 @@ trace_with() {
 	*) echo "bench: unknown tracer $1" >&2; exit 2 ;;
 	esac
 	exec ${TRACE_PREFIX[@]+"${TRACE_PREFIX[@]}"} "${cmd[@]}"
+}
+
+# baseline_commit PATH: the commit of the git work tree that holds the binary PATH (a
+# baseline built in `git worktree add /tmp/base COMMIT`, then make -C /tmp/base inflight),
+# +dirty when that tree has changes not committed; nothing when it lies in no work tree
+baseline_commit() {
+	local d c
+	d=$(dirname "$(readlink -f "$1")")
+	c=$(git -C "$d" rev-parse --short HEAD 2>/dev/null) || return 0
+	git -C "$d" diff --quiet HEAD 2>/dev/null || c+=+dirty
+	echo "$c"
+}
+
+# has_locked_form: whether $INFLIGHT can be told to run the locked form on this kernel
+# (--accounting locked), for the configuration `locked` beside the atomic form
+has_locked_form() {
+	[ -x "$INFLIGHT" ] && "$INFLIGHT" --help 2>&1 | grep -q -- '--accounting'
+}
+
+# anomaly SUMMARY NAME: the anomaly counter NAME of a --json summary line ("" when the
+# summary has no such counter: a baseline built before it existed)
+anomaly() {
+	grep -o "\"$2\":[0-9]*" <<<"$1" | head -n 1 | cut -d: -f2
 }
 
 # traced LOG CONFIG CMD...: starts CMD (which must wait for a tracer: probe_loop -W), attaches

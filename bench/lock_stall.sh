@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Section lock_stall: the worst wait a traced thread sees on one probe hit,
-# 4 threads of one process hitting the probes at once (they contend for its per-process
-# lock), with inflight and, side by side in the same rounds, the inflight binary before the
-# lock change (BENCH_INFLIGHT_BASELINE) and the empty program (the floor: what the uprobe
-# itself costs at worst here). probe_loop -L times every event by the wall clock and by the
-# thread's CPU clock (a spin for the lock burns CPU; a thread the scheduler preempted does
-# not); the figures are the largest and how many took over 10 us, 100 us and 1 ms, and
-# inflight's lock timeouts (updates that gave up: counted, the totals marked inexact).
+# Section lock_stall: the worst single probe hit a traced thread sees, 4 threads of one
+# process hitting the probes at once, all on the same process's state. Configs, side by side
+# in the same rounds:
+#   empty     the floor: empty BPF programs, what the uprobe itself costs at worst here
+#   locked    inflight --accounting locked: the locked form (a lock per process; a hit that
+#             finds it held queues for its holder, and waits only while that queue is full)
+#   inflight  inflight as this kernel runs it (5.17+): the atomic form, no lock, no hit waits
+#   baseline  the inflight binary before a change (BENCH_INFLIGHT_BASELINE), when set
+# probe_loop -L times every event by the wall clock and by the thread's CPU clock (a wait for
+# the lock burns CPU; a thread the scheduler preempted does not); the figures are the largest
+# and how many took over 10 us, 100 us and 1 ms, and the hits each tracer gave up (counted,
+# the totals marked inexact): lock_timeouts + contention_lost; the lock's own figures (hits
+# that waited: slot_waits, pool_waits) for the forms that have one.
 
 lock_stall_run() { # CONFIG: prints probe_loop's two lines
 	traced "$TMPB/ls.$1.log" "$1" "$LS_LOOP" -t "${BENCH_STALL_THREADS:-4}" \
@@ -14,12 +19,18 @@ lock_stall_run() { # CONFIG: prints probe_loop's two lines
 }
 
 lock_stall() {
-	local configs=(empty inflight) cfg rep out line lat summary
+	local configs=(empty) cfg rep out line lat summary lt cl m
 	LS_LOOP=$(private_copy "$BENCH/probe_loop")
+	if has_locked_form; then
+		configs+=(locked)
+	else
+		note lock_stall "the locked form not measured: $INFLIGHT has no --accounting"
+	fi
+	configs+=(inflight)
 	if [ -n "${BENCH_INFLIGHT_BASELINE:-}" ] && [ -x "$BENCH_INFLIGHT_BASELINE" ]; then
 		configs+=(baseline)
 	else
-		note lock_stall "before/after not measured: set BENCH_INFLIGHT_BASELINE to the inflight built before the lock change"
+		note lock_stall "before/after not measured: set BENCH_INFLIGHT_BASELINE to the inflight built before the change"
 	fi
 	for ((rep = 1; rep <= REPS; rep++)); do
 		for ((i = 0; i < ${#configs[@]}; i++)); do
@@ -37,12 +48,17 @@ lock_stall() {
 				record lock_stall "$cfg" 4 "$rep" "$m" "$(kv "$m" "$lat")"
 			done
 			record lock_stall "$cfg" 4 "$rep" hits "$(kv hits "$line")"
-			case $cfg in inflight | baseline)
-				summary=$(grep '"type":"summary"' "$TMPB/ls.$cfg.log" | tail -n 1)
-				record lock_stall "$cfg" 4 "$rep" lock_timeouts \
-					"$(grep -o '"lock_timeouts":[0-9]*' <<<"$summary" | head -n 1 | cut -d: -f2)"
-				;;
-			esac
+			[ "$cfg" = empty ] && continue
+			summary=$(grep '"type":"summary"' "$TMPB/ls.$cfg.log" | tail -n 1)
+			lt=$(anomaly "$summary" lock_timeouts)
+			cl=$(anomaly "$summary" contention_lost)
+			record lock_stall "$cfg" 4 "$rep" given_up "${lt:+$((lt + ${cl:-0}))}"
+			[ "$cfg" = inflight ] && [ "${cl:-0}" != 0 ] &&
+				note lock_stall "round $rep: the atomic form gave up $cl hits (contention_lost), which it never should"
+			[ "$cfg" = inflight ] && continue
+			for m in lock_timeouts slot_waits pool_waits; do
+				record lock_stall "$cfg" 4 "$rep" "$m" "$(anomaly "$summary" "$m")"
+			done
 		done
 	done
 }

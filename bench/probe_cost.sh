@@ -8,11 +8,16 @@
 #          nop       (a) probes in, nothing attached: the semaphore test
 #          empty     (b) empty BPF programs on the three probes: the floor
 #          args      (b') BPF programs that only fetch the arguments
-#          inflight  (c) inflight attached to the process (-p)
+#          inflight  (c) inflight attached to the process (-p): on kernels 5.17+ the atomic
+#                    form, which takes no lock (bpf/acct.bpf.h)
+#          locked    (c-locked) the same inflight forced into the locked form (--accounting
+#                    locked: a lock per process, a queue behind it), which kernels before 5.17
+#                    run: the two forms side by side on one kernel
 #          record    (c') inflight record -p, every event also written to a file
 #          baseline  (c0) another inflight binary, for before/after figures of a change:
 #                    BENCH_INFLIGHT_BASELINE=PATH (e.g. built in a `git worktree` of the
-#                    commit before it: make -C /tmp/base inflight)
+#                    commit before it: make -C /tmp/base inflight), what it is in words in
+#                    BENCH_INFLIGHT_BASELINE_DESC
 #          bpftrace  (d) bpftrace, per-(class, stage) counts and bytes, owner stages in maps
 #          atomic    (e) in-process atomic counters per (class, stage)
 #          lttng     (f) LTTng-UST tracepoints, recorded by a session
@@ -44,13 +49,14 @@ probe_cost() {
 	PC_NOPROBES=$BENCH/probe_loop_noprobes
 	PC_ATOMIC=$BENCH/probe_loop_atomic
 	PC_LTTNG=$(private_copy "$BENCH/probe_loop_lttng")
-	for cfg in noprobes nop empty args inflight record baseline bpftrace atomic lttng; do
+	for cfg in noprobes nop empty args inflight locked record baseline bpftrace atomic lttng; do
 		case $cfg in
 		record) [ -x "$INFLIGHT" ] && "$INFLIGHT" record --help >/dev/null 2>&1 ||
 			{ note probe_cost "(c') not measured: no inflight record"; continue; } ;;
 		baseline) [ -n "${BENCH_INFLIGHT_BASELINE:-}" ] || continue
 			[ -x "$BENCH_INFLIGHT_BASELINE" ] || { note probe_cost "(c0) not measured: $BENCH_INFLIGHT_BASELINE is not executable"; continue; } ;;
 		inflight) [ -x "$INFLIGHT" ] || { note probe_cost "(c) not measured: $INFLIGHT is not built"; continue; } ;;
+		locked) has_locked_form || { note probe_cost "(c-locked) not measured: $INFLIGHT has no --accounting"; continue; } ;;
 		bpftrace) command -v bpftrace >/dev/null || { note probe_cost "(d) not measured: bpftrace is not installed"; continue; } ;;
 		lttng) lttng_ready || { note probe_cost "(f) not measured: $LTTNG_WHY"; continue; } ;;
 		esac
@@ -71,7 +77,7 @@ probe_cost() {
 				ns_of[$cfg]=$ns
 				record probe_cost "$cfg" "$t" "$rep" ns_per_hit "$ns"
 				record probe_cost "$cfg" "$t" "$rep" wall_ns_per_hit "$(kv wall_ns_per_hit "$line")"
-				[ "$cfg" = inflight ] && probe_cost_exact "$t" "$rep" "$line"
+				case $cfg in inflight | locked | baseline) probe_cost_exact "$cfg" "$t" "$rep" "$line" ;; esac
 				[ "$cfg" = lttng ] && record probe_cost lttng "$t" "$rep" discarded "$(kv discarded "$line")"
 			done
 			probe_cost_ratios "$t" "$rep"
@@ -80,14 +86,18 @@ probe_cost() {
 	done
 }
 
-# ratios within one round: against the floor, against bpftrace, and the cost each adds to the
-# bare semaphore test compared with what the empty program adds
+# ratios within one round: against the floor, against bpftrace, the cost each adds to the
+# bare semaphore test compared with what the empty program adds, and the two forms of
+# accounting against each other
 probe_cost_ratios() {
 	local t=$1 rep=$2 a=${ns_of[nop]:-} b=${ns_of[empty]:-} c=${ns_of[inflight]:-} d=${ns_of[bpftrace]:-}
+	local l=${ns_of[locked]:-}
 	[ -n "$c" ] && [ -n "$b" ] && record probe_cost inflight/empty "$t" "$rep" ratio "$(calc "$c / $b")"
 	[ -n "$c" ] && [ -n "$d" ] && record probe_cost inflight/bpftrace "$t" "$rep" ratio "$(calc "$c / $d")"
 	[ -n "$c" ] && [ -n "$b" ] && [ -n "$a" ] &&
 		record probe_cost inflight-nop/empty-nop "$t" "$rep" ratio "$(calc "($c - $a) / ($b - $a)")"
+	[ -n "$l" ] && [ -n "$b" ] && record probe_cost locked/empty "$t" "$rep" ratio "$(calc "$l / $b")"
+	[ -n "$c" ] && [ -n "$l" ] && record probe_cost inflight/locked "$t" "$rep" ratio "$(calc "$c / $l")"
 	[ -n "${ns_of[record]:-}" ] && [ -n "$b" ] && record probe_cost record/empty "$t" "$rep" ratio "$(calc "${ns_of[record]} / $b")"
 	[ -n "$c" ] && [ -n "${ns_of[baseline]:-}" ] &&
 		record probe_cost inflight/baseline "$t" "$rep" ratio "$(calc "$c / ${ns_of[baseline]}")"
@@ -96,25 +106,36 @@ probe_cost_ratios() {
 	return 0
 }
 
-# inflight's final summary (--json) must count exactly the events probe_loop fired (it
-# attached before the first one): exact = 1 when all three totals match, else 0; and the
-# updates its kernel side skipped because its per-process lock timed out
+# probe_cost_exact CONFIG THREADS REP LINE: the final summary (--json, in $TMPB/CONFIG.log) of
+# an inflight run must count exactly the events probe_loop fired (it attached before the
+# first one): exact = 1 when all three totals match, else 0. given_up: the hits its kernel
+# side gave up, lock_timeouts (the locked form: the lock held and its queue full) plus
+# contention_lost (the atomic form, which has no lock and gives no hit up: it must stay 0;
+# a baseline built before it existed has none). The lock's own figures, hits that waited for room in
+# its queue or for the lock (slot_waits, pool_waits), only for the forms that have a lock.
 probe_cost_exact() {
-	local summary seen want
-	summary=$(grep '"type":"summary"' "$TMPB/inflight.log" | tail -n 1)
+	local cfg=$1 t=$2 rep=$3 summary seen want lt cl m
+	summary=$(grep '"type":"summary"' "$TMPB/$cfg.log" | tail -n 1)
 	seen=$(printf '%s\n' "$summary" | grep -o '"events":{[^}]*}' | head -n 1 |
 		sed 's/[^0-9,]//g; s/,/ /g')
 	if [ -z "$seen" ]; then
-		note probe_cost "inflight printed no JSON summary with its event counts: totals not checked"
+		note probe_cost "$cfg printed no JSON summary with its event counts: totals not checked"
 		return 0
 	fi
-	want="$(kv allocs "$3") $(kv frees "$3") $(kv stages "$3")"
+	want="$(kv allocs "$4") $(kv frees "$4") $(kv stages "$4")"
 	if [ "$seen" = "$want" ]; then
-		record probe_cost inflight "$1" "$2" exact 1
+		record probe_cost "$cfg" "$t" "$rep" exact 1
 	else
-		record probe_cost inflight "$1" "$2" exact 0
-		note probe_cost "$1 thread(s), round $2: inflight counted $seen (alloc free stage), probe_loop fired $want"
+		record probe_cost "$cfg" "$t" "$rep" exact 0
+		note probe_cost "$t thread(s), round $rep: $cfg counted $seen (alloc free stage), probe_loop fired $want"
 	fi
-	record probe_cost inflight "$1" "$2" lock_timeouts \
-		"$(printf '%s\n' "$summary" | grep -o '"lock_timeouts":[0-9]*' | head -n 1 | cut -d: -f2)"
+	lt=$(anomaly "$summary" lock_timeouts)
+	cl=$(anomaly "$summary" contention_lost)
+	record probe_cost "$cfg" "$t" "$rep" given_up "${lt:+$((lt + ${cl:-0}))}"
+	[ "$cfg" = inflight ] && [ "${cl:-0}" != 0 ] &&
+		note probe_cost "$t thread(s), round $rep: the atomic form gave up $cl hits (contention_lost), which it never should"
+	[ "$cfg" = inflight ] && return 0
+	for m in lock_timeouts slot_waits pool_waits; do
+		record probe_cost "$cfg" "$t" "$rep" "$m" "$(anomaly "$summary" "$m")"
+	done
 }

@@ -75,13 +75,17 @@ value).
 Machine: $(env_of cpu), $(env_of cpus) CPUs, kernel $(env_of kernel); commit $(env_of commit),
 $(env_of date). Load average at start $(env_of load_start), at end $(env_of load_end).
 $(sed -n 's/^note=/Note: /p' "$dir/env.txt")
-$(w=$(env_of baseline_what); [ -n "$w" ] && echo "\"Before\" (the baseline inflight, c0): $w.")
+$(baseline_line)
 
 Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
 \`scripts/bench.sh SECTION...\` (probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost
 rss_cost record_ceiling attach_teardown offline_memory). Knobs: BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS,
 BENCH_RSS_REPS, BENCH_LOADER_SECONDS, BENCH_ATTACH_REPS; and BENCH_INFLIGHT_BASELINE=PATH adds
-another inflight binary to sections 1 and 7 for before/after figures.
+another inflight binary to sections 1 and 7, the breakdowns and the worst single hit, for
+before/after figures (BENCH_INFLIGHT_BASELINE_DESC: what it is, in words, for the "Before" line).
+inflight's two forms of accounting a hit run side by side on this one kernel: its default,
+the atomic form (no lock; kernels 5.17+), and the locked form that older kernels run
+(\`--accounting locked\`: a lock per process with a queue behind it).
 The programs are in bench/ (probe_loop, usdt_empty, usdt_attach, sites_target, stamp_exec,
 measure).
 
@@ -90,6 +94,68 @@ breakdown), shown as \`median [min-max]\`.
 Within a round the configurations run one after the other, starting from a different one
 each round, so slow drift on the machine touches all of them alike; every ratio is taken
 between figures of the same round, and the table shows the median of those ratios.
+EOF
+}
+
+# baseline_line: what the baseline inflight (c0) is, its path, and the commit of the git work
+# tree it lies in, when one was measured
+baseline_line() {
+	local path commit what
+	path=$(env_of baseline_path)
+	commit=$(env_of baseline_commit)
+	what=$(env_of baseline_what)
+	if [ -z "$path" ]; then
+		# written before the path was kept: the words alone
+		[ -z "$what" ] || echo "\"Before\" (the baseline inflight, c0): $what."
+		return 0
+	fi
+	printf '"Before" (the baseline inflight, c0)%s: `%s` (BENCH_INFLIGHT_BASELINE)%s.\n' \
+		"${what:+ is $what}" "$path" "${commit:+, built in a git work tree of commit $commit}"
+}
+
+# exact_runs SECTION CONFIG: "N of M": the runs whose final totals equaled the events fired
+exact_runs() {
+	awk -F, -v s="$1" -v c="$2" '$1 == s && $2 == c && $5 == "exact" { n++; t += $6 }
+		END { printf "%d of %d", t, n }' "$raw"
+}
+
+# per_threads SECTION CONFIG METRIC THREADS...: "1 thread X, 2 threads Y"
+per_threads() {
+	local s=$1 c=$2 m=$3 t out=
+	shift 3
+	for t; do
+		out+="${out:+, }$t thread$([ "$t" = 1 ] || echo s) $(cell "$s" "$c" "$t" "$m")"
+	done
+	printf '%s' "$out"
+}
+
+# forms_accounting SECTION THREADS...: for each inflight measured (the atomic form, the locked
+# form, the baseline), the runs whose totals were exact and the hits given up per run; the
+# lock's own figures only for the forms that have one
+forms_accounting() {
+	local s=$1 cfg label
+	shift
+	cat <<EOF
+
+Exact totals and hits given up, per form. Given up: \`lock_timeouts\` + \`contention_lost\`
+of the JSON summary, hits not accounted (counted, and the totals then marked inexact).
+Waited: hits of a form with a lock that found the queue behind it full (\`slot_waits\`) or no
+queue memory free in its pool (\`pool_waits\`), accounted all the same.
+
+EOF
+	while IFS='|' read -r cfg label; do
+		grep -q "^$s,$cfg," "$raw" || continue
+		printf -- '- %s: final totals equal to the events fired in %s runs; given up per run: %s' \
+			"$label" "$(exact_runs "$s" "$cfg")" "$(per_threads "$s" "$cfg" given_up "$@")"
+		if [ "$cfg" != inflight ]; then
+			printf '; waited for room in the queue: %s; waited for the lock: %s' \
+				"$(per_threads "$s" "$cfg" slot_waits "$@")" "$(per_threads "$s" "$cfg" pool_waits "$@")"
+		fi
+		printf '.\n'
+	done <<'EOF'
+inflight|(c) the atomic form (no lock: no hit waits, none is given up; must be 0)
+locked|(c-locked) the locked form
+baseline|(c0) the baseline
 EOF
 }
 
@@ -128,7 +194,8 @@ noprobes|probes compiled out (the loop alone)
 nop|(a) probes in, nothing attached
 empty|(b) empty BPF programs (the floor)
 args|(b') BPF programs that only fetch the arguments
-inflight|(c) inflight -p
+inflight|(c) inflight -p, the atomic form (no lock)
+locked|(c-locked) inflight, the locked form (--accounting locked)
 record|(c') inflight record -p (every event also to a file)
 baseline|(c0) baseline inflight (BENCH_INFLIGHT_BASELINE), for before/after
 bpftrace|(d) bpftrace aggregation
@@ -143,15 +210,14 @@ Ratios (median of per-round ratios):
 |---|---:|---:|---|
 | inflight / empty BPF (c/b) | $(cell probe_cost inflight/empty 1 ratio) | $(cell probe_cost inflight/empty 2 ratio) | <= 1.2: $(verdict2 probe_cost inflight/empty ratio '<=' 1.2) |
 | inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict2 probe_cost inflight/bpftrace ratio '<=' 1) |
+| locked form / empty BPF (c-locked/b) | $(cell probe_cost locked/empty 1 ratio) | $(cell probe_cost locked/empty 2 ratio) | |
+| atomic form / locked form (c/c-locked) | $(cell probe_cost inflight/locked 1 ratio) | $(cell probe_cost inflight/locked 2 ratio) | |
 | inflight record / empty BPF (c'/b) | $(cell probe_cost record/empty 1 ratio) | $(cell probe_cost record/empty 2 ratio) | |
 | (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |$(baseline_row)
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |
+$(forms_accounting probe_cost 1 2)
 
-inflight's final totals equal the events fired (all three probes) in
-$(awk -F, '$1 == "probe_cost" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs;
-updates its kernel side skipped because its per-process lock timed out, per run (its
-\`lock_timeouts\`): 1 thread $(cell probe_cost inflight 1 lock_timeouts), 2 threads $(cell probe_cost inflight 2 lock_timeouts).
 LTTng events discarded per run (its default discard mode, 4 x 512 KiB sub-buffers per CPU):
 1 thread $(cell probe_cost lttng 1 discarded), 2 threads $(cell probe_cost lttng 2 discarded).
 EOF
@@ -165,28 +231,26 @@ section_scaling() {
 ## Scaling: cost per probe hit, 1 to 8 threads
 
 Section 1's loop and measure (CPU nanoseconds of the firing threads per event) with 1, 2, 4
-and 8 threads firing, for the floor (b), inflight (c) and bpftrace (d), alternated within
-each round; the ratios are taken within a round.
+and 8 threads firing, for the floor (b), inflight in its atomic form (c) and in its locked
+form (c-locked, \`--accounting locked\`) and bpftrace (d), alternated within each round; the
+ratios are taken within a round.
 
-| threads | (b) floor ns/hit | (c) inflight ns/hit | (d) bpftrace ns/hit | c/b | c/d |
-|---:|---:|---:|---:|---:|---:|
+| threads | (b) floor ns/hit | (c) atomic ns/hit | (c-locked) locked ns/hit | (d) bpftrace ns/hit | c/b | c-locked/b | c/c-locked | c/d |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 EOF
 	for t in 1 2 4 8; do
-		printf '| %s | %s | %s | %s | %s | %s |\n' "$t" \
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
 			"$(cell scaling empty "$t" ns_per_hit)" "$(cell scaling inflight "$t" ns_per_hit)" \
-			"$(cell scaling bpftrace "$t" ns_per_hit)" "$(cell scaling inflight/empty "$t" ratio)" \
-			"$(cell scaling inflight/bpftrace "$t" ratio)"
+			"$(cell scaling locked "$t" ns_per_hit)" "$(cell scaling bpftrace "$t" ns_per_hit)" \
+			"$(cell scaling inflight/empty "$t" ratio)" "$(cell scaling locked/empty "$t" ratio)" \
+			"$(cell scaling inflight/locked "$t" ratio)" "$(cell scaling inflight/bpftrace "$t" ratio)"
 	done
 	cat <<EOF
 
 This machine has $(env_of cpus) CPUs, so 4 and 8 threads show the shape of contention (threads
 taking turns on the CPUs and on the tracers' shared state), not parallel speedup; the targets
 (c/b <= 1.2, c/d <= 1.0) are judged in section 1.
-inflight's final totals equal the events fired in
-$(awk -F, '$1 == "scaling" && $2 == "inflight" && $5 == "exact" { n++; s += $6 } END { printf "%d of %d", s, n }' "$raw") runs;
-its lock timeouts per run: 1 thread $(cell scaling inflight 1 lock_timeouts),
-2 threads $(cell scaling inflight 2 lock_timeouts), 4 threads $(cell scaling inflight 4 lock_timeouts),
-8 threads $(cell scaling inflight 8 lock_timeouts).
+$(forms_accounting scaling 1 2 4 8)
 EOF
 	notes_of scaling
 }
@@ -213,7 +277,8 @@ threads share passes between the CPUs' caches on every hit.
 $(sharing_row "empty (the statistics and the program's entry)" empty)
 $(sharing_row "one atomic add to a word both threads share" shared)
 $(sharing_row "one add to a per-CPU word" percpu)
-$(sharing_row "inflight" inflight)
+$(sharing_row "inflight, the atomic form (no lock)" inflight)
+$(sharing_row "inflight, the locked form (--accounting locked)" locked)
 | inflight, 1 thread in each of 2 processes at once | | $(cell sharing_cost procs 2 ns_per_run) |
 EOF
 	grep -q '^sharing_cost,inflight0,' "$raw" && sharing_row "baseline inflight" inflight0
@@ -430,37 +495,60 @@ EOF
 }
 
 section_lock_stall() {
-	local cfg
+	local cfg label n=${BENCH_STALL_THREADS:-4}
 	cat <<EOF
 
-## The worst stall behind the per-process lock
+## The worst single hit with $n threads contending
 
-\`probe_loop -L\`: ${BENCH_STALL_THREADS:-4} threads of one process fire the contract's events flat out,
-each event timed on its own, so that all contend for the process's lock in the kernel.
-"before" is the baseline inflight (BENCH_INFLIGHT_BASELINE, named under the machine line),
-"after" this one (a hit that finds the lock held is queued for its holder; it waits, 50 us
-at most, only while that queue is full, and is then counted as a lock timeout; the holder
-applies what is queued, so its own hit may take longer); "empty" is the floor (an empty BPF
-program: what the uprobe itself costs at worst here). By the thread's CPU clock (what it
-spent running: a spin for the lock, or others' queued hits applied) and by the wall clock
-(which adds the time the scheduler took the CPU away: with 4 threads on this machine's 2
-CPUs that alone reaches tens of ms, in every column alike): the longest single event any
-thread saw, and how many of "hits" events took longer.
+\`probe_loop -L\`: $n threads of one process fire the contract's events flat out, each event
+timed on its own, all of them on the one process's state in the kernel. Side by side in the
+same rounds:
 
-| | worst, CPU | CPU > 10 us | CPU > 100 us | CPU > 1 ms | worst, wall | wall > 1 ms | hits | lock timeouts | CPU ns per hit |
+- empty: the floor, an empty BPF program: what the uprobe itself costs at worst here.
+- the locked form (\`--accounting locked\`, what kernels before 5.17 run): a lock per
+  process. A hit that finds it held does not wait for it: it is queued for the holder, which
+  applies what is queued before it lets go (so the holder's own hit may take longer). A hit
+  waits only while that queue is full, and is given up (counted, the totals marked inexact)
+  when that wait runs out, 10 ms at most.
+- the atomic form (inflight's default from 5.17): no lock. Each hit takes its place in the
+  process's order by one fetch-and-add and applies its counts by atomic operations; a
+  compare-and-swap that fails was another hit's success and is tried again. No hit waits
+  for another, and none is given up.$(grep -q '^lock_stall,baseline,' "$raw" && printf '\n%s' \
+	'- the baseline inflight (c0, named under the machine line), for before/after.')
+
+By the thread's CPU clock (what it spent running: a wait for the lock, others' queued hits
+applied, a compare-and-swap tried again) and by the wall clock (which adds the time the
+scheduler took the CPU away: with $n threads on this machine's $(env_of cpus) CPUs that alone
+reaches tens of ms, in every row alike): the longest single event any thread saw, and how
+many of "hits" events took longer. Given up: \`lock_timeouts\` + \`contention_lost\` of the
+JSON summary, per run.
+
+| | worst, CPU | CPU > 10 us | CPU > 100 us | CPU > 1 ms | worst, wall | wall > 1 ms | hits | given up | CPU ns per hit |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 EOF
-	for cfg in empty baseline inflight; do
+	while IFS='|' read -r cfg label; do
 		grep -q "^lock_stall,$cfg," "$raw" || continue
-		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
-			"$(case $cfg in empty) echo empty ;; baseline) echo before ;; *) echo after ;; esac)" \
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" \
 			"$(cell lock_stall "$cfg" 4 max_cpu_ns_per_hit)" \
 			"$(cell lock_stall "$cfg" 4 cpu_hits_over_10us)" \
 			"$(cell lock_stall "$cfg" 4 cpu_hits_over_100us)" \
 			"$(cell lock_stall "$cfg" 4 cpu_hits_over_1ms)" \
 			"$(cell lock_stall "$cfg" 4 max_ns_per_hit)" "$(cell lock_stall "$cfg" 4 hits_over_1ms)" \
-			"$(cell lock_stall "$cfg" 4 hits)" "$(cell lock_stall "$cfg" 4 lock_timeouts)" \
+			"$(cell lock_stall "$cfg" 4 hits)" \
+			"$(if [ "$cfg" = empty ]; then echo; else cell lock_stall "$cfg" 4 given_up; fi)" \
 			"$(cell lock_stall "$cfg" 4 ns_per_hit)"
+	done <<'EOF'
+empty|empty (the floor)
+locked|inflight, the locked form (--accounting locked)
+inflight|inflight, the atomic form (no lock)
+baseline|baseline (c0)
+EOF
+	# the lock's own figures: only the forms that have one
+	for cfg in locked baseline; do
+		grep -q "^lock_stall,$cfg," "$raw" || continue
+		printf '\n%s: hits that waited for room in the queue behind the lock (`slot_waits`) %s,\nfor the lock with no queue memory free in its pool (`pool_waits`) %s, per run.\n' \
+			"$(case $cfg in locked) echo "The locked form" ;; *) echo "The baseline" ;; esac)" \
+			"$(cell lock_stall "$cfg" 4 slot_waits)" "$(cell lock_stall "$cfg" 4 pool_waits)"
 	done
 	notes_of lock_stall
 }

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Section scaling: nanoseconds per contract event in probe_loop's tight loop as the number of
-# firing threads grows (1, 2, 4 and 8), for three listeners side by side in the same rounds.
+# firing threads grows (1, 2, 4 and 8), for four listeners side by side in the same rounds.
 # The runs are section probe_cost's (probe_cost_run); as there, configurations alternate
 # within each round, starting from a different one each round, and ratios are taken within a
 # round.
 #
 # configs: empty     (b) empty BPF programs on the three probes: the floor
-#          inflight  (c) inflight attached to the process (-p)
+#          inflight  (c) inflight attached to the process (-p), the atomic form
+#          locked    (c-locked) inflight --accounting locked: the locked form
 #          bpftrace  (d) bpftrace, per-(class, stage) counts and bytes, owner stages in maps
 
 declare -F probe_cost_run >/dev/null || source bench/probe_cost.sh
@@ -16,9 +17,10 @@ SCALING_THREADS=(1 2 4 8)
 scaling() {
 	local configs=() cfg rep t i n line
 	PC_LOOP=$(private_copy "$BENCH/probe_loop")
-	for cfg in empty inflight bpftrace; do
+	for cfg in empty inflight locked bpftrace; do
 		case $cfg in
 		inflight) [ -x "$INFLIGHT" ] || { note scaling "(c) not measured: $INFLIGHT is not built"; continue; } ;;
+		locked) has_locked_form || { note scaling "(c-locked) not measured: $INFLIGHT has no --accounting"; continue; } ;;
 		bpftrace) command -v bpftrace >/dev/null || { note scaling "(d) not measured: bpftrace is not installed"; continue; } ;;
 		esac
 		configs+=("$cfg")
@@ -36,21 +38,28 @@ scaling() {
 				echo "$cfg $line" >>"$OUTDIR/scaling.log"
 				ns_of[$cfg]=$(kv ns_per_hit "$line")
 				record scaling "$cfg" "$t" "$rep" ns_per_hit "${ns_of[$cfg]}"
-				[ "$cfg" = inflight ] && scaling_exact "$t" "$rep" "$line"
+				case $cfg in inflight | locked) scaling_exact "$cfg" "$t" "$rep" "$line" ;; esac
 			done
-			[ -n "${ns_of[inflight]:-}" ] && [ -n "${ns_of[empty]:-}" ] &&
-				record scaling inflight/empty "$t" "$rep" ratio "$(calc "${ns_of[inflight]} / ${ns_of[empty]}")"
-			[ -n "${ns_of[inflight]:-}" ] && [ -n "${ns_of[bpftrace]:-}" ] &&
-				record scaling inflight/bpftrace "$t" "$rep" ratio "$(calc "${ns_of[inflight]} / ${ns_of[bpftrace]}")"
+			scaling_ratio inflight empty "$t" "$rep"
+			scaling_ratio inflight bpftrace "$t" "$rep"
+			scaling_ratio locked empty "$t" "$rep"
+			scaling_ratio inflight locked "$t" "$rep"
 			unset ns_of
 		done
 	done
 }
 
-# scaling_exact THREADS REP LINE: probe_cost_exact's check (exact totals, lock timeouts) of
-# the inflight run just done, filed under this section: it records under probe_cost, so its
-# record and note calls write to scratch files (RAW and NOTES set for that call only), whose
-# lines are renamed into the real ones after.
+# scaling_ratio X Y THREADS REP: the ratio X/Y of this round's figures, when both were measured
+scaling_ratio() {
+	[ -n "${ns_of[$1]:-}" ] && [ -n "${ns_of[$2]:-}" ] &&
+		record scaling "$1/$2" "$3" "$4" ratio "$(calc "${ns_of[$1]} / ${ns_of[$2]}")"
+	return 0
+}
+
+# scaling_exact CONFIG THREADS REP LINE: probe_cost_exact's check (exact totals, hits given
+# up, the lock's figures for the locked form) of the inflight run just done, filed under this
+# section: it records under probe_cost, so its record and note calls write to scratch files
+# (RAW and NOTES set for that call only), whose lines are renamed into the real ones after.
 scaling_exact() {
 	local raw=$TMPB/scaling.raw notes=$TMPB/scaling.notes text
 	: >"$raw"

@@ -8,37 +8,56 @@
 #   shared    one atomic add to a word every thread shares: the floor of any exact design
 #             with one serialization word per hit (a total, a lock, a ticket)
 #   percpu    one add to this CPU's word: per-CPU counters, which give no exact peak
-#   inflight  inflight -p; inflight0 the baseline (BENCH_INFLIGHT_BASELINE), side by side
+#   inflight  inflight -p: the atomic form (kernels 5.17+), no lock
+#   locked    inflight --accounting locked -p: the locked form (a lock per process, a queue
+#             behind it), side by side with the atomic form on one kernel
 #   procs     inflight with 1 thread in each of two processes at once (`-b`): the same
 #             work on two CPUs with no state shared between them
+#   inflight0 the baseline (BENCH_INFLIGHT_BASELINE), side by side
 # The statistics are read twice while the loop runs, after its warm-up, and the figures are
 # the difference: the tracer's attach and the loop's start and end are not in them.
 
-# run_time_ns and run_cnt summed over the contract programs now loaded
-sharing_stats() {
-	bpftool prog show --json 2>/dev/null | python3 -c '
-import json, sys
-t = n = 0
-for p in json.load(sys.stdin):
-    if p["name"].endswith(("_alloc", "_free", "_stage")) and p.get("run_cnt", 0):
-        t += p.get("run_time_ns", 0)
-        n += p["run_cnt"]
-print(t, n)'
+# sharing_progs CONFIG: the names of CONFIG's three contract programs, as a Python regular
+# expression. inflight has each in two forms, of which it loads one: `on_buf_alloc` (atomic)
+# or `on_buf_alloc_nocas` (locked); asking for the form the configuration means leaves a
+# window with no runs (no result, noted) if the tracer loaded the other. The baseline's form
+# is whichever its own look at the kernel chose. A program the hit tail-calls (the locked form's
+# lock_wait_more, map_combine) counts no runs of its own: its time is in its caller's.
+sharing_progs() {
+	case $1 in
+	empty) echo '^empty_(alloc|free|stage)$' ;;
+	shared | percpu) echo "^${1}_(alloc|free|stage)\$" ;;
+	inflight | procs) echo '^on_(buf_alloc|buf_free|stage)$' ;;
+	locked) echo '^on_(buf_alloc|buf_free|stage)_nocas$' ;;
+	inflight0) echo '^on_(buf_alloc|buf_free|stage)(_nocas)?$' ;;
+	esac
 }
 
-# sharing_window LOG: once the programs run, the ns per run over a window of the loop's
-# measured time ("ns_per_run=N runs=M"), or nothing
+# sharing_stats REGEX: run_time_ns and run_cnt summed over the loaded programs so named
+sharing_stats() {
+	bpftool prog show --json 2>/dev/null | python3 -c '
+import json, re, sys
+t = n = 0
+for p in json.load(sys.stdin):
+    if re.search(sys.argv[1], p["name"]) and p.get("run_cnt", 0):
+        t += p.get("run_time_ns", 0)
+        n += p["run_cnt"]
+print(t, n)' "$1"
+}
+
+# sharing_window REGEX: once the programs so named run, the ns per run over a window of the
+# loop's measured time ("ns_per_run=N runs=M"), or nothing
 sharing_window() {
 	local before after k
 	for ((k = 0; k < 200; k++)); do
-		read -r _ n < <(sharing_stats)
+		read -r _ n < <(sharing_stats "$1")
 		[ "${n:-0}" -gt 1000 ] && break
 		sleep 0.05
 	done
 	sleep 0.5
-	before=$(sharing_stats)
+	before=$(sharing_stats "$1")
 	sleep 1.5
-	after=$(sharing_stats)
+	after=$(sharing_stats "$1")
 	awk -v b="$before" -v a="$after" 'BEGIN { split(b, x); split(a, y);
 		if (y[2] > x[2]) printf "ns_per_run=%.1f runs=%d\n", (y[1] - x[1]) / (y[2] - x[2]), y[2] - x[2] }'
 }
@@ -52,6 +71,7 @@ sharing_run() {
 	shared) cmd=("$BENCH/usdt_empty" -s) ;;
 	percpu) cmd=("$BENCH/usdt_empty" -c) ;;
 	inflight) cmd=("$INFLIGHT" --json -p) ;;
+	locked) cmd=("$INFLIGHT" --json --accounting locked -p) ;;
 	inflight0) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p) ;;
 	esac
 	if [ "$cfg" = procs ]; then
@@ -65,7 +85,7 @@ sharing_run() {
 		"$SC_LOOP" -t 1 -d 3.5 -w 0.3 -W 30 >/dev/null & lp=$!
 		"$SC_LOOP" -t 1 -d 3.5 -w 0.3 -W 30 >/dev/null & lp2=$!
 		BG_PIDS+=("$lp" "$lp2")
-		line=$(sharing_window)
+		line=$(sharing_window "$(sharing_progs "$cfg")")
 		wait "$lp" "$lp2"
 		stop_bg "$tp"
 	else
@@ -77,7 +97,7 @@ sharing_run() {
 		done
 		"${cmd[@]}" "$lp" >"$TMPB/sharing.log" 2>&1 & tp=$!
 		BG_PIDS+=("$tp")
-		line=$(sharing_window)
+		line=$(sharing_window "$(sharing_progs "$cfg")")
 		wait "$lp"
 		stop_bg "$tp" 20
 	fi
@@ -85,12 +105,18 @@ sharing_run() {
 }
 
 sharing_cost() {
-	local configs=(empty shared percpu inflight procs) cfg rep t i n line
+	local configs=(empty shared percpu inflight) cfg rep t i n line
 	if [ ! -x "$INFLIGHT" ]; then
 		note sharing_cost "not measured: $INFLIGHT is not built"
 		return 0
 	fi
 	SC_LOOP=$(private_copy "$BENCH/probe_loop")
+	if has_locked_form; then
+		configs+=(locked)
+	else
+		note sharing_cost "the locked form not measured: $INFLIGHT has no --accounting"
+	fi
+	configs+=(procs)
 	[ -n "${BENCH_INFLIGHT_BASELINE:-}" ] && [ -x "$BENCH_INFLIGHT_BASELINE" ] && configs+=(inflight0)
 	n=${#configs[@]}
 	sysctl -qw kernel.bpf_stats_enabled=1
@@ -101,7 +127,7 @@ sharing_cost() {
 				[ "$cfg" = procs ] && [ "$t" = 1 ] && continue
 				line=$(sharing_run "$cfg" "$t")
 				if [ -z "$line" ]; then
-					note sharing_cost "$cfg, $t thread(s), round $rep: no result"
+					note sharing_cost "$cfg, $t thread(s), round $rep: no result (no runs of programs $(sharing_progs "$cfg"))"
 					continue
 				fi
 				echo "$cfg $t $line" >>"$OUTDIR/sharing_cost.log"

@@ -6,8 +6,9 @@
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
 #        scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
 #        attach_teardown offline_memory ring_overhead cuda_cost (default: all).
-#        BENCH_INFLIGHT_BASELINE=PATH: an inflight built before a change, side by side; BENCH_BASELINE_WHAT: what it is, in
-#        words, for the results file.
+#        BENCH_INFLIGHT_BASELINE=PATH: an inflight built before a change, side by side (the results file
+#        names its path, and its commit when it lies in a git work tree); BENCH_INFLIGHT_BASELINE_DESC: what
+#        it is, in words, for the results file (BENCH_BASELINE_WHAT, its older name, still works).
 #        BENCH_REPS (5) rounds, BENCH_SECONDS (1) per probe-cost run; more in the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,11 @@ echo "section,config,threads,rep,metric,value" >"$RAW"
 	echo "rss_reps=${BENCH_RSS_REPS:-7}"
 	echo "seconds_per_run=$SECONDS_PER_RUN"
 	echo "attach_reps=${BENCH_ATTACH_REPS:-3}"
-	echo "baseline_what=${BENCH_INFLIGHT_BASELINE:+${BENCH_BASELINE_WHAT:-$BENCH_INFLIGHT_BASELINE}}"
+	if [ -n "${BENCH_INFLIGHT_BASELINE:-}" ]; then
+		echo "baseline_path=$BENCH_INFLIGHT_BASELINE"
+		echo "baseline_commit=$(baseline_commit "$BENCH_INFLIGHT_BASELINE")"
+		echo "baseline_what=${BENCH_INFLIGHT_BASELINE_DESC:-${BENCH_BASELINE_WHAT:-}}"
+	fi
 } >"$OUTDIR/env.txt"
 
 for s in "${sections[@]}"; do

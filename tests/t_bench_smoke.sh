@@ -88,6 +88,83 @@ check_eq "record_ceiling parses the recorder's closing line: nothing lost" "${lo
 check "... and at least every event probe_loop fired recorded (RSS records besides)" \
 	test "${recorded:-0}" -ge $(($(kv allocs "$out") + $(kv frees "$out") + $(kv stages "$out")))
 
+# the two forms of accounting side by side (probe_cost, scaling, lock_stall, sharing_cost):
+# bench_form CONFIG runs bench/lib.sh's tracer of CONFIG on a short probe_loop, with the
+# bench's helpers in a subshell of their own, and prints "progs NAME..." (the contract's BPF
+# programs the tracer held, from its /proc/PID/fdinfo), "matched N" (how many of them
+# sharing_cost's name pattern for CONFIG finds) and the rows probe_cost_exact, the bench's
+# own check, recorded (raw.csv)
+bench_form() (
+	cd "$ROOT" || exit
+	BENCH_OUT=$TMP/bench.$1 source bench/lib.sh
+	source bench/probe_cost.sh
+	source bench/sharing_cost.sh
+	trap bench_cleanup EXIT
+	mkdir -p "$OUTDIR"
+	: >"$RAW"
+	: >"$NOTES"
+	exe=$(readlink -f "$BENCH/probe_loop")
+	"$BENCH/probe_loop" -t 2 -d 0.2 -w 0.05 -W 20 >"$TMPB/loop.out" &
+	lp=$!
+	BG_PIDS+=("$lp")
+	for _ in $(seq 100); do
+		[ "$(readlink "/proc/$lp/exe")" = "$exe" ] && break
+		sleep 0.01
+	done
+	(trace_with "$1" "$lp") >"$TMPB/$1.log" 2>&1 &
+	tp=$!
+	BG_PIDS+=("$tp")
+	# libbpf loads the programs one by one (feature probes first): until all three are in
+	progs=
+	while alive "$lp" && [ "$(wc -w <<<"$progs")" -lt 3 ]; do
+		progs=$(for f in /proc/"$tp"/fdinfo/*; do sed -n 's/^prog_id:[[:space:]]*//p' "$f" 2>/dev/null; done |
+			while read -r id; do bpftool prog show id "$id" --json 2>/dev/null | jq -r .name; done |
+			grep -E '^on_(buf_alloc|buf_free|stage)(_nocas)?$' | sort | tr '\n' ' ')
+		sleep 0.05
+	done
+	wait "$lp"
+	stop_bg "$tp" 20
+	echo "progs $progs"
+	echo "matched $(tr ' ' '\n' <<<"$progs" | grep -cE "$(sharing_progs "$1")")"
+	probe_cost_exact "$1" 2 1 "$(cat "$TMPB/loop.out")" 2>/dev/null
+	cat "$RAW"
+)
+
+if "$BUILD/inflight" --help 2>&1 | grep -q -- --accounting; then
+	for cfg in inflight locked; do
+		out=$(bench_form "$cfg")
+		if [ "$cfg" = locked ]; then
+			want='on_buf_alloc_nocas on_buf_free_nocas on_stage_nocas '
+		else
+			want='on_buf_alloc on_buf_free on_stage '
+		fi
+		check_eq "bench tracer $cfg loads its form's programs" "$(sed -n 's/^progs //p' <<<"$out")" "$want"
+		check_eq "sharing_cost's pattern for $cfg finds its three programs" \
+			"$(sed -n 's/^matched //p' <<<"$out")" 3
+		check_match "bench $cfg: the totals equal the events fired" "$out" "^probe_cost,$cfg,2,1,exact,1$"
+		check_match "bench $cfg: no hit given up" "$out" "^probe_cost,$cfg,2,1,given_up,0$"
+		if [ "$cfg" = locked ]; then
+			check_match "bench $cfg: the lock's figures are kept" "$out" "^probe_cost,$cfg,2,1,slot_waits,[0-9]+$"
+		else
+			check "bench $cfg: no lock, so no lock figures" \
+				test -z "$(grep -E ',(lock_timeouts|slot_waits|pool_waits),' <<<"$out")"
+		fi
+	done
+elif [ "${CI:-}" = true ]; then
+	not_ok "the bench's locked form" "$BUILD/inflight has no --accounting"
+else
+	skip "the bench's locked form" "$BUILD/inflight has no --accounting"
+fi
+# in_bench CMD...: CMD with the bench's helpers (bench/lib.sh), in a subshell
+in_bench() (
+	source "$ROOT/bench/lib.sh"
+	rm -rf "$TMPB"
+	"$@"
+)
+check_match "baseline_commit: a binary in a git work tree" "$(in_bench baseline_commit "$BUILD/inflight")" \
+	'^[0-9a-f]{7,}(\+dirty)?$'
+check_eq "baseline_commit: a binary in none" "$(in_bench baseline_commit /bin/sh)" ""
+
 # helpers of the attach-latency and loader-cost figures
 "$B/stamp_exec" "$TMP/stamp" sh -c 'exit 4'
 check_eq "stamp_exec passes the command's status on" "$?" 4
@@ -107,8 +184,23 @@ mkdir -p "$TMP/res"
 	for v in 4 1.5; do echo "probe_cost,inflight/empty,1,1,ratio,$v"; done
 	for v in 100 110 105; do echo "sharing_cost,shared,2,1,ns_per_run,$v"; done
 	echo "sharing_cost,shared,1,1,ns_per_run,30.5"
+	# the two forms side by side: the locked one's row, ratios, given up, the lock's figures
+	for v in 9 5 7; do echo "probe_cost,locked,1,1,ns_per_hit,$v"; done
+	echo "probe_cost,inflight/locked,1,1,ratio,0.8"
+	for c in inflight locked; do
+		echo "probe_cost,$c,1,1,exact,1"
+		echo "probe_cost,$c,1,1,given_up,0"
+		echo "lock_stall,$c,4,1,hits,1000"
+	done
+	echo "probe_cost,locked,1,1,slot_waits,3"
+	echo "probe_cost,locked,1,1,pool_waits,0"
+	echo "lock_stall,locked,4,1,given_up,2"
+	echo "lock_stall,inflight,4,1,given_up,0"
+	echo "lock_stall,locked,4,1,slot_waits,12"
+	echo "sharing_cost,locked,2,1,ns_per_run,900"
 } >"$TMP/res/raw.csv"
-printf 'reps=5\n' >"$TMP/res/env.txt"
+printf '%s\n' reps=5 baseline_path=/tmp/base/build/inflight baseline_commit=8a2a958 \
+	'baseline_what=the lock-and-queue design' >"$TMP/res/env.txt"
 : >"$TMP/res/notes.txt"
 rep=$(bash "$ROOT/bench/report.sh" "$TMP/res")
 check_match "report: median [min-max]" "$rep" '^\| \(b\) empty BPF programs \(the floor\) \| 3 \[1-20\] \| n/a \| n/a \| n/a \|$'
@@ -116,4 +208,22 @@ check_match "report: median of an even count, verdict" "$rep" \
 	'^\| inflight / empty BPF \(c/b\) \| 2.75 \[1.50-4\] \| n/a \| <= 1.2: 1 thread \*\*missed\*\*, 2 threads not measured \|$'
 check_match "report: the sharing breakdown's rows, 1 and 2 threads" "$rep" \
 	'^\| one atomic add to a word both threads share \| 30.5 \[30.5-30.5\] \| 105 \[100-110\] \|$'
+check_match "report: the locked form's row" "$rep" \
+	'^\| \(c-locked\) inflight, the locked form \(--accounting locked\) \| 7 \[5-9\] \| n/a \| n/a \| n/a \|$'
+check_match "report: the atomic form against the locked one" "$rep" \
+	'^\| atomic form / locked form \(c/c-locked\) \| 0.8 \[0.8-0.8\] \| n/a \| \|$'
+check_match "report: the atomic form gives nothing up, and has no lock figures" "$rep" \
+	'^- \(c\) the atomic form \(no lock[^)]*\): final totals equal to the events fired in 1 of 1 runs; given up per run: 1 thread 0 \[0-0\], 2 threads n/a\.$'
+check_match "report: the locked form's lock figures" "$rep" \
+	'^- \(c-locked\) the locked form: .*given up per run: 1 thread 0 \[0-0\].*; waited for room in the queue: 1 thread 3 \[3-3\], 2 threads n/a; waited for the lock: 1 thread 0 \[0-0\]'
+check_match "report: the worst single hit, the locked form given up" "$rep" \
+	'^\| inflight, the locked form \(--accounting locked\) \| n/a \| n/a \| n/a \| n/a \| n/a \| n/a \| 1000 \[1000-1000\] \| 2 \[2-2\] \| n/a \|$'
+check_match "report: the worst single hit, the locked form's queue" "$rep" \
+	'^The locked form: hits that waited for room in the queue behind the lock \(`slot_waits`\) 12 \[12-12\],$'
+check_eq "report: the worst single hit, queue figures for the locked form alone" \
+	"$(grep -c '^The .*: hits that waited for room in the queue' <<<"$rep")" 1
+check_match "report: the sharing breakdown's locked row" "$rep" \
+	'^\| inflight, the locked form \(--accounting locked\) \| n/a \| 900 \[900-900\] \|$'
+check_match "report: what the baseline is, where, and its commit" "$rep" \
+	'^"Before" \(the baseline inflight, c0\) is the lock-and-queue design: `/tmp/base/build/inflight` \(BENCH_INFLIGHT_BASELINE\), built in a git work tree of commit 8a2a958\.$'
 finish

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The scripted kernel model of rec_script.h. */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include "rec_script.h"
 #include "../../probes/prover_ids.h"
 
@@ -76,6 +78,7 @@ static void emit(struct script *s, __u64 now, __u8 type, __u8 id, __u8 flags, __
 	rec_writer__event(s->w, &ev);
 }
 
+/* A place in the process's order; `probe` the hit's, or -1 (no probe hit) */
 static __u64 account(struct script *s, double ms, int probe)
 {
 	__u64 now = script_ns(ms);
@@ -84,7 +87,8 @@ static __u64 account(struct script *s, double ms, int probe)
 	if (!s->st.first_ns)
 		s->st.first_ns = now;
 	s->st.last_ns = now;
-	s->st.events[probe]++;
+	if (probe >= 0)
+		s->st.events[probe]++;
 	return now;
 }
 
@@ -127,14 +131,76 @@ static void peak(struct script *s, __u64 now, __u8 *flags)
 	*flags |= INFL_EVF_NEW_PEAK;
 }
 
+/* A buffer's counts out of its cell and its owner's holding; its owner (NULL: none) and
+ * the slot its bytes were counted in. */
+static struct script_owner *count_out(struct script *s, const struct script_buf *rec,
+				      __u32 *slot)
+{
+	struct script_owner *o = rec->staged ? owner_find(s, rec->owner) : NULL;
+
+	*slot = o ? o->slot : INFL_SLOT_NONE;
+	s->st.cur[rec->cls][*slot].count--;
+	s->st.cur[rec->cls][*slot].bytes -= rec->bytes;
+	s->st.total_bufs--;
+	s->st.total_bytes -= rec->bytes;
+	if (o) {
+		o->held[rec->cls].count--;
+		o->held[rec->cls].bytes -= rec->bytes;
+	}
+	return o;
+}
+
+/* The buffer a double alloc replaced, out at a place of its own (1.6): a free with
+ * INFL_EVF_DUP, no probe hit. */
+static void replaced_out(struct script *s, double ms, const struct script_buf *old)
+{
+	__u64 now = account(s, ms, -1);
+	struct script_owner *o;
+	__u32 slot;
+
+	o = count_out(s, old, &slot);
+	s->st.dup_alloc++;
+	emit(s, now, INFL_EV_FREE, old->cls, INFL_EVF_DUP, slot, old->buf, old->bytes,
+	     old->owner);
+	if (o)
+		retire(s, o);
+}
+
+void script_replaced(struct script *s, double ms)
+{
+	struct script_buf old;
+
+	if (!s->nreplaced)
+		return;
+	old = s->replaced[0];
+	memmove(s->replaced, s->replaced + 1, --s->nreplaced * sizeof(s->replaced[0]));
+	replaced_out(s, ms, &old);
+}
+
 void script_alloc(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 {
 	__u64 now = account(s, ms, INFL_PROBE_ALLOC);
 	struct script_owner *o = NULL;
-	struct script_buf *b = &s->bufs[s->nbufs++];
+	struct script_buf *b, old = { 0 };
 	__u8 flags = 0;
 	__u32 slot;
+	int i;
 
+	for (i = 0; i < s->nbufs && s->bufs[i].buf != buf; i++)
+		;
+	b = &s->bufs[i];
+	if (i == s->nbufs) {
+		s->nbufs++;
+	} else {
+		/* a double alloc: the kernel's record of the id is this one from here on */
+		old = *b;
+		flags |= INFL_EVF_DUP;
+		if (s->dup_v15) {
+			/* its owner then stayed, even done and holding nothing more */
+			count_out(s, &old, &slot);
+			s->st.dup_alloc++;
+		}
+	}
 	if (owner) {
 		o = owner_find(s, owner);
 		if (!o) {
@@ -158,6 +224,12 @@ void script_alloc(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes
 	s->st.total_bytes += bytes;
 	peak(s, now, &flags);
 	emit(s, now, INFL_EV_ALLOC, cls, flags, slot, buf, bytes, owner);
+	if (!(flags & INFL_EVF_DUP) || s->dup_v15)
+		return;
+	if (!s->defer_dup)
+		replaced_out(s, ms, &old);
+	else if (s->nreplaced < (int)(sizeof(s->replaced) / sizeof(s->replaced[0])))
+		s->replaced[s->nreplaced++] = old;
 }
 
 void script_free(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes)
@@ -189,19 +261,10 @@ void script_free(struct script *s, double ms, __u64 buf, __u32 cls, __u64 bytes)
 	}
 	rec = s->bufs[i];
 	s->bufs[i] = s->bufs[--s->nbufs];
-	if (rec.staged)
-		o = owner_find(s, rec.owner);
-	slot = o ? o->slot : INFL_SLOT_NONE;
-	s->st.cur[rec.cls][slot].count--;
-	s->st.cur[rec.cls][slot].bytes -= rec.bytes;
-	s->st.total_bufs--;
-	s->st.total_bytes -= rec.bytes;
+	o = count_out(s, &rec, &slot);
 	emit(s, now, INFL_EV_FREE, rec.cls, 0, slot, buf, rec.bytes, rec.owner);
-	if (o) {
-		o->held[rec.cls].count--;
-		o->held[rec.cls].bytes -= rec.bytes;
+	if (o)
 		retire(s, o);
-	}
 }
 
 void script_stage(struct script *s, double ms, __u64 owner, __u32 stage)
@@ -289,4 +352,11 @@ void script_end(struct script *s, double ms, int exited)
 		rec_writer__lost(s->w, now, s->pid, 0, s->st.ring_drops);
 	e.events = rec_writer__events(s->w);
 	rec_writer__end(s->w, &e);
+}
+
+int script_set_minor(int fd, unsigned minor)
+{
+	unsigned char v[2] = { minor & 0xff, minor >> 8 };
+
+	return pwrite(fd, v, 2, 10) == 2 ? 0 : -errno;
 }

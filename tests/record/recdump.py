@@ -20,6 +20,9 @@ usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms
 A dump (format 1.3) begins mid-run: its START records say after which event of a process it
 begins, and the carried events (flag 64 on an alloc or a stage) that follow are that state;
 replayed like any event, they make every figure of the window exact.
+A double alloc (flag 8 on an alloc) replaces the buffer of its id at once up to format 1.5;
+from 1.6 that buffer stays counted until the free with flag 8 that names it (its id, class,
+bytes and owner) at a later seq.
 """
 import struct
 import sys
@@ -82,6 +85,7 @@ def names(rec, p, off):
 def parse(path):
     data = open(path, "rb").read()
     rec = {"events": [], "classes": {}, "stages": {}, "terminal": 0}
+    rec["minor"] = struct.unpack_from("<H", data, 10)[0] if len(data) >= 12 else 0
     for rtype, p in records(data):
         if rtype == 1:  # header
             off = names(rec, p, 0)
@@ -135,18 +139,26 @@ def replay(rec, pid, upto=None):
     """Memory x time per (slot, class) in byte-ns, the peak and owners done, of one pid;
     with `upto`, the tracked bytes and buffers after that event instead."""
     evs = sorted(e for e in rec["events"] if e[0] == pid)
+    # 1.6: a double alloc's replaced buffer is counted until its own free (flag 8)
+    dup_free = rec["minor"] >= 6
     if upto is not None:
-        bufs = {}
+        bufs, aside = {}, []
         for e in evs:
             _pid, seq, _late, _ts, etype, cid, flags, _slot, a0, a1, _a2 = e
             if seq > upto:
                 break
             if etype == 0 and not flags & 6:
+                if dup_free and flags & 8 and a0 in bufs:
+                    aside.append((a0, bufs[a0]))
                 bufs[a0] = a1
             elif etype == 1 and not flags & 3:
-                bufs.pop(a0)
-        return sum(bufs.values()), len(bufs)
+                if dup_free and flags & 8 and (a0, a1) in aside:
+                    aside.remove((a0, a1))
+                else:
+                    bufs.pop(a0)
+        return sum(bufs.values()) + sum(b for _, b in aside), len(bufs) + len(aside)
     bufs, held, where = {}, {}, {}  # buf -> (cls, bytes, owner, staged); owner -> ...
+    aside = {}  # 1.6: (buf, cls, bytes, owner) -> [staged]: replaced, counted until freed
     cells, area, counts = {}, {}, {}
     total = peak = peak_ts = done = 0
     last = None
@@ -163,6 +175,7 @@ def replay(rec, pid, upto=None):
             for key, b in cells.items():
                 area[key] = area.get(key, 0) + b * (ts - last)
         last = ts if last is None or ts > last else last
+        ts = last  # the peak's time too, as the reports give it
         if flags & 2 or etype > 2:  # rejected, or RSS / exit
             continue
         # libcuda's pointers are not the program's buffer ids: a key space of their own
@@ -171,7 +184,11 @@ def replay(rec, pid, upto=None):
             if flags & 4:  # untracked: a kernel table was full, nothing counted
                 continue
             staged = a2 != 0 and not flags & 32  # 32: owner table full, counted unstaged
-            if key in bufs:  # double alloc: the old record goes
+            if key in bufs and dup_free and flags & 8:
+                # double alloc, 1.6: the old buffer stays until the free that names it
+                ocls, obytes, oowner, ostaged = bufs[key]
+                aside.setdefault((key, ocls, obytes, oowner), []).append(ostaged)
+            elif key in bufs:  # double alloc: the old record goes
                 ocls, obytes, oowner, ostaged = bufs[key]
                 oslot = where.get(oowner, SLOT_NONE) if ostaged else SLOT_NONE
                 cells[(oslot, ocls)] -= obytes
@@ -192,7 +209,12 @@ def replay(rec, pid, upto=None):
         elif etype == 1:  # free
             if flags & 1:
                 continue
-            cls, size, owner, staged = bufs.pop(key)
+            if dup_free and flags & 8 and aside.get((key, cid, a1, a2)):
+                # 1.6: the buffer a double alloc replaced (else the live record is: the
+                # alloc was not counted after all)
+                cls, size, owner, staged = cid, a1, a2, aside[(key, cid, a1, a2)].pop()
+            else:
+                cls, size, owner, staged = bufs.pop(key)
             cells[(slot, cls)] -= size
             counts[(slot, cls)] -= 1
             total -= size
@@ -209,6 +231,7 @@ def replay(rec, pid, upto=None):
             held.setdefault(a0, {})
             for cls, b in held[a0].items():
                 n = sum(1 for v in bufs.values() if v[3] and v[2] == a0 and v[0] == cls)
+                n += sum(sum(v) for k, v in aside.items() if k[3] == a0 and k[1] == cls)
                 cells[(slot, cls)] -= b
                 cells[(cid, cls)] = cells.get((cid, cls), 0) + b
                 counts[(slot, cls)] = counts.get((slot, cls), 0) - n
@@ -275,8 +298,13 @@ def main():
         for (slot, cls), (n, b) in sorted(rec["at_end"].items()):
             print(f"{name_of(rec, slot, cls)} {n} {b}")
     else:
-        # the reports' clock: time 0 is the run's first probe event (any process)
-        first = min(e[3] for e in rec["events"] if e[4] <= 2)
+        # the reports' clock: time 0 is the run's first probe event (any process), each
+        # process's first in its seq order (one after it with an earlier time adds none)
+        firsts = {}
+        for e in rec["events"]:
+            if e[4] <= 2 and (e[0] not in firsts or e < firsts[e[0]]):
+                firsts[e[0]] = e
+        first = min(e[3] for e in firsts.values())
         print(f"peak {peak} at_us {(peak_ts - first) // 1000} done {done}")
 
 

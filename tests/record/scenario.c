@@ -76,3 +76,24 @@ void scenario_write(struct script *s, struct rec_writer *w, unsigned opts)
 	}
 	script_end(s, SCENARIO_END_MS * k, 1);
 }
+
+void scenario_dup_write(struct script *s, struct rec_writer *w, unsigned opts)
+{
+	struct infl_names names;
+
+	script_prover_names(&names);
+	script_begin(s, w, SCENARIO_DUP_PID, &names);
+	s->st.flags |= INFL_PROC_FROM_START;
+	s->dup_v15 = !!(opts & SCENARIO_DUP_V15);
+	s->defer_dup = !!(opts & SCENARIO_DUP_DEFER);
+	script_stage(s, 0, SCENARIO_DUP_OWNER, STAGE_wait_permit);
+	script_stage(s, 5, SCENARIO_DUP_OWNER, STAGE_synth);
+	script_alloc(s, 10, 0x10, CLS_abc, 300, SCENARIO_DUP_OWNER);
+	script_alloc(s, 20, 0x20, CLS_aux, 100, 0);
+	script_stage(s, 30, SCENARIO_DUP_OWNER, STAGE_done);
+	script_alloc(s, 40, 0x10, CLS_pending, 500, 0);
+	script_free(s, 45, 0x20, CLS_aux, 100);
+	script_replaced(s, 50);
+	script_free(s, 60, 0x10, CLS_pending, 500);
+	script_end(s, 100, 1);
+}

@@ -40,4 +40,29 @@
 /* Writes the scenario to w, header to end record. `s` is left with the final model. */
 void scenario_write(struct script *s, struct rec_writer *w, unsigned opts);
 
+/*
+ * A double alloc: owner 0x301 through wait_permit (0 ms) and synth (5 ms) allocates abc 0x10
+ * of 300 bytes (10 ms); aux 0x20 of 100 bytes, no owner (20 ms); 0x301 moves to done, its
+ * terminal stage, still holding 0x10 (30 ms); 0x10 allocated again, pending of 500 bytes, no
+ * owner (40 ms); 0x20 freed (45 ms); 0x10 freed (60 ms); the process exits at 100 ms.
+ *
+ * Known answers (format 1.6: the old 0x10 out at a place of its own right after the alloc):
+ *   peak 900 at 40 ms (seq 6): done;abc 300, (none);pending 500, (none);aux 100; owners at
+ *   peak: done 1; 0x301 done at 40 ms, by the free of the old 0x10 (seq 7); 9 places, 8
+ *   probe hits (3 allocs, 2 frees, 3 stages), 1 double alloc; memory x time (byte-ms):
+ *   synth;abc 6000, done;abc 3000, (none);aux 2500, (none);pending 10000
+ * SCENARIO_DUP_DEFER: the old 0x10 goes at 50 ms (seq 8), after the free of 0x20 (seq 7):
+ *   0x301 done at 50 ms, done;abc 6000, 800 bytes at 47 ms
+ * SCENARIO_DUP_V15 (a file of format 1.5, whose kernel replaced the old 0x10 at the alloc
+ * and left its owner as it was): peak 600 at 40 ms (seq 6): (none);pending 500, (none);aux
+ *   100, owners at peak: done 1; 0x301 never done (in done, holding nothing, at the end);
+ *   8 places; memory x time as in 1.6
+ */
+#define SCENARIO_DUP_PID 4343
+#define SCENARIO_DUP_OWNER 0x301
+#define SCENARIO_DUP_DEFER (1u << 0)
+#define SCENARIO_DUP_V15 (1u << 1)
+
+void scenario_dup_write(struct script *s, struct rec_writer *w, unsigned opts);
+
 #endif /* REC_SCENARIO_H */

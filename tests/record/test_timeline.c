@@ -9,6 +9,7 @@
 #include <string.h>
 #include "check.h"
 #include "render/render.h"
+#include "recording/rec_format.h"
 #include "recording/rec_reader.h"
 #include "model/timeline.h"
 #include "model/timeline_replay.h"
@@ -358,11 +359,274 @@ static void test_double_free(void)
 	recording__free(r);
 }
 
+
+/* ---- a double alloc (scenario.h's second run) ---- */
+
+static struct recording *dup_recording(unsigned opts)
+{
+	static struct script s;
+	char path[] = "/tmp/test_timeline.XXXXXX";
+	int fd = mkstemp(path);
+	struct rec_writer *w;
+	struct recording *r = NULL;
+	char err[REC_ERR_LEN];
+
+	if (fd < 0)
+		return NULL;
+	rec_writer__from_fd(fd, &w);
+	scenario_dup_write(&s, w, opts);
+	rec_writer__close(w);
+	if (opts & SCENARIO_DUP_V15)
+		script_set_minor(fd, 5);
+	close(fd);
+	if (recording__open_file(path, 0, &r, err))
+		printf("# read: %s\n", err);
+	unlink(path);
+	return r;
+}
+
+struct retired_at {
+	__u64 owner, ts;
+	int n;
+};
+
+static void on_dup_retire(void *ctx, __u64 owner, struct tl_owner *o, __u64 ts)
+{
+	struct retired_at *ra = ctx;
+
+	(void)o;
+	ra->owner = owner;
+	ra->ts = ts;
+	ra->n++;
+}
+
+static const struct tl_hooks dup_hooks = { .life_retire = on_dup_retire };
+
+/* The state after the first n events of the process, in accounting order. */
+static void state_after(const struct tl_proc *p, int n, struct tl_state *out)
+{
+	struct tl_cursor c;
+
+	memset(out, 0, sizeof(*out));
+	if (tl_cursor__init(&c, p))
+		return;
+	for (int i = 0; i < n && tl_cursor__step(&c); i++)
+		;
+	*out = *c.st;
+	tl_cursor__free(&c);
+}
+
+static void test_double_alloc(void)
+{
+	static const struct {
+		const char *name;
+		unsigned opts;
+		__u64 peak, retired_ms, done_abc, after7, places;
+	} cases[] = {
+		{ "1.6", 0, 900, 40, 3000, 600, 9 },
+		{ "1.6, the old buffer out after another hit", SCENARIO_DUP_DEFER, 900, 50, 6000,
+		  800, 9 },
+		{ "1.5", SCENARIO_DUP_V15, 600, 0, 3000, 500, 8 },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const char *n = cases[k].name;
+		bool v15 = cases[k].opts & SCENARIO_DUP_V15;
+		struct recording *r = dup_recording(cases[k].opts);
+		static struct retired_at ra;
+		const struct tl_proc *p;
+		struct timeline *tl;
+		struct tl_cursor c;
+		struct tl_state st;
+		char what[256];
+
+		if (!CHECK(r != NULL, "%s: recorded", n))
+			continue;
+		CHECK(recording__dup_free(r) == !v15, "%s: the reader knows its version (1.%u)", n,
+		      r->format_minor);
+		if (!CHECK(timeline__build(r, &tl, what) == 0, "%s: timeline built (%s)", n, what)) {
+			recording__free(r);
+			continue;
+		}
+		p = timeline__proc(tl, SCENARIO_DUP_PID);
+		CHECK_EQ_U64(timeline__check(p, what, sizeof(what)), 0,
+			     "%s: the replay equals the kernel's final counters (%s)", n, what);
+		CHECK(tl_proc__exact(p) && !p->diverged, "%s: exact, nothing diverged", n);
+		CHECK_EQ_U64(p->fig.seq, cases[k].places, "%s: places in the order", n);
+		CHECK_EQ_U64(p->peak_bytes, cases[k].peak, "%s: the peak", n);
+		CHECK(ms_of(p->peak_ts) == 40 && p->peak_seq == 6, "%s: the peak at 40 ms, the "
+		      "alloc's place", n);
+		CHECK(p->peak[CLS_pending][INFL_SLOT_NONE].bytes == 500 &&
+		      p->peak[CLS_aux][INFL_SLOT_NONE].bytes == 100 &&
+		      p->peak[CLS_abc][STAGE_done].bytes == (v15 ? 0 : 300) &&
+		      p->peak_owners[STAGE_done] == 1, "%s: the peak's composition", n);
+		CHECK(!memcmp(p->fig.events, p->kernel_final->events, sizeof(p->fig.events)) &&
+		      p->fig.events[INFL_PROBE_FREE] == 2, "%s: probe hits as the kernel counts "
+		      "them (2 frees)", n);
+		CHECK(p->dups == 1 && p->fig.dup_alloc == p->kernel_final->dup_alloc,
+		      "%s: one double alloc", n);
+		CHECK_EQ_U64(p->retired, !v15, "%s: owners done", n);
+		CHECK(p->final.total_bytes == 0 && p->final.owners[STAGE_done] == v15 &&
+		      p->live_at_end == v15, "%s: at the end, nothing in flight; %s", n,
+		      v15 ? "the owner left in done" : "no owner left");
+		CHECK(byte_ms(p, CLS_abc, STAGE_synth) == 6000 &&
+		      byte_ms(p, CLS_abc, STAGE_done) == cases[k].done_abc &&
+		      byte_ms(p, CLS_aux, INFL_SLOT_NONE) == 2500 &&
+		      byte_ms(p, CLS_pending, INFL_SLOT_NONE) == 10000, "%s: memory x time", n);
+		state_after(p, 6, &st);
+		CHECK(st.total_bytes == cases[k].peak && st.total_bufs == (v15 ? 2 : 3),
+		      "%s: after the alloc: %llu bytes in %llu buffers", n,
+		      (unsigned long long)st.total_bytes, (unsigned long long)st.total_bufs);
+		state_after(p, 7, &st);
+		CHECK_EQ_U64(st.total_bytes, cases[k].after7, "%s: after the next place", n);
+		memset(&ra, 0, sizeof(ra));
+		if (!tl_cursor__init_hooks(&c, p, &dup_hooks, NULL, &ra)) {
+			tl_cursor__until(&c, script_ns(47));
+			CHECK(!(cases[k].opts & SCENARIO_DUP_DEFER) || c.st->total_bytes == 800,
+			      "%s: at 47 ms", n);
+			tl_cursor__until(&c, script_ns(1000));
+			tl_cursor__free(&c);
+		}
+		CHECK(ra.n == !v15 && (v15 || (ra.owner == SCENARIO_DUP_OWNER &&
+					      ms_of(ra.ts) == cases[k].retired_ms)),
+		      "%s: the owner retired %s", n,
+		      v15 ? "never" : "by the free of the replaced buffer");
+		timeline__free(tl);
+		recording__free(r);
+	}
+}
+
+/* The replay alone (1.6): events as the kernel sends them when threads race on one id. */
+static void test_double_alloc_races(void)
+{
+	struct ev_spec {
+		__u8 type, flags;
+		__u64 bytes, total;
+	};
+	static const struct {
+		const char *name;
+		struct ev_spec ev[5];
+		int n;
+	} cases[] = {
+		{ "two threads allocate the id at once: each replaced one goes by its own free",
+		  { { INFL_EV_ALLOC, 0, 100, 100 }, { INFL_EV_ALLOC, INFL_EVF_DUP, 200, 300 },
+		    { INFL_EV_ALLOC, INFL_EVF_DUP, 400, 700 }, { INFL_EV_FREE, INFL_EVF_DUP, 200, 500 },
+		    { INFL_EV_FREE, INFL_EVF_DUP, 100, 400 } }, 5 },
+		{ "... of the same size",
+		  { { INFL_EV_ALLOC, 0, 100, 100 }, { INFL_EV_ALLOC, INFL_EVF_DUP, 100, 200 },
+		    { INFL_EV_ALLOC, INFL_EVF_DUP, 100, 300 }, { INFL_EV_FREE, INFL_EVF_DUP, 100, 200 },
+		    { INFL_EV_FREE, INFL_EVF_DUP, 100, 100 } }, 5 },
+		{ "the new buffer freed before the old one goes",
+		  { { INFL_EV_ALLOC, 0, 100, 100 }, { INFL_EV_ALLOC, INFL_EVF_DUP, 200, 300 },
+		    { INFL_EV_FREE, 0, 200, 100 }, { INFL_EV_FREE, INFL_EVF_DUP, 100, 0 } }, 4 },
+		{ "an alloc that replaced one, then was not tracked after all",
+		  { { INFL_EV_ALLOC, 0, 100, 100 }, { INFL_EV_ALLOC, INFL_EVF_UNTRACKED, 200, 100 },
+		    { INFL_EV_FREE, INFL_EVF_DUP, 100, 0 } }, 3 },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct tl_replay *rp = tl_replay__new(0, 0, true, NULL, NULL);
+		int good = 0;
+
+		if (!CHECK(rp != NULL, "replay made"))
+			return;
+		for (int i = 0; i < cases[k].n; i++) {
+			const struct ev_spec *e = &cases[k].ev[i];
+			struct infl_event ev = { .ts_ns = 1000 + i, .seq = i + 1, .pid = 9,
+						 .type = e->type, .id = CLS_abc, .flags = e->flags,
+						 .from_slot = INFL_SLOT_NONE, .arg0 = 0x10,
+						 .arg1 = e->bytes };
+
+			tl_replay__apply(rp, &ev);
+			good += rp->st.total_bytes == e->total &&
+				rp->st.cur[CLS_abc][INFL_SLOT_NONE].bytes == e->total;
+		}
+		CHECK(good == cases[k].n && !rp->diverged && rp->bufs.n == rp->st.total_bufs &&
+		      rp->aside.n == 0, "%s: the total after every event, nothing diverged",
+		      cases[k].name);
+		tl_replay__free(rp);
+	}
+}
+
+/* A dump whose window began between a double alloc and the free of the buffer it replaced:
+ * both are carried, the later one flagged a double alloc, and the window's free finds its own. */
+static void test_double_alloc_carried(void)
+{
+	struct infl_names n;
+	struct rec_header_info h = { .host = "h", .binary = "/bin/prover", .mode = 1,
+				     .tool = "t", .start_mono_ns = 1000 };
+	struct rec_dump_info d = { .trigger = "signal", .detail = "", .trigger_ns = 1500,
+				   .window_ns = 1000, .ring_ns = 60, .number = 1 };
+	struct infl_event ev[] = {
+		{ .ts_ns = 1000, .seq = 39, .pid = 7, .type = INFL_EV_ALLOC, .id = CLS_abc,
+		  .flags = REC_EVF_CARRIED, .from_slot = INFL_SLOT_NONE, .arg0 = 0x10,
+		  .arg1 = 300 },
+		{ .ts_ns = 1000, .seq = 40, .pid = 7, .type = INFL_EV_ALLOC, .id = CLS_aux,
+		  .flags = REC_EVF_CARRIED | INFL_EVF_DUP, .from_slot = INFL_SLOT_NONE,
+		  .arg0 = 0x10, .arg1 = 700 },
+		{ .ts_ns = 1100, .seq = 41, .pid = 7, .type = INFL_EV_FREE, .id = CLS_abc,
+		  .flags = INFL_EVF_DUP, .from_slot = INFL_SLOT_NONE, .arg0 = 0x10, .arg1 = 300 },
+	};
+	static struct infl_proc st;
+	__u32 pid = 7;
+	struct rec_end_info e = { .mono_ns = 2000, .exit_status = -1, .nprocs = 1, .pids = &pid,
+				  .procs = &st };
+	char path[] = "/tmp/test_timeline.XXXXXX", err[REC_ERR_LEN];
+	int fd = mkstemp(path);
+	struct recording *r = NULL;
+	struct timeline *tl = NULL;
+	const struct tl_proc *p;
+	struct rec_writer *w;
+
+	if (!CHECK(fd >= 0, "a temporary file"))
+		return;
+	script_prover_names(&n);
+	h.names = &n;
+	memset(&st, 0, sizeof(st));
+	st.seq = 41;
+	st.cur[CLS_aux][INFL_SLOT_NONE] = (struct infl_cell){ 1, 700 };
+	st.total_bytes = 700;
+	st.total_bufs = 1;
+	st.peak_bytes = 1000; /* before the window */
+	st.peak_seq = 40;
+	st.dup_alloc = 1;
+	rec_writer__from_fd(fd, &w);
+	rec_writer__header(w, &h);
+	rec_writer__dump(w, &d);
+	rec_writer__proc(w, 7, 1000, "prover", "prover", 0, NULL);
+	rec_writer__start(w, 1000, 7, 40, 2, 0);
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		rec_writer__event(w, &ev[i]);
+	rec_writer__end(w, &e);
+	rec_writer__close(w);
+	close(fd);
+	if (recording__open_file(path, 0, &r, err) || timeline__build(r, &tl, err)) {
+		CHECK(0, "the dump reads (%s)", err);
+		recording__free(r);
+		unlink(path);
+		return;
+	}
+	unlink(path);
+	p = timeline__proc(tl, 7);
+	CHECK(p && p->carried_bufs == 2 && !p->diverged && !p->seq_gaps, "both carried, nothing "
+	      "diverged");
+	CHECK(p && p->final.total_bytes == 700 && p->final.cur[CLS_aux][INFL_SLOT_NONE].count == 1 &&
+	      !timeline__check(p, err, sizeof(err)),
+	      "the free took the carried buffer it names, not the live one (%s)", err);
+	CHECK(p && p->events[INFL_EV_FREE] == 0 && p->dups == 1,
+	      "no probe hit; one double alloc, its free");
+	timeline__free(tl);
+	recording__free(r);
+}
+
 int main(void)
 {
 	test_scenario();
 	test_lost_event();
 	test_kernel_counters();
 	test_double_free();
+	test_double_alloc();
+	test_double_alloc_races();
+	test_double_alloc_carried();
 	return check_done();
 }

@@ -23,6 +23,9 @@ def main():
     pid = rec.get("target") if rec.get("target") in pids else pids[0]
     counts = [0, 0, 0]
     for e in rec["events"]:
+        # 1.6: a free with flag 8 is the buffer a double alloc replaced, no probe hit
+        if rec["minor"] >= 6 and e[4] == 1 and e[6] & 8:
+            continue
         if e[0] == pid and e[4] < 3:  # 0 alloc, 1 free, 2 stage; above: RSS, exit
             counts[e[4]] += 1
     print("events %d %d %d" % tuple(counts))

@@ -215,7 +215,8 @@ static bool aside_is(const struct tl_aside *a, __u64 buf, const struct tl_buf *b
 }
 
 /* The live record `b` of `buf`, replaced by a double alloc (dup_free), set aside still
- * counted: false when it cannot be (out of memory, or another buffer under its key). */
+ * counted: false when it cannot be (out of memory, or another buffer under its key: then
+ * it goes at once, earlier than the kernel's, and the replay says it diverged). */
 static bool set_aside(struct tl_replay *rp, __u64 buf, const struct tl_buf *b)
 {
 	bool created;
@@ -230,6 +231,7 @@ static bool set_aside(struct tl_replay *rp, __u64 buf, const struct tl_buf *b)
 		a->buf = buf;
 		a->b = *b;
 	} else if (!aside_is(a, buf, b)) {
+		rp->diverged++;
 		return false;
 	}
 	a->n++;

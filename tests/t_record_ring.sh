@@ -95,7 +95,7 @@ r, p = d["recording"], d["processes"][0]
 print(r["format_version"], r["dump"]["trigger"], r["dump"]["number"], r["dump"]["refused"], p["carried"],
       p["peak"]["bytes"], p["peak"]["seq"], p["events"], (p["at_end"]["bytes"], p["at_end"]["bufs"]),
       p["check"], p["replay_exact"])' "$TMP/thr.json")" \
-	"1.5 tracked 1 0 {'after_seq': 6, 'bufs': 2, 'owners': 2} 7340032 8 {'buf_alloc': 1, 'buf_free': 0, 'stage': 1} (7340032, 3) {'mismatches': 0, 'first': ''} True"
+	"1.6 tracked 1 0 {'after_seq': 6, 'bufs': 2, 'owners': 2} 7340032 8 {'buf_alloc': 1, 'buf_free': 0, 'stage': 1} (7340032, 3) {'mismatches': 0, 'first': ''} True"
 check_eq "report: the peak's composition holds the carried owners in their stages" "$(python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["processes"][0]

@@ -50,6 +50,9 @@ struct tl_proc {
 	__u64 born_early;	 /* lives first seen at a non-entry stage */
 	/* peak of tracked bytes, exact: the first event that reached it */
 	__u64 peak_bytes, peak_bufs, peak_ts, peak_seq;
+	/* the clock of the event that set the peak, as the kernel read it: times in seq order
+	 * may step back (docs/recording.md), and peak_ts is the never-backwards one */
+	__u64 peak_ev_ts;
 	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS];
 	__u64 peak_owners[INFL_SLOTS];
 	__u64 class_peak[INFL_CLASSES]; /* each class's own high-water mark */

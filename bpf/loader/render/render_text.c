@@ -359,6 +359,15 @@ static void print_notes(FILE *f, const struct timeline *tl, const struct tl_proc
 	else
 		fprintf(f, "  check    %d differences from the kernel's final counters; first: "
 			"%.60s\n", bad, what);
+	/* what the check left out, and why (timeline__check) */
+	if (p->kernel_final->owner_races)
+		fprintf(f, "           owners and stages left out: %llu probe hit%s on an owner "
+			"another thread's hit was on (each owner follows its own order)\n",
+			(unsigned long long)p->kernel_final->owner_races,
+			fmt_plural(p->kernel_final->owner_races));
+	if (p->kernel_final->peak_fuzz)
+		fprintf(f, "           the peak's composition left out: the kernel's copy is not "
+			"exact (hits in flight while it was copied)\n");
 }
 
 static uint64_t probe_events(const struct tl_proc *p)

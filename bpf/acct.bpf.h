@@ -286,29 +286,52 @@ static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now
 /* Rounds of copying a copier makes while new peaks keep coming during its copies. */
 #define PEAK_COPY_ROUNDS 64
 
+/* One round of a copier: the flag, the copy if the newest peak has none, the flag back. */
+static __always_inline bool peak_capture_once(struct infl_proc *p, __u64 now,
+					      const enum acct_mode m)
+{
+	__u64 peak;
+
+	if (!acct_cas32(&p->peak_cap, 0, 1, m))
+		return true; /* its holder looks again after its release */
+	peak = READ_ONCE(p->peak_acct);
+	if (peak != READ_ONCE(p->peak_cap_acct))
+		peak_copy(p, peak, now, m);
+	if (m == ACCT_ATOMIC)
+		__sync_lock_test_and_set(&p->peak_cap, 0); /* xchg: fully ordered */
+	else
+		p->peak_cap = 0;
+	return READ_ONCE(p->peak_acct) == peak;
+}
+
+struct peak_round {
+	struct infl_proc *p;
+	__u64 now;
+};
+
+/* bpf_loop callback: a round (a callback: the verifier walks its copy once, not once for
+ * each round) */
+static long peak_capture_round(__u32 i, void *ctx)
+{
+	struct peak_round *r = ctx;
+
+	return !r->p || peak_capture_once(r->p, r->now, ACCT_ATOMIC);
+}
+
 /* After a hit's own changes, when its offer of `after` won at `now`: the composition of the
  * newest peak, copied by whoever holds peak_cap; one that finds it held leaves the copy to
  * the holder, which looks at peak_acct again once it released it. */
 static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 after, __u64 now,
 					      const enum acct_mode m)
 {
-	__u64 peak;
+	struct peak_round r = { .p = p, .now = now };
 
-	if (m == ACCT_ATOMIC)
-		peak_time_note(p, after, now);
-	for (int i = 0; i < (m == ACCT_ATOMIC ? PEAK_COPY_ROUNDS : 1); i++) {
-		if (!acct_cas32(&p->peak_cap, 0, 1, m))
-			return; /* its holder looks again after its release */
-		peak = READ_ONCE(p->peak_acct);
-		if (peak != READ_ONCE(p->peak_cap_acct))
-			peak_copy(p, peak, now, m);
-		if (m == ACCT_ATOMIC)
-			__sync_lock_test_and_set(&p->peak_cap, 0); /* xchg: fully ordered */
-		else
-			p->peak_cap = 0;
-		if (READ_ONCE(p->peak_acct) == peak)
-			return;
+	if (m == ACCT_LOCKED) {
+		peak_capture_once(p, now, m);
+		return;
 	}
+	peak_time_note(p, after, now);
+	bpf_loop(PEAK_COPY_ROUNDS, peak_capture_round, &r, 0);
 }
 
 /* --- an owner ---------------------------------------------------------------------------- */
@@ -543,14 +566,40 @@ static __always_inline bool owner_move(struct infl_proc *p, struct infl_owner *o
 	return true;
 }
 
+struct settle_ctx {
+	struct infl_proc *p;
+	struct infl_owner *o;
+	__u32 used;
+};
+
+/* bpf_loop callback: class c's held words settled, if it is in use (a callback: the
+ * verifier walks one class's tries, not every class's) */
+static long settle_class(__u32 c, void *ctx)
+{
+	struct settle_ctx *x = ctx;
+
+	if (c >= INFL_CLASSES || !x->p || !x->o)
+		return 1;
+	if (x->used & (1u << c)) {
+		held_settle(x->p, x->o, c, false, ACCT_ATOMIC);
+		held_settle(x->p, x->o, c, true, ACCT_ATOMIC);
+	}
+	return 0;
+}
+
 /* After a move: every held word in use settled to the owner's slot. */
 static __always_inline void owner_settle_all(struct infl_proc *p, struct infl_owner *o,
 					     const enum acct_mode m)
 {
-	__u32 used = READ_ONCE(o->classes); /* after the move's state: see acct_mark32 */
+	/* after the move's state: see acct_mark32 */
+	struct settle_ctx x = { .p = p, .o = o, .used = READ_ONCE(o->classes) };
 
+	if (m == ACCT_ATOMIC) {
+		bpf_loop(INFL_CLASSES, settle_class, &x, 0);
+		return;
+	}
 	for (int c = 0; c < INFL_CLASSES; c++) {
-		if (!(used & (1u << c)))
+		if (!(x.used & (1u << c)))
 			continue;
 		held_settle(p, o, c, false, m);
 		held_settle(p, o, c, true, m);

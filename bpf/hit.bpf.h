@@ -209,17 +209,18 @@ static __always_inline void buf_publish(const struct hit_env *env, struct infl_p
 		err = bpf_map_update_elem(env->bufs, &bk, &rec, BPF_NOEXIST);
 		if (!err)
 			return;
-		if (err != -17 /* EEXIST */)
-			break; /* the map is full */
+		/* a record of its id, or a full map (or one freed meanwhile): the look tells,
+		 * and a map still full after every try (the error code alone does not tell on
+		 * every kernel) */
+		old = bpf_map_lookup_elem(env->bufs, &bk);
+		if (!old)
+			continue;
 		if (op->flags & OPF_REPLACED) {
 			/* a second live record: another thread allocates this id at once (the
 			 * locked form's handler runs outside the lock: an atomic add) */
 			__sync_fetch_and_add(&p->contention_lost, 1);
 			break;
 		}
-		old = bpf_map_lookup_elem(env->bufs, &bk);
-		if (!old)
-			continue; /* freed meanwhile */
 		op->prev = *old;
 		/* the delete decides who removes it if two threads race on it */
 		if (bpf_map_delete_elem(env->bufs, &bk))

@@ -74,7 +74,7 @@ enum acct_mode {
  * failure is another hit's success on the same word in the instants between a load and the
  * swap (an owner's state changes twice in every hit on it); under the lock one try always
  * succeeds. */
-#define ACCT_TRIES 64
+#define ACCT_TRIES 16
 
 /* An index the verifier must see bounded even after clang spilled it (the barrier keeps
  * clang from dropping a clamp it can prove redundant): older verifiers (6.1, 5.10) lose a

@@ -1973,7 +1973,8 @@ RSS_PROG(on_rss_stat_nocas_pre62, ACCT_LOCKED, RL_PRE62)
  * full the record stays, marked exited, until the loader sweeps it (session.c).
  * No lock, in either form: no other thread of the image is left to race with.
  */
-static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type, __u64 now)
+static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type, __u64 now,
+				      const enum acct_mode m)
 {
 	struct infl_event *ev;
 	struct infl_ctl *c;
@@ -1987,7 +1988,7 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	/* The locked form: hits still queued behind the lock (a combiner stops at the kernel's
 	 * limit of tail calls, and the image's last hits may leave some) are applied now, no
 	 * other thread being left to hold the lock; what still cannot be is counted. */
-	if (p->defer_tail != p->defer_head && lock_map_try(&locks, pid)) {
+	if (m == ACCT_LOCKED && p->defer_tail != p->defer_head && lock_map_try(&locks, pid)) {
 		map_queue_drain(pid);
 		lock_map_release(&locks, pid);
 	}
@@ -2028,8 +2029,8 @@ static __always_inline void image_end(struct infl_proc *p, __u32 pid, __u32 type
 	bpf_map_delete_elem(&procs, &pid);
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_process_exit, struct task_struct *task)
+/* The end of a process: its last thread's exit. */
+static __always_inline int handle_exit(struct task_struct *task, const enum acct_mode m)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
 	struct infl_proc *p;
@@ -2042,7 +2043,7 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p || READ_ONCE(p->exited))
 		return 0;
-	image_end(p, pid, INFL_CTL_EXIT, bpf_ktime_get_ns());
+	image_end(p, pid, INFL_CTL_EXIT, bpf_ktime_get_ns(), m);
 	return 0;
 }
 
@@ -2052,8 +2053,8 @@ int BPF_PROG(on_process_exit, struct task_struct *task)
  * the probes of a binary already attached fire from its first instruction; for another
  * binary the loader is told (INFL_CTL_EXEC) and attaches if it carries the contract.
  */
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+static __always_inline int handle_exec(struct task_struct *task, struct linux_binprm *bprm,
+				       const enum acct_mode m)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid), flags = INFL_PROC_EXEC_BORN;
 	struct infl_image_key k = {
@@ -2068,12 +2069,38 @@ int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct li
 		return 0;
 	ppid = p->ppid;
 	thread_forget(pid, BPF_CORE_READ(task, pid)); /* what it named was the old image's */
-	image_end(p, pid, INFL_CTL_EXEC, now);
+	image_end(p, pid, INFL_CTL_EXEC, now, m);
 	if (bpf_map_lookup_elem(&images, &k))
 		flags |= INFL_PROC_FROM_START;
 	if (!proc_create(pid, task, flags, ppid))
 		proc_denied(task, pid);
 	return 0;
+}
+
+/* one program per form: the locked form's applies what its image still queued */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_process_exit, struct task_struct *task)
+{
+	return handle_exit(task, ACCT_ATOMIC);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_process_exit_nocas, struct task_struct *task)
+{
+	return handle_exit(task, ACCT_LOCKED);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_process_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return handle_exec(task, bprm, ACCT_ATOMIC);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_process_exec_nocas, struct task_struct *task, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return handle_exec(task, bprm, ACCT_LOCKED);
 }
 
 /* fork: a child of a traced process is traced too (-- and -p, unless --no-follow). */

@@ -72,6 +72,12 @@ static void choose_programs(struct programs *s, const struct session_opts *o)
 		s->progs[i] = cas ? cas_progs[i] : map_progs[i];
 	}
 	s->atomic = cas;
+	s->exit_prog = cas ? k->progs.on_process_exit : k->progs.on_process_exit_nocas;
+	s->exec_prog = cas ? k->progs.on_process_exec : k->progs.on_process_exec_nocas;
+	bpf_program__set_autoload(k->progs.on_process_exit, cas);
+	bpf_program__set_autoload(k->progs.on_process_exec, cas);
+	bpf_program__set_autoload(k->progs.on_process_exit_nocas, !cas);
+	bpf_program__set_autoload(k->progs.on_process_exec_nocas, !cas);
 	bpf_program__set_autoload(k->progs.lock_wait_more, !cas);
 	bpf_program__set_autoload(k->progs.map_combine, !cas);
 	s->rss_off = o->no_rss ? "not followed (--no-rss)" : features__rss_unavailable(&s->feat);
@@ -172,6 +178,9 @@ static int prepare_usdt(struct programs *s)
 		.specs = s->skel->maps.usdt_specs,
 		.ips = s->skel->maps.usdt_ips,
 		.ip_cache = s->skel->maps.usdt_ip_cache,
+		.tail_progs = { s->atomic ? NULL : s->skel->progs.lock_wait_more,
+				s->atomic ? NULL : s->skel->progs.map_combine },
+		.perf_only = !s->atomic,
 		.have_cookie = (bool *)&s->skel->rodata->usdt_have_cookie,
 		.verbose = libbpf_verbose,
 	};

@@ -30,6 +30,7 @@ struct programs {
 	struct infl_features feat;
 	struct inflight_bpf *skel;
 	bool atomic;		  /* the atomic form (bpf/acct.bpf.h), else the locked one */
+	struct bpf_program *exit_prog, *exec_prog; /* the form's process-end programs */
 	struct bpf_program *progs[INFL_PROBE__COUNT]; /* the variants this kernel loads */
 	const char *rss_off;	      /* why RSS is not followed, NULL when it is */
 	struct bpf_program *rss_prog; /* the rss_stat variant loaded, NULL when none */

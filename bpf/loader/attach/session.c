@@ -124,9 +124,11 @@ static int attach_probes(struct session *s)
 
 	/* the process's life and RSS first: a target that ends right after the probes go live
 	 * must still be seen exiting */
-	err = attach_tracepoint(k->progs.on_process_exit, &k->links.on_process_exit,
+	err = attach_tracepoint(s->k.exit_prog, s->k.atomic ? &k->links.on_process_exit :
+							     &k->links.on_process_exit_nocas,
 				"attach sched:sched_process_exit");
-	err = err ?: attach_tracepoint(k->progs.on_process_exec, &k->links.on_process_exec,
+	err = err ?: attach_tracepoint(s->k.exec_prog, s->k.atomic ? &k->links.on_process_exec :
+								   &k->links.on_process_exec_nocas,
 				       "attach sched:sched_process_exec");
 	err = err ?: attach_tracepoint(k->progs.on_process_fork, &k->links.on_process_fork,
 				       "attach sched:sched_process_fork");

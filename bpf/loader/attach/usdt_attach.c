@@ -82,10 +82,10 @@ static bool have_uprobe_multi(void)
 	return ok;
 }
 
-static int choose_mech(struct usdt_attach *ua)
+static int choose_mech(struct usdt_attach *ua, bool perf_only)
 {
 	const char *force = getenv("INFLIGHT_ATTACH");
-	bool multi = have_uprobe_multi();
+	bool multi = !perf_only && have_uprobe_multi();
 
 	/* bpf_get_attach_cookie: Linux 5.15 (7adfc6c9b315); uprobe_multi links always have it */
 	ua->cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
@@ -101,7 +101,9 @@ static int choose_mech(struct usdt_attach *ua)
 		return infl_err(EXIT_USAGE, "INFLIGHT_ATTACH is perf, multi (Linux 6.6+) or unset",
 				"INFLIGHT_ATTACH=%s: %s", force,
 				strcmp(force, "multi") ? "unknown mechanism"
-						       : "this kernel has no uprobe_multi links");
+				: perf_only ? "the locked form (--accounting=locked) attaches by "
+					      "perf-event uprobes"
+					    : "this kernel has no uprobe_multi links");
 	}
 	return 0;
 }
@@ -129,7 +131,7 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 	*out = NULL;
 	if (!ua)
 		return infl_err(EXIT_GENERIC, NULL, "out of memory");
-	err = choose_mech(ua);
+	err = choose_mech(ua, cfg->perf_only);
 	if (err) {
 		free(ua);
 		return err;
@@ -138,6 +140,9 @@ int usdt_attach__new(const struct usdt_attach_cfg *cfg, struct usdt_attach **out
 		ua->progs[i] = cfg->progs[i];
 		err = err ?: prepare_prog(ua->progs[i], ua->mech);
 	}
+	for (int i = 0; i < 2; i++)
+		if (cfg->tail_progs[i])
+			err = err ?: prepare_prog(cfg->tail_progs[i], ua->mech);
 	*cfg->have_cookie = ua->cookie;
 	ua->verbose = cfg->verbose;
 	ua->specs_map = cfg->specs;

@@ -33,6 +33,12 @@ struct usdt_attach_cfg {
 	struct bpf_map *specs;	/* usdt_args.bpf.h's usdt_specs */
 	struct bpf_map *ips;	/* ... and usdt_ips */
 	struct bpf_map *ip_cache; /* ... and usdt_ip_cache */
+	/* what those programs tail-call (the locked form's): a program array takes programs
+	 * of one type and attach type, so these are prepared with them; NULL where unused */
+	struct bpf_program *tail_progs[2];
+	/* the locked form: its tail calls are shared with libcuda's uprobes (attach/cuda.c),
+	 * which are perf-event ones, so the probes' programs must be too */
+	bool perf_only;
 	bool *have_cookie;	/* its rodata usdt_have_cookie, set here */
 	bool verbose;		/* -v: one line per binary attached (mechanism, sites, time) */
 };

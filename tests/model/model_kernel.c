@@ -2,6 +2,7 @@
 /*
  * The model's kernel (model_kernel.h): the helpers bpf/'s headers call, in user space.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,19 @@ __u64 bpf_ktime_get_ns(void)
 	__u64 tick = __atomic_load_n(&clock_tick, __ATOMIC_RELAXED);
 
 	return __atomic_add_fetch(&clock_now, tick, __ATOMIC_SEQ_CST);
+}
+
+long bpf_loop(__u32 n, void *fn, void *ctx, __u64 flags)
+{
+	long (*cb)(__u32, void *) = (long (*)(__u32, void *))fn;
+	__u32 i;
+
+	if (flags)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (cb(i, ctx))
+			return i + 1;
+	return n;
 }
 
 __u64 bpf_get_current_pid_tgid(void)

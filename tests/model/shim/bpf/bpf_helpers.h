@@ -66,5 +66,7 @@ long bpf_map_update_elem(void *map, const void *key, const void *value, __u64 fl
 long bpf_map_delete_elem(void *map, const void *key);
 __u64 bpf_ktime_get_ns(void);
 __u64 bpf_get_current_pid_tgid(void);
+/* the kernel's: calls fn(i, ctx) for i = 0.. up to n times, until it returns nonzero */
+long bpf_loop(__u32 n, void *fn, void *ctx, __u64 flags);
 
 #endif /* INFLIGHT_MODEL_BPF_HELPERS_H */

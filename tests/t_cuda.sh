@@ -45,6 +45,12 @@ for mech in multi perf; do
 	wait_detached
 done
 unset INFLIGHT_ATTACH
+# the locked form (what kernels before 5.17 run): libcuda's programs tail-call its lock's
+# programs like the contract's do, through one program array
+run locked --accounting locked -- "$C/cuda_workers"
+check_eq "the locked form: the same numbers, libcuda's programs loaded" \
+	"$rc $got $(grep -c 'not traced' "$TMP/locked.err")" "0 $want_workers 0"
+wait_detached
 check_eq "the failed calls are said once, not as an inexact total" \
 	"$(grep -c 'CUDA memory calls failed' "$TMP/linked.err") $(grep -c 'inexact' "$TMP/linked.err")" "1 0"
 

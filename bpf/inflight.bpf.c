@@ -464,8 +464,21 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum ac
 
 	if (image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time)))
 		flags |= INFL_PROC_FROM_START;
-	if (m == ACCT_LOCKED && !lock_map_try(&locks, pid))
-		return proc_wait_ready(bpf_map_lookup_elem(&procs, &pid), pid);
+	if (m == ACCT_LOCKED && !lock_map_try(&locks, pid)) {
+		p = bpf_map_lookup_elem(&procs, &pid);
+		if (p)
+			return proc_wait_ready(p, pid);
+		/* its maker holds the lock and has not inserted the record yet: once the lock
+		 * is free the record is there (or the map was full: the insert below says) */
+		if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
+			p = bpf_map_lookup_elem(&procs, &pid);
+			if (p)
+				__sync_fetch_and_add(&p->lock_timeouts, 1);
+			else
+				proc_denied(task, pid);
+			return NULL;
+		}
+	}
 	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST)) {
 		/* EEXIST: another thread made it first; else the map is full */
 		if (m == ACCT_LOCKED)
@@ -775,17 +788,24 @@ static __always_inline struct infl_owner *owner_get(struct infl_owner_key *k)
 }
 
 /*
- * Under the lock: whether a record a handler found outside it is the one of owner `id` of
- * image `gen` that it was then. A record carries its key from its first use under the lock
- * (owner_claim), and the locked form deletes records only under the lock, right after they
- * retire: a record that passes cannot be deleted, or reused for another key, before the lock
- * is released. One that fails was deleted and maybe reused since the handler found it, or
- * was never used under the lock yet: its hit goes through the queue, whose holder looks the
- * owner up again (apply_relooked).
+ * Under the lock: whether a record a handler found outside it is still the live record of
+ * owner `id` of image (pid, gen). The locked form deletes records only under the lock, right
+ * after they retire, and a deleted element keeps its contents until it is reused: so the key
+ * must still lead to it (a record deleted since the handler's lookup does not pass, however
+ * alike its contents), and it must carry that key (owner_claim: a record not used under the
+ * lock yet does not pass). One that passes cannot be deleted, or reused, before the lock is
+ * released. One that fails sends its hit through the queue, whose holder looks the owner up
+ * again (apply_relooked).
  */
-static __always_inline bool owner_current(const struct infl_owner *o, __u64 id, __u64 gen)
+static __always_inline bool owner_current(const struct infl_owner *o, __u32 pid, __u64 id,
+					  __u64 gen)
 {
-	return !o || (READ_ONCE(o->id) == id && READ_ONCE(o->id_gen) == gen);
+	struct infl_owner_key k = { .pid = pid, .gen = gen, .owner = id };
+
+	if (!o)
+		return true;
+	return READ_ONCE(o->id) == id && READ_ONCE(o->id_gen) == gen &&
+	       bpf_map_lookup_elem(&owners, &k) == o;
 }
 
 /* Under the lock, a record just looked up by its key: it carries the key from now on. */
@@ -814,6 +834,7 @@ static __always_inline int section_of(struct infl_proc *p, struct infl_op *op,
 {
 	struct hit_env env;
 	int rc = 0;
+	__u32 pid;
 	__u64 id;
 
 	if (!p || !op)
@@ -821,7 +842,9 @@ static __always_inline int section_of(struct infl_proc *p, struct infl_op *op,
 	hit_env_init(&env);
 	id = op->probe == INFL_PROBE_ALLOC ? op->owner :
 	     op->probe == INFL_PROBE_FREE  ? op->prev.owner : op->arg;
-	if (!owner_current(o, id, p->gen) || !owner_current(old_o, op->prev.owner, p->gen))
+	pid = bpf_get_current_pid_tgid() >> 32;
+	if (!owner_current(o, pid, id, p->gen) ||
+	    !owner_current(old_o, pid, op->prev.owner, p->gen))
 		return SECTION_STALE;
 	if (op->probe == INFL_PROBE_ALLOC) {
 		if (op->kind == AK_BAD_CLASS) {
@@ -1036,6 +1059,9 @@ static __always_inline void map_queue_release(__u32 pid, __u64 gen)
 	owner = bpf_map_lookup_elem(&map_queue_claims, idx);
 	if (owner && *owner == gen)
 		bpf_map_delete_elem(&map_queue_claims, idx);
+	/* the pid's name for it goes too: the pid's next image, or another process given the
+	 * pid, draws a queue of its own */
+	bpf_map_delete_elem(&deferred_of, &pid);
 }
 
 /* Queues `op` behind p's lock: enum defer_result. */

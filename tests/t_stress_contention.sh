@@ -9,8 +9,9 @@
 # Then the churn: the threads share two owners, which retire and start again while other
 # threads still move, fill and free them (owner records retired, taken up again and removed
 # under everyone's feet); every run must end with nothing in flight, exact, and agree with
-# its replay. Last, 12 such processes at once under one session, in the atomic form this
-# kernel runs and in the locked one (--accounting locked), whose queues share one pool.
+# its replay, in the locked form (--accounting locked) too. Last, 12 such processes at once
+# under one session, in the atomic form this kernel runs and in the locked one, whose queues
+# share one pool.
 # 200,000 events a run: the recording's ring (16 MiB) holds them all even if the recorder
 # never ran, so a loss there is not what this measures; then 2,000,000 recorded from 2
 # threads, long enough for a thread to be off its CPU for milliseconds in the middle of a
@@ -26,7 +27,8 @@ EVENTS=200000
 # live T RUN [MODE]: the summary's events, lock timeouts, exactness and what is left
 live() {
 	local t=$1 n=$((EVENTS / 5 / $1)) mode=${3:-hammer} v
-	"$INFLIGHT" --json -o "$TMP/live.json" -- "$GEN" "$mode" "$t" "$n" >/dev/null 2>&1
+	"$INFLIGHT" --json -o "$TMP/live.json" ${FORM:+--accounting "$FORM"} -- "$GEN" "$mode" \
+		"$t" "$n" >/dev/null 2>&1
 	v=$(python3 - "$TMP/live.json" <<'PY'
 import json, sys
 p = [p for l in open(sys.argv[1]) for p in json.loads(l)["processes"]][0]
@@ -36,7 +38,7 @@ print(e["buf_alloc"] + e["buf_free"] + e["stage"],
       end["bytes"], end["bufs"], end["owners"])
 PY
 )
-	check_eq "$mode: $t threads, run $2: live: every event counted, none given up, exact, nothing left" \
+	check_eq "${FORM:+$FORM: }$mode: $t threads, run $2: live: every event counted, none given up, exact, nothing left" \
 		"$v" "$((5 * t * n)) 0 True 0 0 0"
 }
 
@@ -45,7 +47,8 @@ recorded() {
 	local t=$1 n=$((EVENTS / 5 / $1)) mode=${3:-hammer} out kernel replay rc ahead
 	# a fresh file each run: record refuses to replace one, and the checks would read the last
 	rm -f "$TMP/r.rec" "$TMP/r.json"
-	"$INFLIGHT" record -q -o "$TMP/r.rec" ${RING:+--bpf-ring-size "$RING"} -- "$GEN" "$mode" \
+	"$INFLIGHT" record -q -o "$TMP/r.rec" ${RING:+--bpf-ring-size "$RING"} \
+		${FORM:+--accounting "$FORM"} -- "$GEN" "$mode" \
 		"$t" "$n" >/dev/null 2>"$TMP/r.err"
 	rc=$?
 	out=$("$INFLIGHT" report "$TMP/r.rec" 2>&1)
@@ -65,9 +68,9 @@ print("peak", p["peak"]["bytes"], "events", sum(p["events"].values()),
 	if [ "$rc" = 0 ] && [[ $out == *"the replay matches the kernel's final counters"* ]] &&
 		[[ $out == *"lost"*"none"* ]] &&
 		[ "${kernel% events*}" = "$replay" ] && [[ $kernel == *"events $((5 * t * n)) timeouts 0" ]]; then
-		ok "$mode: $t threads, run $2: recorded: $kernel, the decoder's replay $replay"
+		ok "${FORM:+$FORM: }$mode: $t threads, run $2: recorded: $kernel, the decoder's replay $replay"
 	else
-		not_ok "$mode: $t threads, run $2: recorded: kernel and replay agree, nothing lost" \
+		not_ok "${FORM:+$FORM: }$mode: $t threads, run $2: recorded: kernel and replay agree, nothing lost" \
 			"record: exit $rc $(head -c 300 "$TMP/r.err"); kernel: $kernel; replay: $replay; report: $(grep -E 'check|lost' <<<"$out" | tr '\n' ' ')"
 	fi
 }
@@ -83,6 +86,13 @@ for t in 2 8; do
 		live "$t" "$r" churn
 		recorded "$t" "$r" churn
 	done
+done
+# The locked form (what kernels before 5.17 run) under the churn: a record that a section
+# retired and deleted while another thread's handler still held it from its lookup must not
+# be written to (the deleted element keeps its contents until it is reused)
+for r in 1 2 3; do
+	FORM=locked live 8 "$r" churn
+	FORM=locked recorded 8 "$r" churn
 done
 # Long enough for a thread to lose its CPU for milliseconds in the middle of a hit (a VM's
 # vCPU descheduled): 2 threads recording flat out, 2,000,000 events a run. With the lock of

@@ -204,19 +204,6 @@ struct {
 
 /* --- the locked form's lock (proc_lock.bpf.h) and the queue behind it ------------------------ */
 
-/*
- * How long a probe hit of the locked form waits for the lock when its queue is full, or for a
- * process's record that another thread is making, before it gives up (counted). A hit that
- * finds the lock held does not wait: it queues. Its queue is full only when the holder has
- * been away from its CPU for as long as the other threads take to fire 16384 hits: a vCPU
- * the hypervisor descheduled, an interrupt storm; milliseconds, not microseconds. So the
- * wait is 10 ms. Measured: bench/ (probe_cost, lock_stall), docs/bench.md; tested:
- * tests/t_stress_contention.sh and the kernel matrix's 5.10 rows.
- */
-#define LOCK_WAIT_NS 10000000 /* the default of lock_wait_ns */
-/* The wait, set by the loader: LOCK_WAIT_NS, longer only where the tests run on an
- * emulated CPU (TCG), where a microsecond of work takes fifty (session_opts.lock_wait_ns). */
-const volatile __u64 lock_wait_ns = LOCK_WAIT_NS;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -243,10 +230,9 @@ __u64 deferred_full = 0;
 __u64 owners_reaped = 0;
 __u64 owners_unreaped = 0;
 
-/* templates for new map elements (too big for the 512-byte stack). A process's record is not
- * ready until its gen is set (proc_gen); an owner's held words start in the no-stage slot,
- * where its state starts. */
-static const struct infl_proc zero_proc;
+/* templates for new map elements (too big for the 512-byte stack): an owner's held words
+ * start in the no-stage slot, where its state starts. A process's record is inserted from
+ * proc_stage below. */
 static const struct infl_ident zero_ident;
 static const struct infl_owner new_owner = {
 	.state = (__u64)INFL_SLOT_NONE << INFL_OS_SLOT_SHIFT,
@@ -262,6 +248,38 @@ static const struct infl_owner new_owner = {
 #define CLAMPED(v, n) ({ __u32 __c = (v); barrier_var(__c); __c < (n) ? __c : (n) - 1; })
 
 /* --- process records ------------------------------------------------------------------- */
+
+/*
+ * A new process record is inserted whole, its gen in: every thread that finds it finds the
+ * image's gen, which every key of the image carries, and no thread waits for its maker (a
+ * maker off its CPU between an insert and a write of the gen made the others wait, or give
+ * up). The insert copies this CPU's stage, zero but for the gen it is given right before
+ * the copy and cleared right after. Two programs on one CPU (where the kernel lets one
+ * preempt another) may find it cleared by the other: the record then comes in without a gen
+ * and is given one as before (proc_init, proc_current).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct infl_proc);
+} proc_stage SEC(".maps");
+
+/* 0, or the insert's error (EEXIST: another thread made it first; else the map is full) */
+static __always_inline long proc_insert(__u32 pid, __u64 gen)
+{
+	struct infl_proc *stage;
+	__u32 zero = 0;
+	long err;
+
+	stage = bpf_map_lookup_elem(&proc_stage, &zero);
+	if (!stage)
+		return -ENOENT;
+	WRITE_ONCE(stage->gen, gen);
+	err = bpf_map_update_elem(&procs, &pid, stage, BPF_NOEXIST);
+	WRITE_ONCE(stage->gen, 0);
+	return err;
+}
 
 static __always_inline void pid_mark(__u32 pid, __u8 traced)
 {
@@ -354,26 +372,29 @@ static __always_inline void ident_note(struct task_struct *task, const void *key
 
 
 /*
- * Fills a record just inserted for `task`. Its gen comes first, by compare-and-swap from 0
- * (where hits of the atomic form that find the record before it is filled give it one
- * themselves, proc_current: whoever comes first, and every key of the image uses it); the
- * fields after it are read by nobody during a hit but INFL_PROC_FROM_START, which a hit
- * reads from the task while INFL_PROC_FLAGS_SET is not set (proc_from_start). Made by a
- * tracepoint, no thread of the process runs yet; by a hit of the locked form, the others wait
- * for the lock its maker holds.
+ * Fills a record just inserted for `task` (proc_insert), while other threads may already
+ * use it. Its gen is in, but for the insert that found the stage cleared (proc_stage): then
+ * it is given one here, by compare-and-swap from 0 in the atomic form (where hits that find
+ * it first give it one themselves, proc_current: whoever comes first), by a plain store in
+ * the locked form (whose hits wait for it: proc_wait_ready). The fields after it are read by
+ * nobody during a hit but INFL_PROC_FROM_START, which a hit reads from the task while
+ * INFL_PROC_FLAGS_SET is not set (proc_from_start).
  */
 static __always_inline void proc_init(struct infl_proc *p, struct task_struct *task, __u32 pid,
 				      __u32 flags, __u32 ppid, __u64 now, const enum acct_mode m)
 {
 	struct denied_key dk = { .pid = pid };
-	__u64 *lost, gen = now;
+	__u64 *lost, gen = READ_ONCE(p->gen);
 
-	if (m == ACCT_ATOMIC) {
+	if (gen) {
+		/* inserted whole */
+	} else if (m == ACCT_ATOMIC) {
 		gen = __sync_val_compare_and_swap(&p->gen, 0, now);
 		if (!gen)
 			gen = now;
 	} else {
 		WRITE_ONCE(p->gen, now);
+		gen = now;
 	}
 	pid_mark(pid, 1);
 	/* the denied key's slot, reused as the ident's key (pid, gen): the probe handlers that
@@ -411,13 +432,14 @@ static __always_inline void proc_denied(struct task_struct *task, __u32 pid)
 static __always_inline struct infl_proc *proc_create(__u32 pid, struct task_struct *task,
 						     __u32 flags, __u32 ppid)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct infl_proc *p;
 
-	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST))
+	if (proc_insert(pid, now))
 		return NULL;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_init(p, task, pid, flags, ppid, bpf_ktime_get_ns(), ACCT_LOCKED);
+		proc_init(p, task, pid, flags, ppid, now, ACCT_LOCKED);
 	return p;
 }
 
@@ -434,8 +456,11 @@ static __always_inline bool proc_from_start(struct infl_proc *p)
 	return image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time));
 }
 
-/* The locked form: a record another thread may still be filling, whose maker holds the lock
- * until then. The wait is lock_wait_ns at most. */
+/* Looks at a record's gen while its maker writes it (proc_init) */
+#define PROC_GEN_LOOKS 64
+
+/* The locked form: a record that came in without its gen (proc_stage), whose maker writes it
+ * right after; a hit that does not see it within PROC_GEN_LOOKS looks gives up, counted. */
 static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __u32 pid)
 {
 	if (!p)
@@ -445,44 +470,25 @@ static __always_inline struct infl_proc *proc_wait_ready(struct infl_proc *p, __
 		proc_denied((struct task_struct *)bpf_get_current_task(), pid);
 		return NULL;
 	}
-	if (READ_ONCE(p->gen))
-		return p;
-	if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
-		__sync_fetch_and_add(&p->lock_timeouts, 1);
-		return NULL;
-	}
-	lock_map_release(&locks, pid);
-	return READ_ONCE(p->gen) ? p : NULL;
+	for (int i = 0; i < PROC_GEN_LOOKS; i++)
+		if (READ_ONCE(p->gen))
+			return p;
+	__sync_fetch_and_add(&p->lock_timeouts, 1);
+	return NULL;
 }
 
 /* The first probe hit of a process that is not part of a traced set (-b) makes its record. */
 static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum acct_mode m)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 now = bpf_ktime_get_ns();
 	__u32 flags = 0;
 	struct infl_proc *p;
 
 	if (image_attached_before(task, BPF_CORE_READ(task, group_leader, start_time)))
 		flags |= INFL_PROC_FROM_START;
-	if (m == ACCT_LOCKED && !lock_map_try(&locks, pid)) {
-		p = bpf_map_lookup_elem(&procs, &pid);
-		if (p)
-			return proc_wait_ready(p, pid);
-		/* its maker holds the lock and has not inserted the record yet: once the lock
-		 * is free the record is there (or the map was full: the insert below says) */
-		if (!lock_map_wait(&locks, pid, lock_wait_ns)) {
-			p = bpf_map_lookup_elem(&procs, &pid);
-			if (p)
-				__sync_fetch_and_add(&p->lock_timeouts, 1);
-			else
-				proc_denied(task, pid);
-			return NULL;
-		}
-	}
-	if (bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST)) {
+	if (proc_insert(pid, now)) {
 		/* EEXIST: another thread made it first; else the map is full */
-		if (m == ACCT_LOCKED)
-			lock_map_release(&locks, pid);
 		p = bpf_map_lookup_elem(&procs, &pid);
 		if (!p) {
 			proc_denied(task, pid);
@@ -501,9 +507,7 @@ static __always_inline struct infl_proc *proc_first_hit(__u32 pid, const enum ac
 	}
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_init(p, task, pid, flags, 0, bpf_ktime_get_ns(), m);
-	if (m == ACCT_LOCKED)
-		lock_map_release(&locks, pid);
+		proc_init(p, task, pid, flags, 0, now, m);
 	return p;
 }
 
@@ -1264,7 +1268,7 @@ int lock_wait_more(struct pt_regs *ctx)
 		combine_call(ctx, c, pid, p->gen, CARRY_COMBINE);
 		return 0; /* no tail call left: the holder it failed against drains it */
 	}
-	if (lock_map_wait(&locks, pid, 0)) {
+	if (lock_map_wait(&locks, pid)) {
 		if (!map_queue_empty(p)) {
 			/* what is queued may have happened before this hit: it goes behind */
 			combine_call(ctx, c, pid, p->gen, CARRY_LOCKED);

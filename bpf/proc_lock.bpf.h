@@ -23,9 +23,8 @@
 #include <bpf/bpf_helpers.h>
 #include "inflight.h"
 
-/* At most this many looks (a hash lookup and the clock each, 60-100 ns: ~15-25 us, under
- * lock_wait_ns natively). The verifier walks every iteration: 1024 made 5.10 take 16-33 s
- * (TCG) to load the three programs, 256 takes 9 s. */
+/* A round of looks in lock_wait_more (a hash lookup each, ~60 ns natively). The verifier
+ * walks every iteration: 1024 made 5.10 take 16-33 s (TCG) to load the three programs. */
 #define LOCK_MAP_SPINS 256
 
 /* How many looks a hit gives a held lock before it queues (lock_map_look): each is a map
@@ -39,15 +38,13 @@ static __always_inline bool lock_map_try(void *locks, __u32 pid)
 	return bpf_map_update_elem(locks, &pid, &pid, BPF_NOEXIST) == 0;
 }
 
-/* True when the lock is ours, within `wait_ns` (0: no limit) or LOCK_MAP_SPINS looks. */
-static __always_inline bool lock_map_wait(void *locks, __u32 pid, __u64 wait_ns)
+/* True when the lock is ours within LOCK_MAP_SPINS looks. */
+static __always_inline bool lock_map_wait(void *locks, __u32 pid)
 {
-	__u64 deadline;
 	int i;
 
 	if (lock_map_try(locks, pid))
 		return true;
-	deadline = wait_ns ? bpf_ktime_get_ns() + wait_ns : ~0ull;
 	/* one way back to the loop's head: a loop entered by a jump into its middle and closed
 	 * by a fall-through is refused by 5.10's check_cfg ("back-edge from insn N to N+1"), and
 	 * clang builds that shape from a plain for loop here */
@@ -55,8 +52,6 @@ static __always_inline bool lock_map_wait(void *locks, __u32 pid, __u64 wait_ns)
 		if (!bpf_map_lookup_elem(locks, &pid) && lock_map_try(locks, pid))
 			return true;
 		if (i == LOCK_MAP_SPINS)
-			return false;
-		if (wait_ns && bpf_ktime_get_ns() > deadline)
 			return false;
 	}
 }

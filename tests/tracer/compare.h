@@ -24,14 +24,6 @@ static inline bool kernel_has_cookies(void)
 	return true;
 }
 
-/*
- * The exactness tests let an update wait 20 ms for its process's lock: they check what is
- * counted, on emulated CPUs too (the kernel matrix runs in TCG, where the 50 us of the
- * default is a microsecond of real work). The hammer test keeps the default and checks that
- * what gives up is counted and nothing goes wrong.
- */
-#define TEST_LOCK_WAIT_NS 20000000ull
-
 #define NO_COOKIES "this kernel has no BPF cookies (before 5.15): no attach to every process"
 
 /* Feeds a script to the model; `from_gate`: only the lines after the gate. */

@@ -110,8 +110,7 @@ static void test_prefork(void)
 	};
 	char parent[PATH_MAX], kid[3][PATH_MAX], log[PATH_MAX], text[4 * PATH_MAX];
 	char *argv[] = { probegen, "script", parent, NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv };
 	struct snapshot snap;
 	struct session *s;
 	struct model m;
@@ -194,8 +193,7 @@ static void exec_case(const char *what, const char *binary, const char *b_ops, b
 {
 	char a[PATH_MAX], b[PATH_MAX], text[2 * PATH_MAX + 128];
 	char *argv[] = { probegen, "script", a, NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv };
 	const struct infl_proc *rec[4];
 	struct snapshot snap;
 	struct session *s;
@@ -244,8 +242,7 @@ static void test_exec_pid_attach(void)
 {
 	char a[PATH_MAX], b[PATH_MAX], text[2 * PATH_MAX + 128];
 	char *argv[] = { probegen, "script", a, NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv };
 	const struct infl_proc *rec[4];
 	struct snapshot snap;
 	struct session *s;
@@ -312,8 +309,7 @@ static int run_script(const char *binary, const char *ops)
 static void test_restarts(void)
 {
 	char copy[PATH_MAX], ops[PATH_MAX], cmd[3 * PATH_MAX];
-	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_procs = 2,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_procs = 2 };
 	struct snapshot snap;
 	struct session *s;
 	struct model m;
@@ -364,8 +360,7 @@ static void test_restarts(void)
 static void test_restart_full(void)
 {
 	char copy[PATH_MAX], hold[PATH_MAX], again[PATH_MAX], cmd[3 * PATH_MAX];
-	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_bufs = 1100,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_bufs = 1100 };
 	FILE *f1, *f2;
 	struct snapshot snap;
 	struct session *s;
@@ -424,8 +419,7 @@ static void test_restart_full(void)
 static void test_late_slot(void)
 {
 	char copy[PATH_MAX], first[PATH_MAX], second[PATH_MAX], cmd[3 * PATH_MAX], line[32];
-	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_procs = 1,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy, .max_procs = 1 };
 	struct snapshot snap;
 	struct session *s;
 	int out[2];

@@ -90,8 +90,7 @@ static void write_random_script(const char *path, unsigned long long seed, int n
 /* Spawns argv under a session, waits for it to exit, returns its final record. */
 static int trace_spawn(char **argv, struct infl_proc *out, int *status)
 {
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE"),
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS, .defer_all = queued,
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .verbose = !!getenv("TEST_VERBOSE"), .defer_all = queued,
 				  .locked_form = locked || queued };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
@@ -265,8 +264,7 @@ static int copy_file(const char *from, const char *to)
 static void test_two_processes(void)
 {
 	char copy[PATH_MAX], s1[PATH_MAX], s2[PATH_MAX];
-	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_BINARY, .binary = copy };
 	struct model m1, m2;
 	struct snapshot snap;
 	struct session *s;
@@ -328,7 +326,7 @@ static void test_two_processes(void)
 static void test_late_attach(void)
 {
 	char path[PATH_MAX], line[32] = "";
-	struct session_opts o = { .mode = SESSION_PID, .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_PID };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;
@@ -446,8 +444,7 @@ static void test_errors(void)
 static void test_drop_caps(void)
 {
 	char *argv[] = { probegen, "threads", "2", "10", NULL };
-	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .drop_caps = true,
-				  .lock_wait_ns = TEST_LOCK_WAIT_NS };
+	struct session_opts o = { .mode = SESSION_SPAWN, .argv = argv, .drop_caps = true };
 	const struct proc_snapshot *ps;
 	struct snapshot snap;
 	struct session *s;

@@ -139,8 +139,6 @@ static int configure(struct programs *s, const struct session_opts *o)
 	skel->rodata->record_events = o->record_events;
 	skel->rodata->page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	skel->rodata->traced_set = s->mode != SESSION_BINARY;
-	if (o->lock_wait_ns)
-		skel->rodata->lock_wait_ns = o->lock_wait_ns;
 	skel->rodata->defer_all = o->defer_all;
 	skel->rodata->follow_forks = s->follow;
 	/* the recorder is woken when a quarter of a CPU's ring waits (inflight.bpf.c) */

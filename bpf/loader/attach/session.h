@@ -48,9 +48,6 @@ struct session_opts {
 	bool no_follow;	    /* PID, SPAWN: the named process alone, not the children it forks */
 	const char *entry_stages;    /* stage names or ids (comma-separated) overriding the */
 	const char *terminal_stages; /* names note's entry/terminal flags; NULL: the note's */
-	__u64 lock_wait_ns; /* the locked form: how long an update waits for its process's lock
-			     * when its queue is full; 0: the default (10 ms). Tests on
-			     * emulated CPUs set more (inflight.bpf.c). */
 	bool defer_all;	    /* tests, the locked form: every probe hit through its process's
 			     * queue, as if the lock were always held */
 	bool locked_form;   /* tests: the locked form (bpf/proc_lock.bpf.h) where the kernel

@@ -45,7 +45,9 @@
  *   composition is copied by whoever holds peak_cap, after the hit's own adds; a winner that
  *   finds it held leaves the copy to its holder, which looks again after its release. The
  *   copy is exact when every hit before the peak had ended and none after it had a place;
- *   otherwise peak_fuzz says how many hits may be in it wrongly (peak_capture).
+ *   otherwise peak_fuzz says how many hits may be in it wrongly (peak_capture), and the
+ *   last of them to end copies it again, exactly, if no place came after the peak's
+ *   (acct_peak_again).
  *
  * Memory order: every step that another CPU's step must see in order is a BPF atomic with
  * a fetch or a compare-and-swap, which are fully ordered; the plain loads that follow them
@@ -149,13 +151,6 @@ static __always_inline __u64 acct_place(struct infl_proc *p, __u64 dbytes, const
 static __always_inline void acct_bytes(struct infl_proc *p, __u64 dbytes, const enum acct_mode m)
 {
 	acct_add(&p->acct, dbytes, m);
-}
-
-/* The hit's last step: `places` more hits whose accounting is complete. Fully ordered: every
- * change the hit made is seen before it. */
-static __always_inline __u64 acct_end(struct infl_proc *p, __u64 places, const enum acct_mode m)
-{
-	return acct_fetch_add(&p->hits_done, places, m);
 }
 
 /* The 64-bit number of the place taken with acct `before` (1 for a process's first). */
@@ -307,7 +302,22 @@ static __always_inline bool peak_capture_once(struct infl_proc *p, __u64 now,
 struct peak_round {
 	struct infl_proc *p;
 	__u64 now;
+	bool again; /* acct_peak_again's copy */
 };
+
+/* The newest peak's copy made again, by a hit that is the only one in flight with no place
+ * taken after the peak's (acct_end): the cells are the peak's composition then. */
+static __always_inline void peak_copy_again(struct infl_proc *p)
+{
+	__u64 peak;
+
+	if (!acct_cas32(&p->peak_cap, 0, 1, ACCT_ATOMIC))
+		return; /* its holder is copying the newest peak */
+	peak = READ_ONCE(p->peak_acct);
+	if (peak == READ_ONCE(p->peak_cap_acct) && READ_ONCE(p->peak_fuzz))
+		peak_copy(p, peak, READ_ONCE(p->peak_ns), ACCT_ATOMIC);
+	__sync_lock_test_and_set(&p->peak_cap, 0); /* xchg: fully ordered */
+}
 
 /* bpf_loop callback: a round (a callback: the verifier walks its copy once, not once for
  * each round) */
@@ -315,6 +325,10 @@ static long peak_capture_round(__u32 i, void *ctx)
 {
 	struct peak_round *r = ctx;
 
+	if (r->p && r->again) {
+		peak_copy_again(r->p);
+		return 1;
+	}
 	return !r->p || peak_capture_once(r->p, r->now, ACCT_ATOMIC);
 }
 
@@ -332,6 +346,41 @@ static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 after, 
 	}
 	peak_time_note(p, after, now);
 	bpf_loop(PEAK_COPY_ROUNDS, peak_capture_round, &r, 0);
+}
+
+/*
+ * A copy of the peak made while other hits were between their place and their end is fuzzy
+ * (peak_fuzz): it may miss their changes. Once those have ended, if no hit took a place
+ * after the peak's, the cells are the composition at the peak exactly: the last hit of them
+ * to end copies it again, before its own end, so that a reader never finds a whole record
+ * with the copy half made. Where places keep coming after the peak the fuzzy copy stays, and
+ * says so. One load on every other hit.
+ */
+static __always_inline void acct_peak_again(struct infl_proc *p, const enum acct_mode m)
+{
+	struct peak_round r = { .p = p, .again = true };
+	__u64 peak;
+
+	if (m != ACCT_ATOMIC || !READ_ONCE(p->peak_fuzz))
+		return;
+	peak = READ_ONCE(p->peak_acct);
+	/* every hit but this one ended, and the last place is the peak's: in 64 bits (the
+	 * copy's peak_seq, written before peak_cap_acct), the places in flight being fewer
+	 * than half the count's field, so the low bits of acct settle it */
+	if (READ_ONCE(p->peak_cap_acct) != peak ||
+	    READ_ONCE(p->hits_done) + 1 != READ_ONCE(p->peak_seq) ||
+	    infl_acct_seq_lo(READ_ONCE(p->acct)) != infl_acct_seq_lo(peak))
+		return;
+	bpf_loop(1, peak_capture_round, &r, 0);
+}
+
+/* The hit's last step: `places` more hits whose accounting is complete (the peak's copy made
+ * again first where it can be exact now). Fully ordered: every change the hit made is seen
+ * before it. */
+static __always_inline __u64 acct_end(struct infl_proc *p, __u64 places, const enum acct_mode m)
+{
+	acct_peak_again(p, m);
+	return acct_fetch_add(&p->hits_done, places, m);
 }
 
 /* --- an owner ---------------------------------------------------------------------------- */

@@ -41,13 +41,18 @@
  *   (owners.bpf.h). A reference taken on a record removed meanwhile is seen (DOOMED, or
  *   another key in it) and given back (owners.bpf.h: owner_hold).
  * - The peak. A hit whose place raised the bytes offers acct's value after it to peak_acct,
- *   a compare-and-swap maximum (equal bytes: the earlier place), which is exact. The
+ *   a compare-and-swap maximum (equal bytes: the earlier place, which only a peak set while
+ *   the hit was in flight can lose to: the peak read before the place tells), exact. The
  *   composition is copied by whoever holds peak_cap, after the hit's own adds; a winner that
  *   finds it held leaves the copy to its holder, which looks again after its release. The
  *   copy is exact when every hit before the peak had ended and none after it had a place;
  *   otherwise peak_fuzz says how many hits may be in it wrongly (peak_capture), and the
  *   last of them to end copies it again, exactly, if no place came after the peak's
  *   (acct_peak_again).
+ *
+ * The count of places in acct wraps (INFL_ACCT_SEQ_BITS): two places compare by their low
+ * bits, and a 64-bit number is found from hits_done, while no hit stays between its place
+ * and its end for half the field's places of its process (524,288 hits).
  *
  * Memory order: every step that another CPU's step must see in order is a BPF atomic with
  * a fetch or a compare-and-swap, which are fully ordered; the plain loads that follow them
@@ -196,24 +201,35 @@ static __always_inline bool acct_before(__u64 a, __u64 b)
 	return d && d < (1u << (INFL_ACCT_SEQ_BITS - 1));
 }
 
+/* The peak before a hit's place (acct_peak_offer): read before it, so that a peak set
+ * before the place is told from one set after it. Ordered before the place by the place's
+ * fetch-and-add. */
+static __always_inline __u64 acct_peak_before(struct infl_proc *p)
+{
+	return READ_ONCE(p->peak_acct);
+}
+
 /* acct value `a` a higher peak than `b`: more bytes, or as many at an earlier place (the
- * first time the total stood there, as a replay in place order finds it) */
-static __always_inline bool acct_peak_above(__u64 a, __u64 b)
+ * first time the total stood there, as a replay in place order finds it). `was`: the peak
+ * before a's place. Only a peak set since (b != was) can be at a later place: its hit was in
+ * flight with a's, within half the count's field of it, where the low bits order them; a
+ * peak set before a's place came first, however far back its low bits wrapped. */
+static __always_inline bool acct_peak_above(__u64 a, __u64 b, __u64 was)
 {
 	__u64 x = infl_acct_bytes(a), y = infl_acct_bytes(b);
 
-	return x > y || (x && x == y && acct_before(a, b));
+	return x > y || (x && x == y && b != was && acct_before(a, b));
 }
 
-/* `after`: acct after a place that raised the bytes. True when it is the peak (its event says
- * so). */
-static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after,
+/* `after`: acct after a place that raised the bytes; `was`: acct_peak_before that place.
+ * True when it is the peak (its event says so). */
+static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after, __u64 was,
 					    const enum acct_mode m)
 {
 	for (int i = 0; i < (m == ACCT_ATOMIC ? ACCT_TRIES : 1); i++) {
 		__u64 cur = READ_ONCE(p->peak_acct);
 
-		if (!acct_peak_above(after, cur))
+		if (!acct_peak_above(after, cur, was))
 			return false;
 		if (acct_cas(&p->peak_acct, cur, after, m))
 			return true;

@@ -256,7 +256,7 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 				       struct infl_op *op, struct infl_owner *o, const enum acct_mode m)
 {
 	__u32 c = ACCT_CLAMP(op->id, INFL_CLASSES), slot = INFL_SLOT_NONE;
-	__u64 before, now = 0, undo = 0;
+	__u64 before, now = 0, undo = 0, peak_was = acct_peak_before(p);
 	bool peaked = false, retired = false;
 	__u8 flags;
 
@@ -285,7 +285,8 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 		acct_add(&p->allocated[ACCT_CLAMP(c, INFL_CLASSES)].count, 1, m);
 		acct_add(&p->allocated[ACCT_CLAMP(c, INFL_CLASSES)].bytes, op->bytes, m);
 		if (op->bytes)
-			peaked = acct_peak_offer(p, before + INFL_ACCT_SEQ_ONE + op->bytes, m);
+			peaked = acct_peak_offer(p, before + INFL_ACCT_SEQ_ONE + op->bytes,
+						  peak_was, m);
 	}
 	if (op->owner && !o)
 		acct_add(op->flags & OPF_OWNER_LOST ? &p->contention_lost : &p->owner_map_full, 1, m);

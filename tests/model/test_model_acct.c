@@ -1994,6 +1994,28 @@ static void schedule_peak_offers(const char *name, int order)
 	schedule_end(name, ok, true);
 }
 
+/* One thread's total at its peak again and again, past half the count's field of places: the
+ * peak stays the first place that made it, however the low bits of a later one compare with
+ * it (the field wraps). */
+static void schedule_peak_wrap(const char *name)
+{
+	struct infl_proc *p;
+	__u64 first;
+
+	schedule_begin();
+	p = proc_of(MODEL_PID);
+	fire_as(0, 0, op_alloc(0x400, 3, 100, 0));
+	first = p->peak_acct;
+	fire_as(0, 0, op_free(0x400, 3, 100));
+	for (unsigned i = 0; i < (1u << (INFL_ACCT_SEQ_BITS - 1)) / 2 + 16; i++) {
+		fire_as(0, 0, op_alloc(0x400, 3, 100, 0));
+		fire_as(0, 0, op_free(0x400, 3, 100));
+	}
+	CHECK(p->peak_acct == first, "%s: the peak is the first place at 100 bytes (place %u, "
+	      "now %u)", name, infl_acct_seq_lo(first), infl_acct_seq_lo(p->peak_acct));
+	schedule_end(name, true, true);
+}
+
 static void written_schedules(void)
 {
 	model_sched_set(&(struct model_sched){ 0 });
@@ -2013,6 +2035,7 @@ static void written_schedules(void)
 	schedule_peak_offers("two peak offers while the capture is held, the later first", 0);
 	schedule_peak_offers("two peak offers while the capture is held, the earlier first", 1);
 	schedule_peak_offers("equal peaks while the capture is held", 2);
+	schedule_peak_wrap("the peak's total again, half the count's field of places later");
 }
 
 int main(int argc, char **argv)

@@ -191,11 +191,12 @@ def replay(rec, pid, upto=None):
             elif key in bufs:  # double alloc: the old record goes
                 ocls, obytes, oowner, ostaged = bufs[key]
                 oslot = where.get(oowner, SLOT_NONE) if ostaged else SLOT_NONE
-                cells[(oslot, ocls)] -= obytes
-                counts[(oslot, ocls)] -= 1
+                cells[(oslot, ocls)] = cells.get((oslot, ocls), 0) - obytes
+                counts[(oslot, ocls)] = counts.get((oslot, ocls), 0) - 1
                 total -= obytes
                 if ostaged:
-                    held[oowner][ocls] -= obytes
+                    held.setdefault(oowner, {})[ocls] = \
+                        held.get(oowner, {}).get(ocls, 0) - obytes
             if staged:
                 where.setdefault(a2, SLOT_NONE)
                 held.setdefault(a2, {})
@@ -215,12 +216,15 @@ def replay(rec, pid, upto=None):
                 cls, size, owner, staged = cid, a1, a2, aside[(key, cid, a1, a2)].pop()
             else:
                 cls, size, owner, staged = bufs.pop(key)
-            cells[(slot, cls)] -= size
-            counts[(slot, cls)] -= 1
+            # .get: where two threads' hits on an owner raced (owner_races), the kernel's
+            # slots follow the owner's own order, not this one; the total does not depend
+            # on it
+            cells[(slot, cls)] = cells.get((slot, cls), 0) - size
+            counts[(slot, cls)] = counts.get((slot, cls), 0) - 1
             total -= size
             if staged:
-                held[owner][cls] -= size
-                if where[owner] < 16 and rec["terminal"] >> where[owner] & 1 and \
+                held.setdefault(owner, {})[cls] = held.get(owner, {}).get(cls, 0) - size
+                if where.get(owner, SLOT_NONE) < 16 and rec["terminal"] >> where[owner] & 1 and \
                         not any(held[owner].values()):
                     del where[owner], held[owner]
                     done += 1
@@ -232,7 +236,7 @@ def replay(rec, pid, upto=None):
             for cls, b in held[a0].items():
                 n = sum(1 for v in bufs.values() if v[3] and v[2] == a0 and v[0] == cls)
                 n += sum(sum(v) for k, v in aside.items() if k[3] == a0 and k[1] == cls)
-                cells[(slot, cls)] -= b
+                cells[(slot, cls)] = cells.get((slot, cls), 0) - b
                 cells[(cid, cls)] = cells.get((cid, cls), 0) + b
                 counts[(slot, cls)] = counts.get((slot, cls), 0) - n
                 counts[(cid, cls)] = counts.get((cid, cls), 0) + n

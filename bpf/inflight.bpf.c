@@ -982,8 +982,9 @@ static __always_inline void deferred_count_wait(struct infl_proc *p, int why)
  * - A queue is drawn from a pool of INFL_DEFER_MAX_QUEUES by the first hit that needs one:
  *   a claim is an insert of the queue's index into map_queue_claims that fails if the index
  *   is taken (an atomic test-and-set, like the lock), then the process's name for it in
- *   deferred_of. The image's end gives it back. A queue's next owner drops
- *   what an earlier one left (told apart by gen; counted at that image's end).
+ *   deferred_of (threads of one image drawing at once take the same one: map_queue_claim).
+ *   The image's end gives it back. A queue's next owner drops what an earlier one left
+ *   (told apart by gen; counted at that image's end).
  * - A hit that can neither push (the queue full, the pool empty) nor get the lock waits in
  *   lock_wait_more as before, trying both; past that it gives up, counted.
  */
@@ -1029,10 +1030,18 @@ static __always_inline void *map_queue_of(__u32 pid, __u64 gen)
 	return bpf_map_lookup_elem(&map_queues, idx);
 }
 
-/* The image's queue, drawn from the pool when it has none yet; NULL when none is free. */
+/*
+ * The image's queue, drawn from the pool when it has none yet; NULL when none is free.
+ * Threads of one image drawing at once scan the pool in the same order, and one that finds a
+ * queue claimed for its own image (its gen) takes that one rather than claiming another: a
+ * second claim, held even for the instant before it is given back, could show the pool full
+ * to another process while one of its queues is as good as free.
+ */
 static __always_inline void *map_queue_claim(__u32 pid, __u64 gen)
 {
 	void *q = map_queue_of(pid, gen);
+	__u32 *named;
+	__u64 *owner;
 
 	if (q || bpf_map_lookup_elem(&deferred_of, &pid))
 		return q;
@@ -1040,11 +1049,21 @@ static __always_inline void *map_queue_claim(__u32 pid, __u64 gen)
 	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
 		__u32 key = i;
 
-		if (bpf_map_update_elem(&map_queue_claims, &key, &gen, BPF_NOEXIST))
-			continue; /* taken, or the pool is smaller */
+		if (bpf_map_update_elem(&map_queue_claims, &key, &gen, BPF_NOEXIST)) {
+			owner = bpf_map_lookup_elem(&map_queue_claims, &key);
+			if (!owner || *owner != gen)
+				continue; /* another image's, or the pool is smaller */
+			/* claimed by another thread of this image: named by whichever comes first */
+			bpf_map_update_elem(&deferred_of, &pid, &key, BPF_NOEXIST);
+			return map_queue_of(pid, gen);
+		}
 		if (!bpf_map_update_elem(&deferred_of, &pid, &key, BPF_NOEXIST))
 			return bpf_map_lookup_elem(&map_queues, &key);
-		/* another thread of the image named its queue first: this one goes back */
+		named = bpf_map_lookup_elem(&deferred_of, &pid);
+		if (named && *named == key)
+			return bpf_map_lookup_elem(&map_queues, &key); /* named by a thread above */
+		/* another thread of the image named another queue (one freed while the two
+		 * scanned): this one goes back */
 		bpf_map_delete_elem(&map_queue_claims, &key);
 		return map_queue_of(pid, gen);
 	}

@@ -212,9 +212,13 @@ struct {
 	__type(value, __u8);
 } locks SEC(".maps");
 
-/* a process's queue map (map_queues), by pid */
+/* a process's queue map (map_queues), by pid. Not preallocated (here and in
+ * map_queue_claims): a preallocated map's free elements sit on per-CPU lists, and an insert
+ * that looks at one CPU's list while an element is given back to another's fails with one
+ * free; allocated, an insert fails only when max_entries are in use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, INFL_DEFER_MAX_QUEUES); /* resized by the loader */
 	__type(key, __u32);   /* pid */
 	__type(value, __u32); /* its queue in map_queues */
@@ -1008,9 +1012,11 @@ struct {
 };
 _Static_assert(INFL_DEFER_MAX_QUEUES == 8, "map_queues: one mq_N for each queue of the pool");
 
-/* the pool's queues in use: index -> the gen of the image that holds it */
+/* the pool's queues in use: index -> the gen of the image that holds it (not
+ * preallocated: deferred_of) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, INFL_DEFER_MAX_QUEUES);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -1045,9 +1051,11 @@ static __always_inline void *map_queue_claim(__u32 pid, __u64 gen)
 
 	if (q || bpf_map_lookup_elem(&deferred_of, &pid))
 		return q;
+	/* twice round the pool: a queue an ended image gave back behind the scan is found on
+	 * the second */
 #pragma clang loop unroll(full)
-	for (int i = 0; i < INFL_DEFER_MAX_QUEUES; i++) {
-		__u32 key = i;
+	for (int i = 0; i < 2 * INFL_DEFER_MAX_QUEUES; i++) {
+		__u32 key = i % INFL_DEFER_MAX_QUEUES;
 
 		if (bpf_map_update_elem(&map_queue_claims, &key, &gen, BPF_NOEXIST)) {
 			owner = bpf_map_lookup_elem(&map_queue_claims, &key);

@@ -24,7 +24,14 @@ check() { _d=$1; shift; if "$@"; then ok "$_d"; else not_ok "$_d" "command faile
 # check_eq DESCRIPTION ACTUAL EXPECTED
 check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
 # check_match DESCRIPTION TEXT EXTENDED-REGEX
-check_match() { if printf '%s\n' "$2" | grep -Eq -- "$3"; then ok "$1"; else not_ok "$1" "no match for /$3/"; fi; }
+# a miss says what it got (its first 300 bytes): a flaky one is diagnosed from the log
+check_match() {
+	if printf '%s\n' "$2" | grep -Eq -- "$3"; then
+		ok "$1"
+	else
+		not_ok "$1" "no match for /$3/ in '$(printf '%s' "$2" | head -c 300 | tr '\n' ' ')'"
+	fi
+}
 # wait_detached [INFLIGHT]: until the detaching children of INFLIGHT (default the build's) are
 # gone, up to 120 s. inflight leaves the kernel's uprobe teardown to such a child
 # (attach/detach.h): until it is done, a new process of a binary traced binary-wide still sees

@@ -47,7 +47,7 @@ has() {
 
 # traces ROOT DIR NAME: the exact runs, a recording and its report, in ROOT (files in DIR)
 traces() {
-	local root=$1 d=$2 name=$3 rc
+	local root=$1 d=$2 name=$3 rc nrec
 	in_root "$root" "$d/inflight" --version >"$TMP/v" 2>&1
 	check_eq "$name: inflight --version runs" "$?:$(cut -d' ' -f1 "$TMP/v")" "0:inflight"
 	in_root "$root" "$d/inflight" -- "$d/probegen" threads 4 50 >"$TMP/t" 2>"$TMP/te"
@@ -57,11 +57,15 @@ traces() {
 		"  owners: 4 started, 4 done" "in flight at exit: nothing" "anomalies: none"
 	in_root "$root" "$d/inflight" record -o "$d/run.infl" -- "$d/probegen" script \
 		"$d/run.txt" >/dev/null 2>"$TMP/re"
+	# records: the 6 probe events, the exit and the RSS changes, whose number follows the
+	# page faults of the program's start (how many pages fault-around finds in the page
+	# cache), not the tracer: the report must name the same number
 	check_match "$name: record: exit 0, every event" "$?:$(cat "$TMP/re")" \
-		'^0:inflight: recorded 12 event records \(0 lost\)'
+		'^0:inflight: recorded [0-9]+ event records \(0 lost\)'
+	nrec=$(sed -n 's/^inflight: recorded \([0-9]*\) event records.*/\1/p' "$TMP/re")
 	in_root "$root" "$d/inflight" report "$d/run.infl" --format text >"$TMP/rep" 2>&1
-	check_match "$name: report: 6 probe events, 12 records" "$(cat "$TMP/rep")" \
-		'^pid [0-9]+ \(probegen\): 6 probe events \(12 records\), 1 owner$'
+	check_match "$name: report: 6 probe events, the records recorded" "$(cat "$TMP/rep")" \
+		"^pid [0-9]+ \\(probegen\\): 6 probe events \\(${nrec:-none} records\\), 1 owner$"
 	has "$name: report, exact" "$TMP/rep" \
 		"  at the end 1 owner live, 8.00 KiB in 1 buffer still tracked" \
 		"  check    the replay matches the kernel's final counters"

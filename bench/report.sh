@@ -277,6 +277,9 @@ threads share passes between the CPUs' caches on every hit.
 $(sharing_row "empty (the statistics and the program's entry)" empty)
 $(sharing_row "one atomic add to a word both threads share" shared)
 $(sharing_row "one add to a per-CPU word" percpu)
+$(sharing_row "the arguments fetched (libbpf's usdt.bpf.h)" args)
+$(sharing_row "... and a record per live buffer in a hash map (inflight's buffer map)" hbuf)
+$(sharing_row "... and the records in an open-addressing table in an array" tbuf)
 $(sharing_row "inflight, the atomic form (no lock)" inflight)
 $(sharing_row "inflight, the locked form (--accounting locked)" locked)
 | inflight, 1 thread in each of 2 processes at once | | $(cell sharing_cost procs 2 ns_per_run) |
@@ -287,7 +290,10 @@ EOF
 The shared word's row is the floor of any design that keeps an exact high-water mark with
 one serialization word per hit (a total updated by fetch-and-add, a lock, a ticket): the
 line's transfer between the CPUs, paid again for each further shared line a hit writes. The
-per-CPU row is what per-CPU counters cost, which give totals but no exact peak.
+per-CPU row is what per-CPU counters cost, which give totals but no exact peak. The
+buffer rows, less the arguments' row, are what a record per live buffer costs a hit (an
+alloc's insert, a free's lookup and removal, averaged over the loop's 8 allocs, 8 frees and
+7 stages), kept the way inflight keeps them and the way an array of slots would.
 EOF
 	notes_of sharing_cost
 }

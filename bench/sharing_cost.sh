@@ -8,6 +8,11 @@
 #   shared    one atomic add to a word every thread shares: the floor of any exact design
 #             with one serialization word per hit (a total, a lock, a ticket)
 #   percpu    one add to this CPU's word: per-CPU counters, which give no exact peak
+#   args      the arguments fetched (libbpf's usdt.bpf.h), nothing else
+#   hbuf      the arguments and a record per live buffer in a BPF hash map, inflight's
+#             buffer map: an insert at an alloc, a lookup and a delete at a free
+#   tbuf      the same records in an open-addressing table in a BPF array, claimed by
+#             compare-and-swap (bench/usdt_empty.bpf.c): the alternative, measured
 #   inflight  inflight -p: the atomic form (kernels 5.17+), no lock
 #   locked    inflight --accounting locked -p: the locked form (a lock per process, a queue
 #             behind it), side by side with the atomic form on one kernel
@@ -26,7 +31,7 @@
 sharing_progs() {
 	case $1 in
 	empty) echo '^empty_(alloc|free|stage)$' ;;
-	shared | percpu) echo "^${1}_(alloc|free|stage)\$" ;;
+	shared | percpu | args | hbuf | tbuf) echo "^${1}_(alloc|free|stage)\$" ;;
 	inflight | procs) echo '^on_(buf_alloc|buf_free|stage)$' ;;
 	locked) echo '^on_(buf_alloc|buf_free|stage)_nocas$' ;;
 	inflight0) echo '^on_(buf_alloc|buf_free|stage)(_nocas)?$' ;;
@@ -70,6 +75,9 @@ sharing_run() {
 	empty) cmd=("$BENCH/usdt_empty") ;;
 	shared) cmd=("$BENCH/usdt_empty" -s) ;;
 	percpu) cmd=("$BENCH/usdt_empty" -c) ;;
+	args) cmd=("$BENCH/usdt_empty" -a) ;;
+	hbuf) cmd=("$BENCH/usdt_empty" -h) ;;
+	tbuf) cmd=("$BENCH/usdt_empty" -t) ;;
 	inflight) cmd=("$INFLIGHT" --json -p) ;;
 	locked) cmd=("$INFLIGHT" --json --accounting locked -p) ;;
 	inflight0) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p) ;;
@@ -105,7 +113,7 @@ sharing_run() {
 }
 
 sharing_cost() {
-	local configs=(empty shared percpu inflight) cfg rep t i n line
+	local configs=(empty shared percpu args hbuf tbuf inflight) cfg rep t i n line
 	if [ ! -x "$INFLIGHT" ]; then
 		note sharing_cost "not measured: $INFLIGHT is not built"
 		return 0

@@ -99,6 +99,210 @@ int percpu_free(struct pt_regs *ctx) { return percpu_add(); }
 SEC("usdt")
 int percpu_stage(struct pt_regs *ctx) { return percpu_add(); }
 
+/*
+ * What keeping a record per live buffer costs a hit, two ways (usdt_empty -h, -t): the
+ * arguments fetched as args_* does, then the record inserted at an alloc and found and
+ * removed at a free (a stage does nothing more), keyed as inflight keys it (pid, name
+ * space, image gen, buffer id).
+ *   hbuf_*  a BPF hash map, inflight's design: an insert (BPF_NOEXIST) at an alloc, a
+ *           lookup and a delete at a free (the delete decides who frees it).
+ *   tbuf_*  an open-addressing table in a BPF array (its lookups are inlined by the JIT):
+ *           a slot is claimed by compare-and-swap on its state word, which carries a
+ *           version so that a free that read a slot's key cannot take it once another
+ *           buffer has it; a key lives in the TBUF_WINDOW slots from its hash on, and
+ *           slots never go back to empty, so a search stops at the first empty one. A
+ *           measurement of the alternative, not a tracer: capacity is whatever the
+ *           windows allow.
+ */
+struct bench_buf_key {
+	__u32 pid;
+	__u32 space;
+	__u64 gen;
+	__u64 buf;
+};
+
+struct bench_buf {
+	__u64 bytes;
+	__u64 owner;
+	__u32 cls;
+	__u32 flags;
+};
+
+#define BENCH_BUFS 65536
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BENCH_BUFS);
+	__type(key, struct bench_buf_key);
+	__type(value, struct bench_buf);
+} hbufs SEC(".maps");
+
+/* a slot: its state, the key, the record (64 bytes: one cache line) */
+struct tbuf_slot {
+	__u64 state; /* TBUF_* kind in the low 2 bits, the version above */
+	struct bench_buf_key key;
+	struct bench_buf rec;
+	__u64 pad;
+};
+
+#define TBUF_SLOTS (2 * BENCH_BUFS)
+#define TBUF_WINDOW 8
+#define TBUF_EMPTY 0
+#define TBUF_BUSY 1
+#define TBUF_LIVE 2
+#define TBUF_DEAD 3
+#define TBUF_KIND(s) ((s) & 3)
+#define TBUF_NEXT(s, kind) ((((s) >> 2) + 1) << 2 | (kind))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TBUF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tbuf_slot);
+} tbufs SEC(".maps");
+
+__u64 hbuf_lost, tbuf_lost; /* an insert with no room, a free not found: must stay 0 */
+
+static __always_inline struct bench_buf_key bench_key(__u64 buf)
+{
+	return (struct bench_buf_key){ .pid = bpf_get_current_pid_tgid() >> 32, .gen = 1,
+				       .buf = buf };
+}
+
+static __always_inline __u32 tbuf_hash(const struct bench_buf_key *k)
+{
+	return (__u32)(((k->buf ^ k->gen ^ ((__u64)k->pid << 32 | k->space)) *
+			0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static __always_inline bool tbuf_is(const struct tbuf_slot *t, const struct bench_buf_key *k)
+{
+	return t->key.buf == k->buf && t->key.gen == k->gen && t->key.pid == k->pid &&
+	       t->key.space == k->space;
+}
+
+static __always_inline int tbuf_insert(const struct bench_buf_key *k, const struct bench_buf *r)
+{
+	__u32 h = tbuf_hash(k), idx;
+	struct tbuf_slot *t, *cand = NULL;
+	__u64 s, cs = 0;
+
+	for (int i = 0; i < TBUF_WINDOW; i++) {
+		idx = (h + i) & (TBUF_SLOTS - 1);
+		t = bpf_map_lookup_elem(&tbufs, &idx);
+		if (!t)
+			break;
+		s = READ_ONCE(t->state);
+		if (TBUF_KIND(s) == TBUF_LIVE && tbuf_is(t, k))
+			return 1; /* a dup: inflight counts the old one out */
+		if (!cand && (TBUF_KIND(s) == TBUF_EMPTY || TBUF_KIND(s) == TBUF_DEAD)) {
+			cand = t;
+			cs = s;
+		}
+		if (TBUF_KIND(s) == TBUF_EMPTY)
+			break;
+	}
+	if (!cand || __sync_val_compare_and_swap(&cand->state, cs, TBUF_NEXT(cs, TBUF_BUSY)) != cs)
+		return -1;
+	cand->key = *k;
+	cand->rec = *r;
+	WRITE_ONCE(cand->state, TBUF_NEXT(cs, TBUF_LIVE)); /* after the key (x86 TSO) */
+	return 0;
+}
+
+static __always_inline int tbuf_remove(const struct bench_buf_key *k, struct bench_buf *r)
+{
+	__u32 h = tbuf_hash(k), idx;
+	struct tbuf_slot *t;
+	__u64 s;
+
+	for (int i = 0; i < TBUF_WINDOW; i++) {
+		idx = (h + i) & (TBUF_SLOTS - 1);
+		t = bpf_map_lookup_elem(&tbufs, &idx);
+		if (!t)
+			break;
+		s = READ_ONCE(t->state);
+		if (TBUF_KIND(s) == TBUF_EMPTY)
+			break;
+		if (TBUF_KIND(s) != TBUF_LIVE || !tbuf_is(t, k))
+			continue;
+		*r = t->rec;
+		if (__sync_val_compare_and_swap(&t->state, s, TBUF_NEXT(s, TBUF_DEAD)) == s)
+			return 0;
+	}
+	return -1;
+}
+
+SEC("usdt")
+int BPF_USDT(hbuf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	struct bench_buf_key k = bench_key(buf);
+	struct bench_buf r = { .bytes = bytes, .owner = owner, .cls = cls };
+
+	if (bpf_map_update_elem(&hbufs, &k, &r, BPF_NOEXIST))
+		__sync_fetch_and_add(&hbuf_lost, 1);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hbuf_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	struct bench_buf_key k = bench_key(buf);
+	struct bench_buf *b = bpf_map_lookup_elem(&hbufs, &k), r;
+
+	if (!b) {
+		__sync_fetch_and_add(&hbuf_lost, 1);
+		return 0;
+	}
+	r = *b;
+	if (bpf_map_delete_elem(&hbufs, &k))
+		__sync_fetch_and_add(&hbuf_lost, 1);
+	sink += r.bytes ^ cls ^ bytes;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tbuf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	struct bench_buf_key k = bench_key(buf);
+	struct bench_buf r = { .bytes = bytes, .owner = owner, .cls = cls };
+
+	if (tbuf_insert(&k, &r))
+		__sync_fetch_and_add(&tbuf_lost, 1);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tbuf_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	struct bench_buf_key k = bench_key(buf);
+	struct bench_buf r;
+
+	if (tbuf_remove(&k, &r)) {
+		__sync_fetch_and_add(&tbuf_lost, 1);
+		return 0;
+	}
+	sink += r.bytes ^ cls ^ bytes;
+	return 0;
+}
+
+/* the stage probe of both: the argument fetch alone */
+SEC("usdt")
+int BPF_USDT(hbuf_stage, __u64 owner, __u32 stage)
+{
+	sink += owner ^ stage;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(tbuf_stage, __u64 owner, __u32 stage)
+{
+	sink += owner ^ stage;
+	return 0;
+}
+
 /* the floor of a kmem:rss_stat handler, for the RSS breakdown (usdt_empty -r) */
 SEC("tp_btf/rss_stat")
 int empty_rss(void *ctx)

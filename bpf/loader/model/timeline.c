@@ -34,6 +34,7 @@ struct pbuild {
 	struct tl_order ord;
 	__u64 prev_seq;
 	__u64 carried_left; /* carried events still to come (a dump's starting state) */
+	struct infl_event last_carried; /* the latest of them: where its state's peaks stand */
 	struct rss_track kern, statm;
 };
 
@@ -335,9 +336,22 @@ static bool apply_carried(struct pbuild *b, const struct infl_event *ev)
 		p->carried_bufs++;
 	else
 		p->carried_owners++;
+	b->last_carried = *ev;
 	if (!--b->carried_left)
 		track_all_peaks(b, ev);
 	return true;
+}
+
+/* A starting state that ended short of what the dump announced (a damaged file: a probe
+ * hit came first, or the file ended): the peaks see it as it stands, so that no later
+ * figure stands above a peak that missed it. */
+static void carried_cut_short(struct pbuild *b)
+{
+	if (!b->carried_left)
+		return;
+	b->carried_left = 0;
+	if (b->p.carried_bufs || b->p.carried_owners)
+		track_all_peaks(b, &b->last_carried);
 }
 
 static void apply(struct pbuild *b, const struct infl_event *ev)
@@ -348,6 +362,8 @@ static void apply(struct pbuild *b, const struct infl_event *ev)
 
 	if (apply_carried(b, ev))
 		return;
+	if (accounting(ev))
+		carried_cut_short(b); /* a probe hit after the state, which must be whole by then */
 	if (ev->type == INFL_EV_EXIT) {
 		p->exited = true;
 		p->exit_ts = ev->ts_ns;
@@ -493,6 +509,7 @@ static void finish_proc(struct pbuild *b, const struct timeline *tl)
 	if (recording__oom(tl->rec, p->pid))
 		p->oom = recording__oom(tl->rec, p->pid)->k;
 	drain(b, true);
+	carried_cut_short(b);
 	if (pi) {
 		p->comm = pi->comm ? pi->comm : "";
 		p->cmdline = pi->cmdline ? pi->cmdline : "";
@@ -511,6 +528,10 @@ static void finish_proc(struct pbuild *b, const struct timeline *tl)
 	p->t_end = p->exited ? p->exit_ts : tl->t_end;
 	if (p->kernel_final && p->kernel_final->exit_ns)
 		p->t_end = p->kernel_final->exit_ns;
+	/* a final record's exit after the recording's end is a damaged file's: the time axis
+	 * ends where the recording does */
+	if (p->t_end > tl->t_end)
+		p->t_end = tl->t_end;
 	if (p->t_end < rp->st.ts)
 		p->t_end = rp->st.ts;
 	if (rp->st.ts)

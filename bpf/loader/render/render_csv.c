@@ -44,8 +44,9 @@ int render__csv(FILE *f, const struct timeline *tl, const struct render_opts *o)
 			free(procs);
 			return -ENOMEM;
 		}
-		for (__u64 t = tl->t0; t < procs[i]->t_end || t == tl->t0;
-		     t = render__next_t(t, step)) {
+		/* one row at least; a clock saturated at its end (render__next_t) ends them */
+		for (__u64 t = tl->t0, first = 1; first || t < procs[i]->t_end;
+		     t = render__next_t(t, step), first = 0) {
 			const struct tl_state *st;
 
 			tl_cursor__sample(&c, t, step, &smp);

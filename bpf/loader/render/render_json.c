@@ -243,7 +243,9 @@ static int timeline_rows(struct json *j, const struct timeline *tl, const struct
 	json_arr_end(j);
 	json_key(j, "rows");
 	json_arr(j);
-	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render__next_t(t, step)) {
+	/* one sample at least; a clock saturated at its end (render__next_t) ends them */
+	for (__u64 t = tl->t0, first = 1; first || t < p->t_end;
+	     t = render__next_t(t, step), first = 0) {
 		tl_cursor__sample(&c, t, step, &smp);
 		json_obj(j);
 		json_kv_f64(j, "time_s", render__t(tl, t + step), 6);

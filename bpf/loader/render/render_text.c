@@ -186,7 +186,9 @@ static void print_table(FILE *f, const struct timeline *tl, const struct tl_proc
 	col_headers(f, lead, (int)strlen(lead), names, ncols);
 	if (tl_cursor__init(&c, p))
 		return;
-	for (__u64 t = tl->t0; t < p->t_end || t == tl->t0; t = render__next_t(t, step)) {
+	/* one row at least; a clock saturated at its end (render__next_t) ends the rows */
+	for (__u64 t = tl->t0, first = 1; first || t < p->t_end;
+	     t = render__next_t(t, step), first = 0) {
 		tl_cursor__sample(&c, t, step, &s);
 		fprintf(f, "%8.*f %6s %6s %6s", decimals, render__t(tl, t + step),
 			fmt_bytes_short(b1, s.at_end->total_bytes), fmt_bytes_short(b2, s.max_bytes),

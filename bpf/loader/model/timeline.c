@@ -35,6 +35,7 @@ struct pbuild {
 	__u64 prev_seq;
 	__u64 carried_left; /* carried events still to come (a dump's starting state) */
 	struct infl_event last_carried; /* the latest of them: where its state's peaks stand */
+	__u64 carried_missing; /* announced and never seen (a damaged dump): not exact */
 	struct rss_track kern, statm;
 };
 
@@ -344,11 +345,13 @@ static bool apply_carried(struct pbuild *b, const struct infl_event *ev)
 
 /* A starting state that ended short of what the dump announced (a damaged file: a probe
  * hit came first, or the file ended): the peaks see it as it stands, so that no later
- * figure stands above a peak that missed it. */
+ * figure stands above a peak that missed it, and the events it lacks count as diverged
+ * (the timeline is not exact). */
 static void carried_cut_short(struct pbuild *b)
 {
 	if (!b->carried_left)
 		return;
+	b->carried_missing += b->carried_left;
 	b->carried_left = 0;
 	if (b->p.carried_bufs || b->p.carried_owners)
 		track_all_peaks(b, &b->last_carried);
@@ -537,7 +540,7 @@ static void finish_proc(struct pbuild *b, const struct timeline *tl)
 	if (rp->st.ts)
 		integrate(p, &rp->st, p->t_end - rp->st.ts);
 	p->final = rp->st;
-	p->diverged = rp->diverged + b->ord.late;
+	p->diverged = rp->diverged + b->ord.late + b->carried_missing;
 	p->live_at_end = rp->owners.n;
 	/* the kernel's figures when there are any (rss_stat sees every change), else statm */
 	p->rss_kernel = b->kern.n > 0;

@@ -79,7 +79,9 @@ struct tl_proc {
 	__u64 double_free, untracked_free;
 	__u64 unmatched_stage_by[INFL_MAX_STAGES];
 	__u64 rejected_class, rejected_stage, untracked, unstaged, dups;
-	__u64 rejected, diverged; /* diverged: events whose slot disagreed with the kernel's */
+	/* diverged: events the replay could not follow as the kernel did (a slot that disagreed
+	 * with the kernel's, one too late for its order, a dump's starting state cut short) */
+	__u64 rejected, diverged;
 	/* losses */
 	__u64 seq_gaps;		/* accounting events missing from the stream */
 	__u64 lost_kernel;	/* from LOST records */

@@ -163,7 +163,11 @@ struct {
 	__type(value, struct tbuf_slot);
 } tbufs SEC(".maps");
 
-__u64 hbuf_lost, tbuf_lost; /* an insert with no room, a free not found: must stay 0 */
+/* an insert refused (no room, or its id live: a dup), a free not found. 0 when the three
+ * programs attached between two rounds of a pipe; a free missed while they attached leaves
+ * its id live, and each alloc of it counts here from then on (the dup's shorter path then
+ * flatters both designs alike) */
+__u64 hbuf_lost, tbuf_lost;
 
 static __always_inline struct bench_buf_key bench_key(__u64 buf)
 {
@@ -183,15 +187,22 @@ static __always_inline bool tbuf_is(const struct tbuf_slot *t, const struct benc
 	       t->key.space == k->space;
 }
 
+/* the i-th slot of the window from hash h */
+static __always_inline struct tbuf_slot *tbuf_at(__u32 h, int i)
+{
+	__u32 idx = (h + i) & (TBUF_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&tbufs, &idx);
+}
+
 static __always_inline int tbuf_insert(const struct bench_buf_key *k, const struct bench_buf *r)
 {
-	__u32 h = tbuf_hash(k), idx;
 	struct tbuf_slot *t, *cand = NULL;
+	__u32 h = tbuf_hash(k);
 	__u64 s, cs = 0;
 
 	for (int i = 0; i < TBUF_WINDOW; i++) {
-		idx = (h + i) & (TBUF_SLOTS - 1);
-		t = bpf_map_lookup_elem(&tbufs, &idx);
+		t = tbuf_at(h, i);
 		if (!t)
 			break;
 		s = READ_ONCE(t->state);
@@ -214,13 +225,12 @@ static __always_inline int tbuf_insert(const struct bench_buf_key *k, const stru
 
 static __always_inline int tbuf_remove(const struct bench_buf_key *k, struct bench_buf *r)
 {
-	__u32 h = tbuf_hash(k), idx;
+	__u32 h = tbuf_hash(k);
 	struct tbuf_slot *t;
 	__u64 s;
 
 	for (int i = 0; i < TBUF_WINDOW; i++) {
-		idx = (h + i) & (TBUF_SLOTS - 1);
-		t = bpf_map_lookup_elem(&tbufs, &idx);
+		t = tbuf_at(h, i);
 		if (!t)
 			break;
 		s = READ_ONCE(t->state);

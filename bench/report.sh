@@ -280,6 +280,8 @@ $(sharing_row "one add to a per-CPU word" percpu)
 $(sharing_row "the arguments fetched (libbpf's usdt.bpf.h)" args)
 $(sharing_row "... and a record per live buffer in a hash map (inflight's buffer map)" hbuf)
 $(sharing_row "... and the records in an open-addressing table in an array" tbuf)
+$(sharing_row "the arguments, and the process's record found in a hash map by its pid (inflight's)" hproc)
+$(sharing_row "... and the same record found by its index in an array" aproc)
 $(sharing_row "inflight, the atomic form (no lock)" inflight)
 $(sharing_row "inflight, the locked form (--accounting locked)" locked)
 | inflight, 1 thread in each of 2 processes at once | | $(cell sharing_cost procs 2 ns_per_run) |
@@ -293,7 +295,12 @@ line's transfer between the CPUs, paid again for each further shared line a hit 
 per-CPU row is what per-CPU counters cost, which give totals but no exact peak. The
 buffer rows, less the arguments' row, are what a record per live buffer costs a hit (an
 alloc's insert, a free's lookup and removal, averaged over the loop's 8 allocs, 8 frees and
-7 stages), kept the way inflight keeps them and the way an array of slots would.
+7 stages), kept the way inflight keeps them and the way an array of slots would. The two
+process rows, less the arguments' row, are what finding the process's record costs every
+hit: a hash map's lookup is a chain of kernel calls (the hash, the bucket's walk, the key's
+compare), an array's is inlined by the JIT; on a host whose kernel mitigates return
+speculation (this one: spec_rstack_overflow "$(env_of srso)"; spectre_v2 "$(env_of spectre_v2)"),
+each call pays for its return.
 EOF
 	notes_of sharing_cost
 }

@@ -13,6 +13,9 @@
 #             buffer map: an insert at an alloc, a lookup and a delete at a free
 #   tbuf      the same records in an open-addressing table in a BPF array, claimed by
 #             compare-and-swap (bench/usdt_empty.bpf.c): the alternative, measured
+#   hproc     the arguments and the process's record found in a BPF hash map keyed by
+#             the pid, inflight's `procs`, and one word of it added to
+#   aproc     the same with the record in a BPF array, found by its index
 #   inflight  inflight -p: the atomic form (kernels 5.17+), no lock
 #   locked    inflight --accounting locked -p: the locked form (a lock per process, a queue
 #             behind it), side by side with the atomic form on one kernel
@@ -31,7 +34,7 @@
 sharing_progs() {
 	case $1 in
 	empty) echo '^empty_(alloc|free|stage)$' ;;
-	shared | percpu | args | hbuf | tbuf) echo "^${1}_(alloc|free|stage)\$" ;;
+	shared | percpu | args | hbuf | tbuf | hproc | aproc) echo "^${1}_(alloc|free|stage)\$" ;;
 	inflight | procs) echo '^on_(buf_alloc|buf_free|stage)$' ;;
 	locked) echo '^on_(buf_alloc|buf_free|stage)_nocas$' ;;
 	inflight0) echo '^on_(buf_alloc|buf_free|stage)(_nocas)?$' ;;
@@ -78,6 +81,8 @@ sharing_run() {
 	args) cmd=("$BENCH/usdt_empty" -a) ;;
 	hbuf) cmd=("$BENCH/usdt_empty" -h) ;;
 	tbuf) cmd=("$BENCH/usdt_empty" -t) ;;
+	hproc) cmd=("$BENCH/usdt_empty" -H) ;;
+	aproc) cmd=("$BENCH/usdt_empty" -A) ;;
 	inflight) cmd=("$INFLIGHT" --json -p) ;;
 	locked) cmd=("$INFLIGHT" --json --accounting locked -p) ;;
 	inflight0) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p) ;;
@@ -113,7 +118,7 @@ sharing_run() {
 }
 
 sharing_cost() {
-	local configs=(empty shared percpu args hbuf tbuf inflight) cfg rep t i n line
+	local configs=(empty shared percpu args hbuf tbuf hproc aproc inflight) cfg rep t i n line
 	if [ ! -x "$INFLIGHT" ]; then
 		note sharing_cost "not measured: $INFLIGHT is not built"
 		return 0

@@ -313,6 +313,106 @@ int BPF_USDT(tbuf_stage, __u64 owner, __u32 stage)
 	return 0;
 }
 
+/*
+ * What finding the process's record costs a hit, two ways (usdt_empty -H, -A): the arguments
+ * fetched as args_* does, then the record of the current process found and one word of it
+ * added to, as every inflight hit does first.
+ *   hproc_*  a BPF hash map keyed by the pid, inflight's `procs` (made at the first hit)
+ *   aproc_*  an array indexed by a slot (here the pid's low bits): the JIT inlines the
+ *            lookup, while a hash map's is a chain of kernel calls (the hash, the bucket's
+ *            walk, the key's compare), each paying for its return on a host with return
+ *            mitigations
+ * Records as large as inflight's (16 KiB), so that each sits on pages of its own.
+ */
+struct bench_proc {
+	__u64 hits;
+	__u64 rest[2047];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct bench_proc);
+} hprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct bench_proc);
+} aprocs SEC(".maps");
+
+/* a record the size of bench_proc, zeroed: the hash map's first insert copies it */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bench_proc);
+} proc_zero SEC(".maps");
+
+static __always_inline int hproc_hit(__u64 args)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct bench_proc *p = bpf_map_lookup_elem(&hprocs, &pid), *z;
+
+	if (!p) {
+		z = bpf_map_lookup_elem(&proc_zero, &zero);
+		if (z)
+			bpf_map_update_elem(&hprocs, &pid, z, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&hprocs, &pid);
+	}
+	if (p)
+		__sync_fetch_and_add(&p->hits, args | 1);
+	return 0;
+}
+
+static __always_inline int aproc_hit(__u64 args)
+{
+	__u32 slot = (bpf_get_current_pid_tgid() >> 32) & 63;
+	struct bench_proc *p = bpf_map_lookup_elem(&aprocs, &slot);
+
+	if (p)
+		__sync_fetch_and_add(&p->hits, args | 1);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hproc_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	return hproc_hit(buf ^ cls ^ bytes ^ owner);
+}
+
+SEC("usdt")
+int BPF_USDT(hproc_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	return hproc_hit(buf ^ cls ^ bytes);
+}
+
+SEC("usdt")
+int BPF_USDT(hproc_stage, __u64 owner, __u32 stage)
+{
+	return hproc_hit(owner ^ stage);
+}
+
+SEC("usdt")
+int BPF_USDT(aproc_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	return aproc_hit(buf ^ cls ^ bytes ^ owner);
+}
+
+SEC("usdt")
+int BPF_USDT(aproc_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	return aproc_hit(buf ^ cls ^ bytes);
+}
+
+SEC("usdt")
+int BPF_USDT(aproc_stage, __u64 owner, __u32 stage)
+{
+	return aproc_hit(owner ^ stage);
+}
+
 /* the floor of a kmem:rss_stat handler, for the RSS breakdown (usdt_empty -r) */
 SEC("tp_btf/rss_stat")
 int empty_rss(void *ctx)

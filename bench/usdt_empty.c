@@ -3,7 +3,8 @@
  * usdt_empty: attaches do-nothing BPF programs (or, with -a, programs that only fetch the
  * arguments; with -s, that make one atomic add to a word all threads share; with -c, one add
  * to a per-CPU word; with -h and -t, that keep a record per live buffer, in a hash map or in
- * an open-addressing table: usdt_empty.bpf.c) to the contract's three probes in one
+ * an open-addressing table; with -H and -A, that find the process's record, in a hash map or
+ * in an array: usdt_empty.bpf.c) to the contract's three probes in one
  * process, and stays attached until that process exits or a signal arrives; with -r also a
  * do-nothing kmem:rss_stat program. The floor that inflight's per-hit cost is compared with,
  * and the shortest attach a libbpf tool can do.
@@ -79,18 +80,24 @@ int main(int argc, char **argv)
 			set = 4;
 		else if (!strcmp(argv[1], "-t"))
 			set = 5;
+		else if (!strcmp(argv[1], "-H"))
+			set = 6;
+		else if (!strcmp(argv[1], "-A"))
+			set = 7;
 		else if (!strcmp(argv[1], "-r"))
 			with_rss = 1;
 		else
 			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t] [-r] PID\n"
+		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A] [-r] PID\n"
 				"Attaches empty BPF programs (-a: argument fetch only; -s: one\n"
 				"atomic add to a shared word; -c: one add to a per-CPU word; -h, -t:\n"
 				"the arguments and a record per live buffer, in a hash map or in an\n"
-				"open-addressing table in an array) to the prover:buf_alloc, buf_free\n"
-				"and stage probes of process PID; -r: an empty kmem:rss_stat program too.\n");
+				"open-addressing table in an array; -H, -A: the arguments and the\n"
+				"process's record found, in a hash map or in an array) to the\n"
+				"prover:buf_alloc, buf_free and stage probes of process PID; -r: an\n"
+				"empty kmem:rss_stat program too.\n");
 		return 2;
 	}
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
@@ -116,7 +123,7 @@ int main(int argc, char **argv)
 	}
 	{
 		/* one row per set: alloc, free, stage */
-		struct bpf_program *sets[6][3] = {
+		struct bpf_program *sets[8][3] = {
 			{ skel->progs.empty_alloc, skel->progs.empty_free, skel->progs.empty_stage },
 			{ skel->progs.args_alloc, skel->progs.args_free, skel->progs.args_stage },
 			{ skel->progs.shared_alloc, skel->progs.shared_free,
@@ -125,10 +132,14 @@ int main(int argc, char **argv)
 			  skel->progs.percpu_stage },
 			{ skel->progs.hbuf_alloc, skel->progs.hbuf_free, skel->progs.hbuf_stage },
 			{ skel->progs.tbuf_alloc, skel->progs.tbuf_free, skel->progs.tbuf_stage },
+			{ skel->progs.hproc_alloc, skel->progs.hproc_free,
+			  skel->progs.hproc_stage },
+			{ skel->progs.aproc_alloc, skel->progs.aproc_free,
+			  skel->progs.aproc_stage },
 		};
 
 		/* load only the set in use */
-		for (int s = 0; s < 6; s++)
+		for (int s = 0; s < 8; s++)
 			for (i = 0; i < 3; i++)
 				bpf_program__set_autoload(sets[s][i], s == set);
 		for (i = 0; i < 3; i++)

@@ -299,8 +299,8 @@ alloc's insert, a free's lookup and removal, averaged over the loop's 8 allocs, 
 process rows, less the arguments' row, are what finding the process's record costs every
 hit: a hash map's lookup is a chain of kernel calls (the hash, the bucket's walk, the key's
 compare), an array's is inlined by the JIT; on a host whose kernel mitigates return
-speculation (this one: spec_rstack_overflow "$(env_of srso)"; spectre_v2 "$(env_of spectre_v2)"),
-each call pays for its return.
+speculation (this one: spec_rstack_overflow "$(env_of srso)", spectre_v2
+"$(env_of spectre_v2 | cut -d';' -f1)"), each call pays for its return.
 EOF
 	notes_of sharing_cost
 }

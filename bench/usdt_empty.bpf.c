@@ -163,10 +163,12 @@ struct {
 	__type(value, struct tbuf_slot);
 } tbufs SEC(".maps");
 
-/* an insert refused (no room, or its id live: a dup), a free not found. 0 when the three
- * programs attached between two rounds of a pipe; a free missed while they attached leaves
- * its id live, and each alloc of it counts here from then on (the dup's shorter path then
- * flatters both designs alike) */
+/* an insert refused (no room in the map or the window, its id live: a dup, or, in the
+ * table, its slot taken by another thread first: not tried again), a free not found (its
+ * alloc fired while the three programs attached). The loop's ids are fresh: each round of
+ * a pipe has a new owner, whose number is in its buffers' ids, so the table fills with
+ * removed slots, which a search steps over. Read by hand (bpftool map dump), not by the
+ * bench. */
 __u64 hbuf_lost, tbuf_lost;
 
 static __always_inline struct bench_buf_key bench_key(__u64 buf)

@@ -379,41 +379,26 @@ static __always_inline int aproc_hit(__u64 args)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(hproc_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
-{
-	return hproc_hit(buf ^ cls ^ bytes ^ owner);
-}
+/* a configuration's three contract programs, each handing `hit` its fetched arguments */
+#define ARGS_PROGS(name, hit)                                                                  \
+	SEC("usdt")                                                                            \
+	int BPF_USDT(name##_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)             \
+	{                                                                                      \
+		return hit(buf ^ cls ^ bytes ^ owner);                                         \
+	}                                                                                      \
+	SEC("usdt")                                                                            \
+	int BPF_USDT(name##_free, __u64 buf, __u32 cls, __u64 bytes)                           \
+	{                                                                                      \
+		return hit(buf ^ cls ^ bytes);                                                 \
+	}                                                                                      \
+	SEC("usdt")                                                                            \
+	int BPF_USDT(name##_stage, __u64 owner, __u32 stage)                                   \
+	{                                                                                      \
+		return hit(owner ^ stage);                                                     \
+	}
 
-SEC("usdt")
-int BPF_USDT(hproc_free, __u64 buf, __u32 cls, __u64 bytes)
-{
-	return hproc_hit(buf ^ cls ^ bytes);
-}
-
-SEC("usdt")
-int BPF_USDT(hproc_stage, __u64 owner, __u32 stage)
-{
-	return hproc_hit(owner ^ stage);
-}
-
-SEC("usdt")
-int BPF_USDT(aproc_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
-{
-	return aproc_hit(buf ^ cls ^ bytes ^ owner);
-}
-
-SEC("usdt")
-int BPF_USDT(aproc_free, __u64 buf, __u32 cls, __u64 bytes)
-{
-	return aproc_hit(buf ^ cls ^ bytes);
-}
-
-SEC("usdt")
-int BPF_USDT(aproc_stage, __u64 owner, __u32 stage)
-{
-	return aproc_hit(owner ^ stage);
-}
+ARGS_PROGS(hproc, hproc_hit)
+ARGS_PROGS(aproc, aproc_hit)
 
 /* the floor of a kmem:rss_stat handler, for the RSS breakdown (usdt_empty -r) */
 SEC("tp_btf/rss_stat")

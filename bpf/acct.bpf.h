@@ -644,7 +644,7 @@ struct settle_ctx {
  * cost every attach a third of a second of verification). A callback: the verifier walks one
  * round's tries, not every class's. Several classes a round: each round is a call, and a
  * call and its return cost more than the look at a class not in use (a stage of an owner
- * holding classes 0-7 took 8 rounds, and 25-30 ns more than in 2). */
+ * holding classes 0-7 took 8 rounds, and 20-30 ns more than in 2). */
 #define SETTLE_PER_ROUND 4
 #define SETTLE_ROUNDS ((INFL_CLASSES + SETTLE_PER_ROUND - 1) / SETTLE_PER_ROUND)
 

@@ -111,26 +111,42 @@ static __always_inline bool buf_remove(const struct buf_table *t, struct infl_bu
 	return true;
 }
 
+/* The first window place at or after `from`, other than `skip`, that holds a live record
+ * of k (hash h): its slot into *slot and state into *st; INFL_BUF_WINDOW when none does
+ * before an empty slot (past which no record of k lies). */
+static __always_inline __u32 buf_find(const struct buf_table *t, const struct infl_buf_key *k,
+				      __u32 h, __u32 from, __u32 skip,
+				      struct infl_buf_slot **slot, __u64 *st)
+{
+	for (__u32 i = from; i < INFL_BUF_WINDOW; i++) {
+		struct infl_buf_slot *s = buf_slot(t, h, i);
+
+		if (!s)
+			break;
+		*st = buf_state(s);
+		if (INFL_BS_KIND(*st) == INFL_BS_EMPTY)
+			break;
+		if (i != skip && INFL_BS_KIND(*st) == INFL_BS_LIVE && buf_slot_is(s, k)) {
+			*slot = s;
+			return i;
+		}
+	}
+	return INFL_BUF_WINDOW;
+}
+
 /* A free: the live record of k taken out of the table, its fields into *rec; false when it
  * has none (never published, or taken by another free first). */
 static __always_inline bool buf_take(const struct buf_table *t, const struct infl_buf_key *k,
 				     struct infl_buf *rec)
 {
-	__u32 h = buf_hash(k);
+	struct infl_buf_slot *s = NULL;
+	__u32 h = buf_hash(k), i;
+	__u64 st = 0;
 
-	for (__u32 i = 0; i < INFL_BUF_WINDOW; i++) {
-		struct infl_buf_slot *s = buf_slot(t, h, i);
-		__u64 st;
-
-		if (!s)
-			break;
-		st = buf_state(s);
-		if (INFL_BS_KIND(st) == INFL_BS_EMPTY)
-			break;
-		if (INFL_BS_KIND(st) == INFL_BS_LIVE && buf_slot_is(s, k) &&
-		    buf_remove(t, s, st, rec))
+	for (i = buf_find(t, k, h, 0, INFL_BUF_WINDOW, &s, &st); i < INFL_BUF_WINDOW;
+	     i = buf_find(t, k, h, i + 1, INFL_BUF_WINDOW, &s, &st))
+		if (s && buf_remove(t, s, st, rec))
 			return true;
-	}
 	return false;
 }
 
@@ -147,27 +163,18 @@ static __always_inline void buf_twins(const struct buf_table *t, const struct in
 				      __u32 h, __u32 j, struct infl_buf_slot *at, __u64 mine,
 				      struct buf_put *out)
 {
-	for (__u32 i = 0; i < INFL_BUF_WINDOW; i++) {
-		struct infl_buf_slot *s = buf_slot(t, h, i);
-		__u64 st;
+	struct infl_buf_slot *s = NULL;
+	__u64 st = 0;
+	__u32 i = buf_find(t, k, h, 0, j, &s, &st);
 
-		if (!s)
-			break;
-		st = buf_state(s);
-		if (INFL_BS_KIND(st) == INFL_BS_EMPTY)
-			break;
-		if (i == j || INFL_BS_KIND(st) != INFL_BS_LIVE || !buf_slot_is(s, k))
-			continue;
-		if (out->replaced) {
-			out->twice = true;
-			return;
-		}
-		if (i > j)
-			out->replaced = buf_remove(t, s, st, &out->prev);
-		else
-			out->replaced = buf_remove(t, at, mine, &out->prev);
+	if (i >= INFL_BUF_WINDOW || !s)
 		return;
-	}
+	if (out->replaced)
+		out->twice = true;
+	else if (i > j)
+		out->replaced = buf_remove(t, s, st, &out->prev);
+	else
+		out->replaced = buf_remove(t, at, mine, &out->prev);
 }
 
 /* An alloc's record into the table: 0, or -1 when it has no room (the table's count at its

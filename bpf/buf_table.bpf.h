@@ -19,7 +19,7 @@
  *   them by an atomic add to LIVE (fully ordered: the look for a twin below comes after
  *   it). A window with no such slot is full: the place is given back and the alloc counted
  *   as untracked (a full map). Fewer than INFL_BUF_WINDOW records never fill a window, and
- *   the table has at least twice `limit` slots.
+ *   the table has at least INFL_BUF_SLOTS_PER_BUF times `limit` slots (inflight.h).
  * - A live record of the key that the insert passes is removed first (a dup alloc, the
  *   program's own: the record replaced is counted out after the alloc).
  * - Two threads allocating one id at once (a program's bug) may each claim a slot before

@@ -82,18 +82,18 @@ struct {
 	__type(value, struct infl_buf);
 } bufs SEC(".maps");
 
-/* the atomic form's (buf_table.bpf.h): a power of two of slots, at least 2 * --max-bufs,
+/* the atomic form's (buf_table.bpf.h): a power of two of slots, 4 or more a buffer,
  * mapped by the loader, which removes an ended image's records through it */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * INFL_DEFAULT_MAX_BUFS);
+	__uint(max_entries, INFL_BUF_SLOTS_PER_BUF * INFL_DEFAULT_MAX_BUFS);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct infl_buf_slot);
 } buf_table SEC(".maps");
 
 /* buf_table's slots less one, and --max-bufs (set by the loader) */
-const volatile __u32 buf_table_mask = 2 * INFL_DEFAULT_MAX_BUFS - 1;
+const volatile __u32 buf_table_mask = INFL_BUF_SLOTS_PER_BUF * INFL_DEFAULT_MAX_BUFS - 1;
 const volatile __u64 buf_limit = INFL_DEFAULT_MAX_BUFS;
 /* buffer records in buf_table, every process's (claimed and not removed): a map of its own,
  * so that the allocs and frees that write it do not take from every other CPU the line of

@@ -143,7 +143,7 @@ static void hit_buf_table(struct buf_table *t)
 	t->slots = &buf_table;
 	t->live = &bufs_live;
 	t->limit = BUF_ENTRIES;
-	t->mask = 2 * BUF_ENTRIES - 1;
+	t->mask = INFL_BUF_SLOTS_PER_BUF * BUF_ENTRIES - 1;
 }
 
 static int hit_buf_put(const struct infl_buf_key *k, const struct infl_buf *rec,
@@ -384,7 +384,7 @@ static void world_init(unsigned nprocs, __u32 owner_entries, __u64 tick_ns)
 	made = true;
 	model_map_init(&procs, MODEL_HASH, sizeof(__u32), sizeof(struct infl_proc), 8);
 	model_map_init(&buf_table, MODEL_ARRAY, sizeof(__u32), sizeof(struct infl_buf_slot),
-		       2 * BUF_ENTRIES);
+		       INFL_BUF_SLOTS_PER_BUF * BUF_ENTRIES);
 	bufs_live = 0;
 	model_map_init(&owners, MODEL_HASH, sizeof(struct infl_owner_key),
 		       sizeof(struct infl_owner), owner_entries);

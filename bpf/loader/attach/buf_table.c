@@ -14,7 +14,7 @@ __u32 buf_table__slots(__u32 max_bufs)
 {
 	__u64 n = INFL_BUF_WINDOW * 2;
 
-	while (n < 2ull * max_bufs)
+	while (n < (__u64)INFL_BUF_SLOTS_PER_BUF * max_bufs)
 		n <<= 1;
 	return (__u32)n;
 }

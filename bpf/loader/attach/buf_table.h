@@ -13,7 +13,7 @@
 #include "inflight.h"
 #include "inflight.skel.h"
 
-/* Slots for `max_bufs` buffers: a power of two, at least twice as many. */
+/* Slots for `max_bufs` buffers: a power of two, INFL_BUF_SLOTS_PER_BUF or more a buffer. */
 __u32 buf_table__slots(__u32 max_bufs);
 
 /* Before load: the table sized for max_bufs (the atomic form) or to one slot. 0 or -errno. */

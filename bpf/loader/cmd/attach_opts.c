@@ -143,10 +143,12 @@ static __u64 htab_bytes(__u64 entries, __u64 key, __u64 value, __u64 ncpus)
 }
 
 /* The atomic form's buffer table (bpf/buf_table.bpf.h): a power of two of slots, at least
- * twice the buffers; the locked form's hash map for as many buffers takes less. */
+ * INFL_BUF_SLOTS_PER_BUF times the buffers; the locked form's hash map takes less. */
 static __u64 buf_table_bytes(__u64 bufs)
 {
-	return pow2_up(2 * bufs > 2 * INFL_BUF_WINDOW ? 2 * bufs : 2 * INFL_BUF_WINDOW) *
+	__u64 slots = INFL_BUF_SLOTS_PER_BUF * bufs;
+
+	return pow2_up(slots > 2 * INFL_BUF_WINDOW ? slots : 2 * INFL_BUF_WINDOW) *
 	       sizeof(struct infl_buf_slot);
 }
 

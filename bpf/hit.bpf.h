@@ -7,9 +7,8 @@
  *
  * What the program that includes this provides (static functions of its own, defined
  * anywhere in it): hit_event, which writes a hit's recorded event out (inflight.bpf.c: its
- * CPU's ring), hit_from_start, whether the process is traced from its first instruction
- * (a free of an unknown buffer is then a double free), and hit_buf_put, buf_put on the
- * atomic form's buffer table (buf_table.bpf.h). inflight.bpf.c is one such program;
+ * CPU's ring), and hit_from_start, whether the process is traced from its first instruction
+ * (a free of an unknown buffer is then a double free). inflight.bpf.c is one such program;
  * tests/model/ is another, the same code compiled for user space with threads and a
  * preemption point at every shared access.
  */
@@ -21,11 +20,10 @@
 #include "inflight.h"
 #include "once.bpf.h"
 #include "acct.bpf.h"
-#include "buf_table.bpf.h"
 
 /* A hit's process's settings, read once by its handler. */
 struct hit_env {
-	void *bufs;	     /* the locked form's buffer map (buf_publish_map) */
+	void *bufs;	     /* the buffer map (the atomic form publishes a record: buf_publish) */
 	__u32 pid;
 	__u16 entry_mask;    /* stages that start an owner */
 	__u16 terminal_mask; /* stages that end one */
@@ -40,8 +38,6 @@ struct hit_env {
 #endif
 static void hit_event(struct infl_proc *p, const struct infl_event *ev);
 static bool hit_from_start(struct infl_proc *p);
-static int hit_buf_put(const struct infl_buf_key *k, const struct infl_buf *rec,
-		       struct buf_put *out);
 #ifdef __clang__
 #pragma clang diagnostic pop
 #endif
@@ -191,15 +187,16 @@ static __always_inline __u8 free_unmatched(struct infl_proc *p, __u32 cls, __u64
 }
 
 /*
- * The buffer's record into the locked form's map, before its section (the lock's order then
- * puts the alloc first). A live record of the same id is removed (a dup: its fields go to
- * op->prev, OPF_REPLACED, and acct_replaced counts it out after the alloc); AK_MAP_FULL when
- * the map has no room, or when threads allocating the same id at once keep replacing each
- * other's (then counted: contention_lost).
+ * The buffer's record into the map. The atomic form publishes it after the alloc's counts,
+ * so that a free finds it only once they are there; the locked form before its section (the
+ * lock's order then puts the alloc first). A live record of the same id is removed (a dup:
+ * its fields go to op->prev, OPF_REPLACED, and acct_replaced counts it out after the alloc);
+ * AK_MAP_FULL when the map has no room, or when threads allocating the same id at once keep
+ * replacing each other's (then counted: contention_lost).
  */
 #define BUF_PUBLISH_TRIES 4
-static __always_inline void buf_publish_map(const struct hit_env *env, struct infl_proc *p,
-					    struct infl_op *op)
+static __always_inline void buf_publish(const struct hit_env *env, struct infl_proc *p,
+					struct infl_op *op)
 {
 	struct infl_buf_key bk = { .pid = env->pid, .space = buf_space(op->flags), .gen = p->gen,
 				   .buf = op->arg };
@@ -232,29 +229,6 @@ static __always_inline void buf_publish_map(const struct hit_env *env, struct in
 		op->kind = AK_DUP;
 	}
 	op->kind = AK_MAP_FULL;
-}
-
-/* The same into the atomic form's table (buf_table.bpf.h), after the alloc's counts, so that
- * a free finds it only once they are there. */
-static __always_inline void buf_publish_table(const struct hit_env *env, struct infl_proc *p,
-					      struct infl_op *op)
-{
-	struct infl_buf_key bk = { .pid = env->pid, .space = buf_space(op->flags), .gen = p->gen,
-				   .buf = op->arg };
-	struct infl_buf rec = { .bytes = op->bytes, .owner = op->owner, .cls = op->id,
-				.flags = op->flags & ~(OPF_BAD_CLASS | OPF_REPLACED | OPF_OWNER_LOST) };
-	struct buf_put put = {};
-
-	if (hit_buf_put(&bk, &rec, &put))
-		op->kind = AK_MAP_FULL;
-	if (put.replaced) {
-		op->prev = put.prev;
-		op->flags |= OPF_REPLACED;
-		if (op->kind != AK_MAP_FULL)
-			op->kind = AK_DUP;
-	}
-	if (put.twice)
-		__sync_fetch_and_add(&p->contention_lost, 1);
 }
 
 /* A hit refused for its ids, or whose owner is not tracked: its place, its count, its event. */
@@ -295,7 +269,7 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 	}
 	acct_add(&p->total_bufs, 1, m);
 	if (m == ACCT_ATOMIC)
-		buf_publish_table(env, p, op);
+		buf_publish(env, p, op);
 	if (op->kind == AK_MAP_FULL) {
 		/* not tracked after all: its counts taken back, within its own place */
 		if (o)

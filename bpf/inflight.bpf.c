@@ -73,32 +73,12 @@ struct {
 	__type(value, struct infl_proc);
 } procs SEC(".maps");
 
-/* the locked form's buffer records (the atomic form's: buf_table; the loader sizes the one
- * it does not use to one entry) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, INFL_DEFAULT_MAX_BUFS);
 	__type(key, struct infl_buf_key);
 	__type(value, struct infl_buf);
 } bufs SEC(".maps");
-
-/* the atomic form's (buf_table.bpf.h): a power of two of slots, 4 or more a buffer,
- * mapped by the loader, which removes an ended image's records through it */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, INFL_BUF_SLOTS_PER_BUF * INFL_DEFAULT_MAX_BUFS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct infl_buf_slot);
-} buf_table SEC(".maps");
-
-/* buf_table's slots less one, and --max-bufs (set by the loader) */
-const volatile __u32 buf_table_mask = INFL_BUF_SLOTS_PER_BUF * INFL_DEFAULT_MAX_BUFS - 1;
-const volatile __u64 buf_limit = INFL_DEFAULT_MAX_BUFS;
-/* buffer records in buf_table, every process's (claimed and not removed): a map of its own,
- * so that the allocs and frees that write it do not take from every other CPU the line of
- * the words each hit reads (`stopped`) */
-__u64 bufs_live SEC(".data.bufs_live") = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -624,45 +604,6 @@ static void hit_event(struct infl_proc *p, const struct infl_event *ev)
 static bool hit_from_start(struct infl_proc *p)
 {
 	return proc_from_start(p);
-}
-
-static __always_inline void buf_table_of(struct buf_table *t)
-{
-	t->slots = &buf_table;
-	t->live = &bufs_live;
-	t->limit = buf_limit;
-	t->mask = buf_table_mask;
-}
-
-/* The table's steps as global functions: the verifier walks their window loops once a
- * program, apart from the caller's state (inlined, they multiplied an attach's verifying
- * time). The atomic form's kernels (5.17+) take pointers in a global function's arguments;
- * the locked form never calls them. */
-__noinline int buf_table_put(const struct infl_buf_key *k, const struct infl_buf *rec,
-			     struct buf_put *out)
-{
-	struct buf_table t;
-
-	if (!k || !rec || !out)
-		return -1;
-	buf_table_of(&t);
-	return buf_put(&t, k, rec, out);
-}
-
-__noinline int buf_table_take(const struct infl_buf_key *k, struct infl_buf *rec)
-{
-	struct buf_table t;
-
-	if (!k || !rec)
-		return 0;
-	buf_table_of(&t);
-	return buf_take(&t, k, rec);
-}
-
-static int hit_buf_put(const struct infl_buf_key *k, const struct infl_buf *rec,
-		       struct buf_put *out)
-{
-	return buf_table_put(k, rec, out);
 }
 
 /* What the accounting of a hit of the current process reads from the program's settings. */
@@ -1624,7 +1565,7 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 		struct hit_env env;
 
 		hit_env_init(&env);
-		buf_publish_map(&env, p, &op);
+		buf_publish(&env, p, &op);
 	}
 	if ((op.flags & OPF_REPLACED) && !(op.prev.flags & INFL_BUF_UNSTAGED))
 		old_o = owner_lookup(pid, p->gen, op.prev.owner);
@@ -1663,17 +1604,12 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	}
 	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(flags), .gen = p->gen,
 				    .buf = op.arg };
-	if (m == ACCT_ATOMIC) {
-		if (buf_table_take(&bk, &op.prev))
+	b = bpf_map_lookup_elem(&bufs, &bk);
+	if (b) {
+		op.prev = *b;
+		/* the delete decides who owns the free if two threads race on one buffer */
+		if (!bpf_map_delete_elem(&bufs, &bk))
 			op.kind = FK_FOUND;
-	} else {
-		b = bpf_map_lookup_elem(&bufs, &bk);
-		if (b) {
-			op.prev = *b;
-			/* the delete decides who owns the free if two threads race on it */
-			if (!bpf_map_delete_elem(&bufs, &bk))
-				op.kind = FK_FOUND;
-		}
 	}
 	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED)) {
 		if (m == ACCT_ATOMIC)

@@ -331,31 +331,6 @@ struct infl_buf {
 	__u32 flags; /* INFL_BUF_* */
 };
 
-/*
- * The atomic form's buffer records: an open-addressing table in a BPF array (its lookups
- * are inlined by the JIT, where a hash map's are kernel calls), a power of two of slots,
- * at least INFL_BUF_SLOTS_PER_BUF times --max-bufs. A key lives in the INFL_BUF_WINDOW
- * slots from its hash on (bpf/buf_table.bpf.h says how a slot is claimed, published and
- * taken). A quarter full at most, a window of 16 is all taken so rarely that none of 220
- * tables filled to --max-bufs in a simulation (1.5 million inserts) saw it, where at half
- * full with a window of 8, 98 fills in 100 saw it once or more; it is counted as a full map.
- */
-struct infl_buf_slot {
-	__u64 state; /* INFL_BS_* in the low 2 bits, the slot's version above */
-	struct infl_buf_key key;
-	struct infl_buf rec;
-	__u64 pad; /* one cache line a slot */
-};
-
-#define INFL_BUF_WINDOW 16
-#define INFL_BUF_SLOTS_PER_BUF 4
-#define INFL_BS_EMPTY 0 /* never used: a search stops here */
-#define INFL_BS_BUSY 1	/* claimed, its key and record being written */
-#define INFL_BS_LIVE 2
-#define INFL_BS_DEAD 3 /* removed: claimable, stepped over by a search */
-#define INFL_BS_KIND(s) ((s) & 3)
-#define INFL_BS_NEXT(s, kind) (((((s) >> 2) + 1) << 2) | (kind))
-
 struct infl_owner_key {
 	__u32 pid;
 	__u32 pad;

@@ -220,11 +220,6 @@ bool model_map_element(struct model_map *m, __u32 i, void **key, void **value)
 {
 	bool in_use = false;
 
-	if (m->kind == MODEL_ARRAY && i < m->max_entries) {
-		*key = NULL;
-		*value = value_of(m, (int)i);
-		return true;
-	}
 	if (m->kind != MODEL_HASH || i >= m->max_entries)
 		return false;
 	pthread_mutex_lock(&m->mu);
@@ -244,11 +239,6 @@ void *bpf_map_lookup_elem(void *map, const void *key)
 	int e;
 
 	model_at(map, MA_LOOKUP);
-	if (m->kind == MODEL_ARRAY) {
-		__u32 k = *(const __u32 *)key;
-
-		return k < m->max_entries ? value_of(m, (int)k) : NULL;
-	}
 	if (m->kind == MODEL_PERCPU_ARRAY) {
 		__u32 k = *(const __u32 *)key;
 
@@ -302,8 +292,6 @@ long bpf_map_update_elem(void *map, const void *key, const void *value, __u64 fl
 	long rc = 0;
 
 	model_at(map, MA_UPDATE);
-	if (m->kind == MODEL_ARRAY)
-		return -22; /* the buffer table is written in place, never through an update */
 	if (m->kind == MODEL_PERCPU_ARRAY) {
 		__u32 k = *(const __u32 *)key;
 
@@ -345,7 +333,7 @@ long bpf_map_delete_elem(void *map, const void *key)
 	int *link, e;
 
 	model_at(map, MA_DELETE);
-	if (m->kind != MODEL_HASH)
+	if (m->kind == MODEL_PERCPU_ARRAY)
 		return -22; /* EINVAL, as the kernel says */
 	pthread_mutex_lock(&m->mu);
 	e = find(m, key, &link);

@@ -15,7 +15,7 @@
 
 #define MODEL_MAX_CPUS 16
 
-enum model_map_kind { MODEL_HASH, MODEL_ARRAY, MODEL_PERCPU_ARRAY };
+enum model_map_kind { MODEL_HASH, MODEL_PERCPU_ARRAY };
 
 /*
  * A map. MODEL_HASH is a preallocated hash map as the kernel's BPF_MAP_TYPE_HASH: a lookup
@@ -25,8 +25,7 @@ enum model_map_kind { MODEL_HASH, MODEL_ARRAY, MODEL_PERCPU_ARRAY };
  * maps do the same: RCU keeps an element's memory, not what is in it, so a reader must check
  * what it found). An insert of a present key (BPF_NOEXIST)
  * fails with -17 (EEXIST), one into a full map with -7 (E2BIG); a delete of an absent key
- * with -2 (ENOENT). MODEL_ARRAY: max_entries values, zeroed, found by index (the kernel's
- * BPF_MAP_TYPE_ARRAY); MODEL_PERCPU_ARRAY: max_entries values for each CPU, the calling
+ * with -2 (ENOENT). MODEL_PERCPU_ARRAY: max_entries values for each CPU, the calling
  * thread's CPU's (model_thread_cpu).
  */
 struct model_map {

@@ -67,8 +67,7 @@ _Static_assert(sizeof(struct infl_proc) % 8 == 0, "a record is copied in 8-byte 
 
 /* --- the program side, as inflight.bpf.c's atomic form ------------------------------------ */
 
-static struct model_map procs, buf_table, owners, owner_reap;
-static __u64 bufs_live;
+static struct model_map procs, bufs, owners, owner_reap;
 static __u64 owners_reaped, owners_unreaped;
 static const __u16 entry_stage_mask = 1u << ENTRY_STAGE, terminal_stage_mask = 1u << DONE_STAGE;
 static const struct infl_owner new_owner = {
@@ -138,26 +137,9 @@ static bool hit_from_start(struct infl_proc *p)
 	return READ_ONCE(p->flags) & INFL_PROC_FROM_START;
 }
 
-static void hit_buf_table(struct buf_table *t)
-{
-	t->slots = &buf_table;
-	t->live = &bufs_live;
-	t->limit = BUF_ENTRIES;
-	t->mask = INFL_BUF_SLOTS_PER_BUF * BUF_ENTRIES - 1;
-}
-
-static int hit_buf_put(const struct infl_buf_key *k, const struct infl_buf *rec,
-		       struct buf_put *out)
-{
-	struct buf_table t;
-
-	hit_buf_table(&t);
-	return buf_put(&t, k, rec, out);
-}
-
 static void hit_env_init(struct hit_env *env)
 {
-	env->bufs = NULL; /* the locked form's */
+	env->bufs = &bufs;
 	env->pid = bpf_get_current_pid_tgid() >> 32;
 	env->entry_mask = entry_stage_mask;
 	env->terminal_mask = terminal_stage_mask;
@@ -295,7 +277,7 @@ static void free_apply(struct infl_proc *p, __u32 pid, const __u64 *a)
 {
 	struct infl_buf_key bk = {};
 	struct infl_owner *o = NULL;
-	struct buf_table t;
+	struct infl_buf *b;
 	struct infl_op op;
 
 	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
@@ -307,9 +289,12 @@ static void free_apply(struct infl_proc *p, __u32 pid, const __u64 *a)
 	}
 	bk = (struct infl_buf_key){ .pid = pid, .space = buf_space(0), .gen = p->gen,
 				    .buf = op.arg };
-	hit_buf_table(&t);
-	if (buf_take(&t, &bk, &op.prev))
-		op.kind = FK_FOUND;
+	b = bpf_map_lookup_elem(&bufs, &bk);
+	if (b) {
+		op.prev = *b;
+		if (!bpf_map_delete_elem(&bufs, &bk))
+			op.kind = FK_FOUND;
+	}
 	if (op.kind == FK_FOUND && !(op.prev.flags & INFL_BUF_UNSTAGED))
 		o = hit_owner(p, pid, &op, op.prev.owner, 0, false);
 	hit_free(p, &op, o);
@@ -377,15 +362,14 @@ static void world_init(unsigned nprocs, __u32 owner_entries, __u64 tick_ns)
 
 	if (made) {
 		model_map_free(&procs);
-		model_map_free(&buf_table);
+		model_map_free(&bufs);
 		model_map_free(&owners);
 		model_map_free(&owner_reap);
 	}
 	made = true;
 	model_map_init(&procs, MODEL_HASH, sizeof(__u32), sizeof(struct infl_proc), 8);
-	model_map_init(&buf_table, MODEL_ARRAY, sizeof(__u32), sizeof(struct infl_buf_slot),
-		       INFL_BUF_SLOTS_PER_BUF * BUF_ENTRIES);
-	bufs_live = 0;
+	model_map_init(&bufs, MODEL_HASH, sizeof(struct infl_buf_key), sizeof(struct infl_buf),
+		       BUF_ENTRIES);
 	model_map_init(&owners, MODEL_HASH, sizeof(struct infl_owner_key),
 		       sizeof(struct infl_owner), owner_entries);
 	model_map_init(&owner_reap, MODEL_PERCPU_ARRAY, sizeof(__u32),
@@ -1029,24 +1013,18 @@ static __u64 check_owner_records(struct diffs *d, struct replay *rs, unsigned nr
 /* Every buffer record left against the replays' live buffers. */
 static void check_buf_records(struct diffs *d, struct replay *rs, unsigned nreplays)
 {
-	__u64 live = 0, matched = 0, records = 0;
+	__u64 live = 0, matched = 0;
 
 	for (unsigned i = 0; i < nreplays; i++)
 		for (size_t j = 0; j < rs[i].cap; j++)
 			live += rs[i].bufs[j].used && rs[i].bufs[j].live;
-	for (__u32 i = 0; i < buf_table.max_entries; i++) {
-		struct infl_buf_slot *slot;
+	for (__u32 i = 0; i < bufs.max_entries; i++) {
 		struct infl_buf_key *k;
 		struct infl_buf *b;
 		struct r_buf *rb = NULL;
-		void *unused;
 
-		if (!model_map_element(&buf_table, i, &unused, (void **)&slot) ||
-		    INFL_BS_KIND(slot->state) != INFL_BS_LIVE)
+		if (!model_map_element(&bufs, i, (void **)&k, (void **)&b))
 			continue;
-		records++;
-		k = &slot->key;
-		b = &slot->rec;
 		for (unsigned j = 0; j < nreplays && !rb; j++)
 			if (rs[j].pid == k->pid && proc_gen[j] == k->gen)
 				rb = r_buf_find(&rs[j], k->buf);
@@ -1063,9 +1041,6 @@ static void check_buf_records(struct diffs *d, struct replay *rs, unsigned nrepl
 	if (matched != live)
 		diff_note(d, "%llu buffers live in the replay, %llu with a record",
 			  (unsigned long long)live, (unsigned long long)matched);
-	if (records != bufs_live)
-		diff_note(d, "%llu records live in the buffer table, its count says %llu",
-			  (unsigned long long)records, (unsigned long long)bufs_live);
 }
 
 /* What a run's processes were checked for, added up over a scenario's runs. */
@@ -2041,84 +2016,6 @@ static void schedule_peak_wrap(const char *name)
 	schedule_end(name, true, true);
 }
 
-/* The buffer table's slot at window place i of buffer `buf` of the schedule's process. */
-static struct infl_buf_slot *table_slot(__u64 buf, __u32 i)
-{
-	struct infl_buf_key k = { .pid = MODEL_PID, .gen = proc_gen[0], .buf = buf };
-	struct infl_buf_slot *slot;
-	void *unused;
-
-	if (!model_map_element(&buf_table, (buf_hash(&k) + i) & (buf_table.max_entries - 1),
-			       &unused, (void **)&slot))
-		abort();
-	return slot;
-}
-
-/*
- * Two threads allocate one id at once (a program's bug: a dup alloc whose two allocs no
- * order separates), A (250 bytes) and B (750) claiming the first two slots of the id's
- * window; `order` says when each publishes and looks for a twin. Whichever record stays, one
- * does, the other counted out as the dup's replaced buffer, and the free that follows finds
- * it. (Which of the two the place order would keep is not the table's to know: the check is
- * on what holds in either order.)
- */
-static void schedule_dup_at_once(const char *name, int order)
-{
-	struct infl_buf_slot *first, *second;
-	struct infl_proc *p;
-	struct actor *a, *b;
-	__u64 bytes;
-	bool ok = true;
-
-	schedule_begin();
-	p = proc_of(MODEL_PID);
-	first = table_slot(0x700, 0);
-	second = table_slot(0x700, 1);
-	a = actor_new(1, 1, 1, op_alloc(0x700, 3, 250, 0), (struct input){ 0 });
-	b = actor_new(2, 2, 1, op_alloc(0x700, 3, 750, 0), (struct input){ 0 });
-	/* both claimed, neither published */
-	ok &= run_to(a, &first->state, MA_RMW, 1);
-	ok &= run_to(b, &second->state, MA_RMW, 1);
-	switch (order) {
-	case 0:
-		/* A publishes and looks while B's is still being written; B then finds A's,
-		 * earlier in the window, and removes its own */
-		run_out(a);
-		run_out(b);
-		break;
-	case 1:
-		/* B publishes and looks first: A's is not published, B keeps its own; A finds
-		 * B's later in the window and removes it */
-		run_out(b);
-		run_out(a);
-		break;
-	case 2:
-		/* both published, both find the other: B's record is the later, and both swap
-		 * on it; A's swap comes first and wins */
-		ok &= run_to(a, &second->state, MA_READ, 1);
-		ok &= run_to(b, &second->state, MA_CAS, 1);
-		run_out(a);
-		run_out(b);
-		break;
-	}
-	bytes = INFL_BS_KIND(first->state) == INFL_BS_LIVE ? first->rec.bytes : 0;
-	CHECK(INFL_BS_KIND(first->state) == INFL_BS_LIVE &&
-		      INFL_BS_KIND(second->state) == INFL_BS_DEAD && bufs_live == 1 &&
-		      p->total_bufs == 1 && (p->acct & INFL_ACCT_BYTES_MASK) == bytes && p->dup_alloc == 1 &&
-		      p->cur[3][INFL_SLOT_NONE].count == 1 && p->cur[3][INFL_SLOT_NONE].bytes == bytes &&
-		      !p->contention_lost,
-	      "%s: one record left (%llu bytes), the other counted out as replaced (total_bufs "
-	      "%llu, bytes in flight %llu, dup_alloc %llu, table count %llu)", name,
-	      (unsigned long long)bytes, (unsigned long long)p->total_bufs,
-	      (unsigned long long)(p->acct & INFL_ACCT_BYTES_MASK), (unsigned long long)p->dup_alloc,
-	      (unsigned long long)bufs_live);
-	fire_as(0, 0, op_free(0x700, 3, bytes));
-	CHECK(ok && bufs_live == 0 && !p->total_bufs && !(p->acct & INFL_ACCT_BYTES_MASK) &&
-		      INFL_BS_KIND(first->state) == INFL_BS_DEAD && !p->unmatched_free[3].count,
-	      "%s: the schedule ran as written, and the free that follows finds the record",
-	      name);
-}
-
 static void written_schedules(void)
 {
 	model_sched_set(&(struct model_sched){ 0 });
@@ -2139,9 +2036,6 @@ static void written_schedules(void)
 	schedule_peak_offers("two peak offers while the capture is held, the earlier first", 1);
 	schedule_peak_offers("equal peaks while the capture is held", 2);
 	schedule_peak_wrap("the peak's total again, half the count's field of places later");
-	schedule_dup_at_once("two allocs of one id at once, the first published first", 0);
-	schedule_dup_at_once("two allocs of one id at once, the second published first", 1);
-	schedule_dup_at_once("two allocs of one id at once, each finding the other", 2);
 }
 
 int main(int argc, char **argv)

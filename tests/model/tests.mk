@@ -4,8 +4,7 @@
 # The BPF headers are built with clang's -Wall for the BPF target: here gcc also sees their
 # unused parameters and clang's unroll pragma.
 MODEL_CFLAGS := -Itests/model/shim -Ibpf -Itests -Wno-unused-parameter -Wno-unknown-pragmas
-MODEL_BPF_HEADERS := bpf/acct.bpf.h bpf/buf_table.bpf.h bpf/hit.bpf.h bpf/owners.bpf.h \
-	bpf/once.bpf.h \
+MODEL_BPF_HEADERS := bpf/acct.bpf.h bpf/hit.bpf.h bpf/owners.bpf.h bpf/once.bpf.h \
 	bpf/inflight.h
 
 TEST_BINS += $(TESTS_DIR)/test_model_acct

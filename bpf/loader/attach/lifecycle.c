@@ -12,7 +12,6 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "attach/buf_table.h"
 #include "attach/lifecycle.h"
 #include "attach/map_walk.h"
 #include "util/clock.h"
@@ -26,7 +25,6 @@ struct lifecycle {
 	struct proc_snapshot *ended;
 	int nended, capended;
 	__u64 ctl_full_seen; /* the kernel's ctl_full when the maps were last swept */
-	void *buf_table;     /* the atomic form's buffer table, mapped (attach/buf_table.h) */
 };
 
 /* Keys of bufs and owners begin with the pid and the record's gen (inflight.h). */
@@ -119,11 +117,9 @@ static void keep_ended(struct lifecycle *l, __u32 pid, const struct infl_proc *f
 	l->ended[l->nended].st = *final;
 	oom_take(l, pid, &l->ended[l->nended].oom, true);
 	l->nended++;
-	if (!may_have_left(final))
-		return;
-	buf_table__forget(l->skel, l->buf_table, pid, final->gen);
-	if (forget_keys(l->skel->maps.bufs, pid, final->gen) ||
-	    forget_keys(l->skel->maps.owners, pid, final->gen))
+	if (may_have_left(final) &&
+	    (forget_keys(l->skel->maps.bufs, pid, final->gen) ||
+	     forget_keys(l->skel->maps.owners, pid, final->gen)))
 		infl_warn("pid %u: cannot remove its buffers and owners from the kernel maps", pid);
 }
 
@@ -152,15 +148,9 @@ int lifecycle__new(struct inflight_bpf *skel, struct lifecycle **out)
 	if (!l)
 		return -ENOMEM;
 	l->skel = skel;
-	err = buf_table__open(skel, &l->buf_table);
-	if (err) {
-		free(l);
-		return err;
-	}
 	l->ctl = ring_buffer__new(bpf_map__fd(skel->maps.ctl), on_ctl, l, NULL);
 	if (!l->ctl) {
 		err = -errno;
-		buf_table__close(skel, l->buf_table);
 		free(l);
 		return err;
 	}
@@ -258,7 +248,6 @@ void lifecycle__free(struct lifecycle *l)
 	if (!l)
 		return;
 	ring_buffer__free(l->ctl);
-	buf_table__close(l->skel, l->buf_table);
 	free(l->ended);
 	free(l);
 }

@@ -12,7 +12,6 @@
 #include "attach/lifecycle.h"
 #include "attach/event_rings.h"
 #include "attach/programs.h"
-#include "attach/buf_table.h"
 #include "attach/usdt_attach.h"
 #include "util/errors.h"
 #include "util/procfs.h"
@@ -156,7 +155,8 @@ static int configure(struct programs *s, const struct session_opts *o)
 	/* the queues behind the locked form's lock take no memory in the atomic form */
 	if (s->atomic)
 		err = err ?: shrink_map_queues(skel);
-	err = err ?: buf_table__configure(skel, o->max_bufs ?: INFL_DEFAULT_MAX_BUFS, s->atomic);
+	if (o->max_bufs)
+		err = err ?: bpf_map__set_max_entries(skel->maps.bufs, o->max_bufs);
 	if (o->max_owners)
 		err = err ?: bpf_map__set_max_entries(skel->maps.owners, o->max_owners);
 	/* a second try (load_skel) keeps the rings of the first */

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "attach/buf_table.h"
 #include "attach/map_walk.h"
 #include "attach/snapshot_read.h"
 #include "model/figures.h"
@@ -179,8 +178,7 @@ int snapshot_read__map_usage(struct inflight_bpf *skel, __u32 *procs, __u32 *buf
 			     __u32 *owners)
 {
 	*procs = map_count(skel->maps.procs);
-	/* one of the two holds the form's records, the other nothing */
-	*bufs = map_count(skel->maps.bufs) + (__u32)buf_table__live(skel);
+	*bufs = map_count(skel->maps.bufs);
 	*owners = map_count(skel->maps.owners);
 	return 0;
 }

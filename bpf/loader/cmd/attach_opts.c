@@ -142,16 +142,6 @@ static __u64 htab_bytes(__u64 entries, __u64 key, __u64 value, __u64 ncpus)
 	return (entries + ncpus) * elem + pow2_up(entries) * 16;
 }
 
-/* The atomic form's buffer table (bpf/buf_table.bpf.h): a power of two of slots, at least
- * INFL_BUF_SLOTS_PER_BUF times the buffers; the locked form's hash map takes less. */
-static __u64 buf_table_bytes(__u64 bufs)
-{
-	__u64 slots = INFL_BUF_SLOTS_PER_BUF * bufs;
-
-	return pow2_up(slots > 2 * INFL_BUF_WINDOW ? slots : 2 * INFL_BUF_WINDOW) *
-	       sizeof(struct infl_buf_slot);
-}
-
 __u64 attach_opts__map_bytes(const struct session_opts *so)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
@@ -160,7 +150,7 @@ __u64 attach_opts__map_bytes(const struct session_opts *so)
 	/* a record per process (the atomic form has no queue: the locked form's queue maps,
 	 * a kernel before 5.17's, are not counted here) */
 	return htab_bytes(so->max_procs, sizeof(__u32), sizeof(struct infl_proc), ncpus) +
-	       buf_table_bytes(so->max_bufs) +
+	       htab_bytes(so->max_bufs, sizeof(struct infl_buf_key), sizeof(struct infl_buf), ncpus) +
 	       htab_bytes(so->max_owners, sizeof(struct infl_owner_key), sizeof(struct infl_owner),
 			  ncpus);
 }

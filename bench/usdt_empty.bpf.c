@@ -112,7 +112,8 @@ int percpu_stage(struct pt_regs *ctx) { return percpu_add(); }
  *           buffer has it; a key lives in the TBUF_WINDOW slots from its hash on, and
  *           slots never go back to empty, so a search stops at the first empty one. A
  *           measurement of the alternative, not a tracer: capacity is whatever the
- *           windows allow.
+ *           windows allow (half full with windows of 8, a fill to BENCH_BUFS live finds
+ *           some window all taken; the bench's loop keeps a few buffers live).
  */
 struct bench_buf_key {
 	__u32 pid;

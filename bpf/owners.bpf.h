@@ -112,8 +112,11 @@ static __always_inline void owner_reap_one(const struct owner_maps *om,
 		return;
 	if (!owner_is(o, k)) {
 		/* the element went and came back for another key between the look and the
-		 * mark: the mark goes, whatever references were taken meanwhile */
-		__sync_fetch_and_and(&o->state, ~INFL_OS_DOOMED);
+		 * mark: the state goes back to `s`, the one marked. Under the mark nothing
+		 * changes it but references of hits that saw the mark (it needed none held),
+		 * and each gives its own back only while the mark stands (owner_undoom_ref):
+		 * the exchange takes them all back at once, whether or not given back yet */
+		__sync_lock_test_and_set(&o->state, s);
 		return;
 	}
 	if (!bpf_map_delete_elem(om->owners, k))
@@ -192,7 +195,7 @@ static __always_inline void owner_giveback(const struct owner_maps *om, struct i
 
 /* A reference taken on a record being removed (DOOMED) goes back, but only while the state
  * still says so: once the element is reused for another record, its state was written over
- * with the reference in it. */
+ * with the reference in it; a mark taken back (owner_reap_one) took the reference with it. */
 static __always_inline void owner_undoom_ref(struct infl_owner *o, __u64 nheld)
 {
 	__u64 s, d = INFL_OS_REF + nheld;

@@ -1850,10 +1850,12 @@ static void schedule_reaped_under_hold(const char *name, int order)
  * stops right before its mark; the one on CPU 1 (R1) reaps it; owner 12 is made in the
  * element and goes through the same moves, retiring twice, so that its state is the one R2
  * read; its grace passes. R2's mark then succeeds on owner 12's record, and R2 finds another
- * key in it; before it takes its mark back, a stage of owner 12 (Z) takes a reference, sees
- * DOOMED and stops before giving it back.
+ * key in it; before it takes its mark back, a stage of owner 12 (Z) takes a reference and
+ * sees DOOMED. `before`: Z gives its reference back under the mark and stops before it looks
+ * again; else Z stops right after its reference, and looks at the state only once the mark
+ * is taken back (no mark left to tell it that its reference is there to give back).
  */
-static void schedule_reaper_restores(const char *name)
+static void schedule_reaper_restores(const char *name, bool before)
 {
 	struct actor *r1, *r2, *c, *c2, *z;
 	struct infl_owner *e;
@@ -1881,7 +1883,10 @@ static void schedule_reaper_restores(const char *name)
 	ok &= owner_rec(12) == e;
 	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
 	ok &= run_to(r2, &e->id, MA_READ, 1);	/* R2 marked it DOOMED: whose is it now? */
-	ok &= run_to(z, &e->state, MA_RMW, 2);	 /* Z's reference saw DOOMED */
+	if (before)
+		ok &= run_to(z, &e->state, MA_RMW, 2); /* Z's reference saw DOOMED, went */
+	else
+		ok &= run_to(z, &e->state, MA_READ, 1); /* Z's reference saw DOOMED */
 	run_out(r2);				 /* R2 finds owner 12 in it: takes the mark back */
 	run_out(z);
 	s = e->state;
@@ -2027,7 +2032,10 @@ static void written_schedules(void)
 	schedule_reaped_under_hold("a hold whose record was reaped and reused, not claimed", 2);
 	schedule_reaped_under_hold("a reference on a reaped record, given back after its reuse",
 				   1);
-	schedule_reaper_restores("a reaper that finds another key races a hold");
+	schedule_reaper_restores("a reaper that finds another key races a hold, given back "
+				 "under the mark", true);
+	schedule_reaper_restores("a reaper that finds another key races a hold, given back "
+				 "after the mark", false);
 	schedule_done_while_held("a terminal stage while a stage of its owner holds it", false);
 	schedule_done_while_held("a terminal stage while an alloc of its owner holds it", true);
 	schedule_ring_room("a full ring's check that straddles two retirements on its CPU", 1);

@@ -213,9 +213,10 @@ static __always_inline void owner_undoom_ref(struct infl_owner *o, __u64 nheld)
  * The owner's record, referenced (`nheld`: an alloc's buffer counted held from now): found,
  * or made when `create`. The reference is taken on what the lookup found, then the record is
  * checked to be that key's: one being removed (DOOMED), or one removed and reused for
- * another key since the lookup, has its reference given back and is looked up again. A record nobody claimed
- * yet is claimed once the key is seen to lead to it. *raced: another hit held a reference on
- * it when this one took its own (the two are in flight at once).
+ * another key since the lookup, has its reference given back and is looked up again. A
+ * record nobody claimed yet is claimed once the key is seen to lead to it, and one nobody
+ * counted yet is taken only then too. *raced: another hit held a reference on it when this
+ * one took its own (the two are in flight at once).
  */
 static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om,
 						     struct infl_owner_key *k, __u64 nheld,
@@ -246,7 +247,12 @@ static __always_inline struct infl_owner *owner_hold(const struct owner_maps *om
 			owner_undoom_ref(o, nheld);
 			continue;
 		}
-		if (owner_is(o, k)) {
+		/* a record no hit has counted yet (no mark of a count, a move or a retirement)
+		 * may be an element being copied for another key: the copy gives no order,
+		 * and the new state may sit beside the old key words. Its key must lead to it */
+		if (owner_is(o, k) &&
+		    ((s & (INFL_OS_ADMITTED | INFL_OS_RETIRED | INFL_OS_MOVES_MASK)) ||
+		     bpf_map_lookup_elem(om->owners, k) == o)) {
 			*why = HOLD_OK;
 			return o;
 		}

@@ -88,9 +88,9 @@ void model_sleep_us(unsigned us)
 	nanosleep(&ts, NULL);
 }
 
-void model_at(const void *addr, unsigned kind)
+/* the tally and the written schedule's watch at an access (no preemption: see model_at) */
+static void watch_point(const void *addr, unsigned kind)
 {
-	const struct model_sched *s = sched_own ? sched_own : &sched_all;
 	bool any = !watch.addr && !watch.kinds; /* a watch of every point */
 
 	if (addr && addr == tally.addr && (kind & tally.kinds))
@@ -101,6 +101,13 @@ void model_at(const void *addr, unsigned kind)
 		watch.fn = NULL;
 		fn(watch.arg);
 	}
+}
+
+void model_at(const void *addr, unsigned kind)
+{
+	const struct model_sched *s = sched_own ? sched_own : &sched_all;
+
+	watch_point(addr, kind);
 	if (s->yield_in && model_rand(s->yield_in) == 0)
 		sched_yield();
 	if (s->spin_in && model_rand(s->spin_in) == 0) {
@@ -255,6 +262,22 @@ void *bpf_map_lookup_elem(void *map, const void *key)
 	return v;
 }
 
+/* A value copied over an element that readers holding a pointer to it may be looking at: the
+ * kernel's copy promises no order, so here the last word goes first (a reader may see a new
+ * state beside an old key), one word at a time, each a point a written schedule may stop at.
+ * Never preempted otherwise: the kernel copies under a bucket lock with interrupts off. */
+static void copy_value(char *dst, const char *src, size_t size)
+{
+	size_t words = size / 8;
+
+	memcpy(dst + words * 8, src + words * 8, size % 8);
+	for (size_t i = words; i-- > 0;) {
+		watch_point(dst + i * 8, MA_WRITE);
+		__atomic_store_n((__u64 *)(void *)(dst + i * 8), *(const __u64 *)(const void *)(src + i * 8),
+				 __ATOMIC_RELAXED);
+	}
+}
+
 /* an element off the free list, key and value copied over whatever it held; under m->mu */
 static int take_element(struct model_map *m, const void *key, const void *value)
 {
@@ -271,7 +294,7 @@ static int take_element(struct model_map *m, const void *key, const void *value)
 	m->ever_used[e] = true;
 	memcpy(key_of(m, e), key, m->key_size);
 	memcpy(m->last_key + (size_t)e * m->key_size, key, m->key_size);
-	memcpy(value_of(m, e), value, m->value_size);
+	copy_value(value_of(m, e), value, m->value_size);
 	m->used++;
 	m->inserts++;
 	return e;

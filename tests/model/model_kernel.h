@@ -23,7 +23,8 @@ enum model_map_kind { MODEL_HASH, MODEL_PERCPU_ARRAY };
  * element on a free list, last in first out, and the next insert takes it and copies its
  * key and value over it, whoever still holds a pointer to it (the kernel's preallocated hash
  * maps do the same: RCU keeps an element's memory, not what is in it, so a reader must check
- * what it found). An insert of a present key (BPF_NOEXIST)
+ * what it found), the value's last word first: a reader may see the new record's state while
+ * the words before it are still the old one's. An insert of a present key (BPF_NOEXIST)
  * fails with -17 (EEXIST), one into a full map with -7 (E2BIG); a delete of an absent key
  * with -2 (ENOENT). MODEL_PERCPU_ARRAY: max_entries values for each CPU, the calling
  * thread's CPU's (model_thread_cpu).

@@ -67,8 +67,10 @@ cat "$TMP/times" | sed 's/^/# /'
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/times"; }
 check "every output gave its peak time" test "$(wc -l <"$TMP/times")" -eq 10
 check_eq "the live JSON: the last interval's peak time is the summary's" "$(v live_interval)" "$(v live_summary)"
-check_eq "the live text summary prints the same number (3 decimals)" "$(v live_text)" \
-	"$(printf '%.3f' "$(v live_summary)")"
+# the text and JSON tracers are two: their clock reads of one hit differ by microseconds, which
+# may fall on either side of a rounding
+check "the live text summary prints 3 decimals, the live JSON's time within a millisecond ($(v live_text) s, $(v live_summary) s)" \
+	python3 -c "import re, sys; t = '$(v live_text)'; sys.exit(0 if re.fullmatch(r'[0-9]+\.[0-9]{3}', t) and abs(float(t) - $(v live_summary)) < 0.0015 else 1)"
 check_eq "the recording: report JSON and compare, to the microsecond" "$(v compare)" "$(v report_json)"
 check_eq "... the Chrome trace's peak instant, in microseconds" "$(v chrome_us)" \
 	"$(python3 -c "print(round($(v report_json) * 1e6))")"

@@ -272,9 +272,11 @@ static void copy_value(char *dst, const char *src, size_t size)
 
 	memcpy(dst + words * 8, src + words * 8, size % 8);
 	for (size_t i = words; i-- > 0;) {
+		__u64 w;
+
+		memcpy(&w, src + i * 8, sizeof(w));
 		watch_point(dst + i * 8, MA_WRITE);
-		__atomic_store_n((__u64 *)(void *)(dst + i * 8), *(const __u64 *)(const void *)(src + i * 8),
-				 __ATOMIC_RELAXED);
+		__atomic_store_n((__u64 *)(void *)(dst + i * 8), w, __ATOMIC_RELAXED);
 	}
 }
 

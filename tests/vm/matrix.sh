@@ -106,8 +106,21 @@ vm_status_text() {
 	esac
 }
 
-# the last kernel or init line on the console, for a guest that did not finish
-vm_console_tail() { tr -d '\r' <"$1/console.log" | grep -v '^\s*$' | tail -n 3 | tr '\n' '|' | cut -c1-400; }
+# What the console says of a guest that did not finish: its last three lines, after the
+# kernel's first oops or warning when it had one (what it was, the task, where, and the call
+# trace's functions): a CI log keeps only this line, and the guest's console is gone with it
+vm_console_tail() {
+	local oops
+	oops=$(tr -d '\r' <"$1/console.log" | sed 's/^\[ *[0-9.]*\] *//' | awk '
+		!on && /BUG:|Oops|general protection fault|Unable to handle|WARNING: CPU|Kernel panic/ {
+			on = 1; print; next }
+		on && /^(CPU: |RIP: |Call Trace:|Kernel panic)/ { print; trace = /^Call Trace:/; next }
+		on && trace && /^<\/?(TASK|IRQ|NMI|SOFTIRQ)>/ { print; next }
+		on && trace && /^ *(\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x/ { sub(/^ */, ""); sub(/\/0x[0-9a-f]+.*/, ""); print; next }
+		on && trace { trace = 0 }' | head -n 40 | tr '\n' '|' | cut -c1-1500)
+	[ -n "$oops" ] && printf 'oops: %s ... ' "$oops"
+	tr -d '\r' <"$1/console.log" | grep -v '^\s*$' | tail -n 3 | tr '\n' '|' | cut -c1-400
+}
 
 # vm_check_stress NAME OUTDIR: the stress row's recorded run, its peak replayed here by the
 # independent decoder against the kernel's own (the schedule makes it differ run to run)

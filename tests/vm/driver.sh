@@ -32,6 +32,9 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/inflight-kernel.XXXXXX")
 chmod 755 "$W" # nobody must reach the copies
 trap 'rm -rf "$W"' EXIT
 { true >&3; } 2>/dev/null || exec 3>/dev/null
+# vm_hold_tracepoints (beside this file here and in a guest's /vm)
+# shellcheck source=tests/vm/hold.sh
+source "$(dirname "${BASH_SOURCE[0]}")/hold.sh"
 
 # every line goes through here; a failed check leaves a mark for the exit status
 emit() {
@@ -443,29 +446,6 @@ stress_procs() {
 	check_eq "stress: $cpus vCPUs, $procs processes under one session: all of them seen" "$v" "$procs"
 }
 
-# Two probes held on each tracepoint a session attaches, for the whole stress row: the
-# kernel patches a tracepoint's call sites when its first probe comes or its last goes (the
-# static key) and when it goes from one probe to two (the static call), and the emulator's
-# vCPUs do not take code patched under them reliably: with two vCPUs 6.12-rt died of an
-# "Oops: int3" in trace_rss_stat as a session attached, and once of a fatal exception in
-# interrupt as the first stress run ended or the second began (12 s after boot), never with
-# one. Held by ftrace's own events, in two trace instances with tracing off (one probe each,
-# recording nothing), a session's attach and detach only change the list of probes. Guests
-# only: real CPUs take patched code as the kernel expects, and the host's tracefs is left be.
-stress_hold_tracepoints() {
-	local t=/sys/kernel/tracing i e held=0
-	[ -n "${INFL_GUEST:-}" ] || return 0
-	for i in "$t" "$t/instances/held"; do
-		mkdir -p "$i" 2>/dev/null
-		echo 0 >"$i/tracing_on" 2>/dev/null
-		for e in sched/sched_process_exit sched/sched_process_exec sched/sched_process_fork \
-			oom/mark_victim; do
-			echo 1 >"$i/events/$e/enable" 2>/dev/null && held=$((held + 1))
-		done
-	done
-	check_eq "stress: two probes held on each tracepoint a session attaches" "$held" 8
-}
-
 # The stress row (the matrix boots it with two vCPUs, 4 threads to them): probegen's hammer
 # fires the contract flat out, 100,000 hits a run, where a thread is preempted in the middle
 # of a hit (PREEMPT_RT), or its vCPU stalled by the loaded host. Every run must count every
@@ -477,13 +457,16 @@ stress_hold_tracepoints() {
 # and 6.12-rt with two emulated vCPUs once took a fault in trace_rss_stat for an Oops
 # ("int3"), the kernel patching the tracepoint's call site as a session attached while
 # another CPU ran it, and panicked. The session's other tracepoints are held for the same
-# reason (stress_hold_tracepoints).
+# reason (tests/vm/hold.sh).
 sec_stress() {
 	local r v n=5000 cpus
 	cpus=$(grep -c '^processor' /proc/cpuinfo)
 	emit "kernel $(uname -r)"
 	note "stress: $cpus vCPUs, 4 threads"
-	stress_hold_tracepoints
+	# guests only (the host row's CPUs are real): there it must hold all 8
+	[ -n "${INFL_GUEST:-}" ] &&
+		check_eq "stress: two probes held on each tracepoint a session attaches" \
+			"$(vm_hold_tracepoints)" 8
 	for r in 1 2 3; do
 		timeout 240 "$W/inflight" --no-rss --json -o "$W/stress.json" -- "$W/probegen" hammer 4 "$n" \
 			>/dev/null 2>"$W/stress.err"

@@ -73,6 +73,7 @@ install -D -m 644 "$root/tests/images/expect.sh" "$stage/vm/images_expect.sh"
 install -D -m 644 "$root/bpf/inflight.h" "$stage/vm/inflight.h"
 install -m 755 "$root/tests/vm/init" "$stage/init"
 install -D -m 755 "$root/tests/vm/driver.sh" "$stage/vm/driver.sh"
+install -D -m 644 "$root/tests/vm/hold.sh" "$stage/vm/hold.sh"
 mkdir -p "$stage"/{proc,sys,dev,tmp,run,root,etc}
 chmod 1777 "$stage/tmp"
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \

@@ -36,7 +36,7 @@ vm_mirror() {
 }
 
 vm_apt_setup() {
-	local m sec key=/usr/share/keyrings/debian-archive-keyring.gpg
+	local m sec s key=/usr/share/keyrings/debian-archive-keyring.gpg
 	m=$(vm_mirror)
 	sec=${m%/debian}/debian-security
 	mkdir -p "$VM_APT"/parts "$VM_APT"/prefs "$VM_APT"/lists/partial \

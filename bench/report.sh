@@ -77,8 +77,8 @@ $(env_of date). Load average at start $(env_of load_start), at end $(env_of load
 $(sed -n 's/^note=/Note: /p' "$dir/env.txt")
 $(baseline_line)
 
-Run: \`make bench\` (all sections, about 12 minutes here, plus 15-20 for attach_teardown), or
-\`scripts/bench.sh SECTION...\` (probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost
+Run: \`make bench\` (all sections, about 16 minutes here, plus 15-20 for attach_teardown), or
+\`scripts/bench.sh SECTION...\` (probe_cost scaling scaling_vm sharing_cost lock_stall attach_latency prover_overhead loader_cost
 rss_cost record_ceiling attach_teardown offline_memory). Knobs: BENCH_REPS, BENCH_SECONDS, BENCH_PROVER_REPS,
 BENCH_RSS_REPS, BENCH_LOADER_SECONDS, BENCH_ATTACH_REPS; and BENCH_INFLIGHT_BASELINE=PATH adds
 another inflight binary to sections 1 and 7, the breakdowns and the worst single hit, for
@@ -253,6 +253,36 @@ taking turns on the CPUs and on the tracers' shared state), not parallel speedup
 $(forms_accounting scaling 1 2 4 8)
 EOF
 	notes_of scaling
+}
+
+section_scaling_vm() {
+	local t
+	cat <<EOF
+
+## Scaling in a guest with more CPUs: the shape, emulated
+
+The scaling section's loop in a qemu guest with $(env_of scaling_vm_cpus) vCPUs (TCG: every instruction
+emulated, on this machine's $(env_of cpus) CPUs), kernel $(env_of scaling_vm_kernel), for the floor (b) and
+inflight's two forms (\`--no-rss\`), alternated within each round (bench/scaling_vm.sh).
+Emulated nanoseconds are not the host's: what this shows is how each form's cost moves as
+threads are added, and the ratios within a round. bpftrace does not run in the guest.
+
+| threads | (b) floor ns/hit | (c) atomic ns/hit | (c-locked) locked ns/hit | c/b | c-locked/b | c/c-locked |
+|---:|---:|---:|---:|---:|---:|---:|
+EOF
+	for t in 1 2 4 8; do
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
+			"$(cell scaling_vm empty "$t" ns_per_hit)" "$(cell scaling_vm inflight "$t" ns_per_hit)" \
+			"$(cell scaling_vm locked "$t" ns_per_hit)" "$(cell scaling_vm inflight/empty "$t" ratio)" \
+			"$(cell scaling_vm locked/empty "$t" ratio)" "$(cell scaling_vm inflight/locked "$t" ratio)"
+	done
+	cat <<EOF
+
+Exact totals and hits given up (\`lock_timeouts\` + \`contention_lost\`) per run:
+- (c) the atomic form: final totals equal to the events fired and marked exact in $(exact_runs scaling_vm inflight) runs; given up: $(per_threads scaling_vm inflight given_up 1 2 4 8).
+- (c-locked) the locked form: final totals equal to the events fired and marked exact in $(exact_runs scaling_vm locked) runs; given up: $(per_threads scaling_vm locked given_up 1 2 4 8).
+EOF
+	notes_of scaling_vm
 }
 
 # sharing_row LABEL CONFIG: one row of the sharing table, 1 and 2 threads
@@ -745,7 +775,7 @@ EOF
 source "$(dirname "$0")/attach_report.sh"
 
 header
-for s in probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
+for s in probe_cost scaling scaling_vm sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost \
 	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost; do
 	if grep -q "^$s," "$raw" || grep -q "^$s:" "$dir/notes.txt" 2>/dev/null; then
 		if declare -F "section_$s" >/dev/null; then

@@ -4,7 +4,7 @@
 # file docs/bench.md (medians with their spread, ratios within a round) and the raw figures
 # (build/bench/results/raw.csv, copied to docs/bench-raw.csv). About 10-15 minutes on 2 cores.
 # Usage: scripts/bench.sh [SECTION...]; sections (each is bench/SECTION.sh): probe_cost
-#        scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
+#        scaling scaling_vm sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost record_ceiling
 #        attach_teardown offline_memory ring_overhead cuda_cost (default: all).
 #        BENCH_INFLIGHT_BASELINE=PATH: an inflight built before a change, side by side (the results file
 #        names its path, and its commit when it lies in a git work tree); BENCH_INFLIGHT_BASELINE_DESC: what
@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-ALL_SECTIONS=(probe_cost scaling sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost
+ALL_SECTIONS=(probe_cost scaling scaling_vm sharing_cost lock_stall attach_latency prover_overhead loader_cost rss_cost
 	record_ceiling attach_teardown offline_memory ring_overhead cuda_cost)
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=("${ALL_SECTIONS[@]}")

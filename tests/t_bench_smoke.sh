@@ -226,4 +226,34 @@ check_match "report: the sharing breakdown's locked row" "$rep" \
 	'^\| inflight, the locked form \(--accounting locked\) \| n/a \| 900 \[900-900\] \|$'
 check_match "report: what the baseline is, where, and its commit" "$rep" \
 	'^"Before" \(the baseline inflight, c0\) is the lock-and-queue design: `/tmp/base/build/inflight` \(BENCH_INFLIGHT_BASELINE\), built in a git work tree of commit 8a2a958\.$'
+# the scaling section's guest script, run here for one short round (the guest is the same
+# script with the guest's paths), and the host's reading of its lines into raw figures
+svm=$TMP/svm
+mkdir -p "$svm"
+(cd "$ROOT" && SVM_BENCH=$B SVM_INFLIGHT=$BUILD/inflight SVM_HOLD=tests/vm/hold.sh \
+	bash bench/scaling_vm_guest.sh 1 0.1 "1 2" 3>"$svm/proto.txt" >"$svm/out" 2>&1)
+check_eq "scaling_vm guest script: a run line for each form and thread count, then done" \
+	"$(grep -c '^run ' "$svm/proto.txt") $(tail -n 1 "$svm/proto.txt")" "6 done"
+(
+	cd "$ROOT" || exit
+	BENCH_OUT=$svm/res source bench/lib.sh
+	source bench/scaling_vm.sh
+	trap bench_cleanup EXIT
+	mkdir -p "$OUTDIR"
+	: >"$RAW"
+	: >"$NOTES"
+	scaling_vm_read "$svm/proto.txt" 1
+) 2>"$svm/read.err"
+svm_rows() { awk -F, -v c="$1" -v m="$2" '$2 == c && $5 == m { printf "%s%s:%s", n++ ? " " : "", $3, $6 }' "$svm/res/raw.csv"; }
+for cfg in inflight locked; do
+	check_eq "scaling_vm: $cfg counted every event the loop fired, exact, 1 and 2 threads" \
+		"$(svm_rows "$cfg" exact)" "1:1 2:1"
+	check_eq "scaling_vm: $cfg gave up no hit" "$(svm_rows "$cfg" given_up)" "1:0 2:0"
+done
+check_eq "scaling_vm: a ns_per_hit for each form and thread count" \
+	"$(grep -c ',ns_per_hit,' "$svm/res/raw.csv")" 6
+check_eq "scaling_vm: the three ratios of each thread count, taken within the round" \
+	"$(awk -F, '$5 == "ratio" { print $2, $3 }' "$svm/res/raw.csv" | sort | tr '\n' ' ')" \
+	"inflight/empty 1 inflight/empty 2 inflight/locked 1 inflight/locked 2 locked/empty 1 locked/empty 2 "
+check_eq "scaling_vm: nothing noted (no failed run, no summary missing)" "$(cat "$svm/res/notes.txt")" ""
 finish

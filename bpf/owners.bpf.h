@@ -95,32 +95,48 @@ static __always_inline bool owner_is(const struct infl_owner *o, const struct in
 }
 
 static __always_inline void owner_reap_one(const struct owner_maps *om,
-					   const struct infl_owner_key *k, __u64 now)
+					   const struct infl_owner_key *key, __u64 now)
 {
-	struct infl_owner *o = bpf_map_lookup_elem(om->owners, k);
+	struct infl_owner_key k = *key;
+	struct infl_owner *o;
 	__u64 s;
 
-	if (!o)
-		return; /* reaped already, or its image ended */
-	s = READ_ONCE(o->state);
-	/* signed: a `now` read before the record retired again is within its grace */
-	if (!(s & INFL_OS_RETIRED) ||
-	    (s & (INFL_OS_REFS_MASK | INFL_OS_ADMITTED | INFL_OS_DOOMED)) ||
-	    (__s64)(now - READ_ONCE(o->retired_ns)) < (__s64)OWNER_REAP_GRACE_NS || !owner_is(o, k))
-		return; /* taken up again (a later retirement queued it again), or another's */
-	if (__sync_val_compare_and_swap(&o->state, s, s | INFL_OS_DOOMED) != s)
-		return;
-	if (!owner_is(o, k)) {
+	/* twice at most: the second time for the key found in the element, whose own
+	 * reaper may have come under this one's mark */
+	for (int i = 0; i < 2; i++) {
+		o = bpf_map_lookup_elem(om->owners, &k);
+		if (!o)
+			return; /* reaped already, or its image ended */
+		s = READ_ONCE(o->state);
+		/* signed: a `now` read before the record retired again is within its grace */
+		if (!(s & INFL_OS_RETIRED) ||
+		    (s & (INFL_OS_REFS_MASK | INFL_OS_ADMITTED | INFL_OS_DOOMED)) ||
+		    (__s64)(now - READ_ONCE(o->retired_ns)) < (__s64)OWNER_REAP_GRACE_NS ||
+		    !owner_is(o, &k))
+			return; /* taken up again (a later retirement queued it again), or another's */
+		if (__sync_val_compare_and_swap(&o->state, s, s | INFL_OS_DOOMED) != s)
+			return;
+		if (owner_is(o, &k)) {
+			if (!bpf_map_delete_elem(om->owners, &k))
+				__sync_fetch_and_add(om->reaped, 1);
+			return;
+		}
 		/* the element went and came back for another key between the look and the
 		 * mark: the state goes back to `s`, the one marked. Under the mark nothing
 		 * changes it but references of hits that saw the mark (it needed none held),
 		 * and each gives its own back only while the mark stands (owner_undoom_ref):
 		 * the exchange takes them all back at once, whether or not given back yet */
 		__sync_lock_test_and_set(&o->state, s);
-		return;
+		/* `s` was that key's record retired and held by no one: its own reaper, had it
+		 * come under the mark, found it DOOMED and left it, its ring entry spent. So it
+		 * is reaped here, by the key the element carries (a key read while the element
+		 * changes again leads nowhere, or fails the checks above), at the clock's time */
+		k.pid = READ_ONCE(o->id_pid);
+		k.pad = 0;
+		k.gen = READ_ONCE(o->id_gen);
+		k.owner = READ_ONCE(o->id);
+		now = bpf_ktime_get_ns();
 	}
-	if (!bpf_map_delete_elem(om->owners, k))
-		__sync_fetch_and_add(om->reaped, 1);
 }
 
 /* The ring's oldest key reaped if its grace is over, or regardless when `force`. False when

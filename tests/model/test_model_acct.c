@@ -1919,6 +1919,50 @@ static void schedule_reaper_restores(const char *name, bool before)
 }
 
 /*
+ * As schedule_reaper_restores, with owner 12's own reaper L (CPU 3, where owner 12 retired
+ * twice: its ring holds its key twice) coming while R2's mark stands: L finds the record
+ * DOOMED and leaves it, its ring entries spent. R2, taking its mark back, reaps the record
+ * for it by the key it carries now: owner 12's record is not left to wait for another
+ * retirement of owner 12 or the image's end.
+ */
+static void schedule_reaper_reaps_for_its_owner(const char *name)
+{
+	struct actor *r1, *r2, *c, *c2, *l;
+	struct infl_owner *e;
+	bool ok = true;
+
+	schedule_begin();
+	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
+	fire_as(0, 1, op_stage(11, DONE_STAGE));
+	fire_as(0, 2, op_stage(11, ENTRY_STAGE));
+	fire_as(0, 2, op_stage(11, DONE_STAGE));
+	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
+	fire_as(0, 2, op_stage(14, ENTRY_STAGE));
+	fire_as(0, 3, op_stage(16, ENTRY_STAGE));
+	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	e = owner_rec(11);
+	r1 = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
+	r2 = actor_new(2, 2, 1, op_stage(14, DONE_STAGE), (struct input){ 0 });
+	c = actor_new(3, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
+	c2 = actor_new(5, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
+	l = actor_new(4, 3, 1, op_stage(16, DONE_STAGE), (struct input){ 0 });
+	ok &= run_to(r2, &e->state, MA_CAS, 1); /* R2 saw owner 11's record: about to mark */
+	run_out(r1);				/* reaped */
+	run_out(c);				/* owner 12 in the element, retired */
+	run_out(c2);				/* and again: the state R2 read */
+	ok &= owner_rec(12) == e;
+	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	ok &= run_to(r2, &e->id, MA_READ, 1); /* R2 marked it DOOMED: whose is it now? */
+	run_out(l);			      /* L reaps owner 12's key twice: DOOMED, left */
+	ok &= owner_rec(12) == e;
+	run_out(r2); /* R2 finds owner 12 in it: takes the mark back, reaps it for L */
+	CHECK(!owner_rec(12) && owners_reaped == 2,
+	      "%s: owner 12's record, retired and its grace over, reaped (%s; %llu reaped)", name,
+	      owner_rec(12) ? "still there" : "gone", (unsigned long long)owners_reaped);
+	schedule_end(name, ok, true);
+}
+
+/*
  * CPU 1's ring shared by three programs (PREEMPT_RT: one preempted, the others run on its
  * CPU). A retires owner 21 and reads the ring's tail; before it reads the head (its `nth`
  * read of it: 1, whether the ring is full; 2, its push's room), B retires owner 22 (pushed
@@ -2055,6 +2099,8 @@ static void written_schedules(void)
 				 "under the mark", true);
 	schedule_reaper_restores("a reaper that finds another key races a hold, given back "
 				 "after the mark", false);
+	schedule_reaper_reaps_for_its_owner("a reaper that finds another key, whose own reaper "
+					    "came under its mark");
 	schedule_done_while_held("a terminal stage while a stage of its owner holds it", false);
 	schedule_done_while_held("a terminal stage while an alloc of its owner holds it", true);
 	schedule_ring_room("a full ring's check that straddles two retirements on its CPU", 1);

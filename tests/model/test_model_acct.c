@@ -1865,71 +1865,26 @@ static void schedule_reaped_under_hold(const char *name, int order)
  * Owner 11's key queued on two CPUs' rings (it retired, was taken up again within its grace,
  * retired again). The reaper on CPU 2 (R2) looked the key up and saw owner 11 in it, and
  * stops right before its mark; the one on CPU 1 (R1) reaps it; owner 12 is made in the
- * element and goes through the same moves, retiring twice, so that its state is the one R2
- * read; its grace passes. R2's mark then succeeds on owner 12's record, and R2 finds another
- * key in it; before it takes its mark back, a stage of owner 12 (Z) takes a reference and
- * sees DOOMED. `before`: Z gives its reference back under the mark and stops before it looks
- * again; else Z stops right after its reference, and looks at the state only once the mark
- * is taken back (no mark left to tell it that its reference is there to give back).
+ * element (on CPU 3) and goes through the same moves, retiring twice, so that its state is
+ * the one R2 read; its grace passes. R2's mark then succeeds on owner 12's record, and R2
+ * finds another key in it. Before it takes its mark back, `order`:
+ *   RR_GIVEN_BACK_UNDER: a stage of owner 12 (Z) takes a reference, sees DOOMED, gives its
+ *     reference back under the mark and stops before it looks again;
+ *   RR_GIVEN_BACK_AFTER: Z stops right after its reference, and looks at the state only
+ *     once the mark is taken back (no mark left to tell it that its reference is there to
+ *     give back);
+ *   RR_OWN_REAPER: owner 12's own reaper (L, CPU 3, whose ring holds its key twice) finds
+ *     the record DOOMED and leaves it, its ring entries spent: R2, taking its mark back,
+ *     must reap it for L by the key the element carries.
  */
-static void schedule_reaper_restores(const char *name, bool before)
+enum reaper_race { RR_GIVEN_BACK_UNDER, RR_GIVEN_BACK_AFTER, RR_OWN_REAPER };
+
+static void schedule_reaper_restores(const char *name, enum reaper_race order)
 {
 	struct actor *r1, *r2, *c, *c2, *z;
 	struct infl_owner *e;
 	bool ok = true;
 	__u64 s;
-
-	schedule_begin();
-	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
-	fire_as(0, 1, op_stage(11, DONE_STAGE));
-	fire_as(0, 2, op_stage(11, ENTRY_STAGE));
-	fire_as(0, 2, op_stage(11, DONE_STAGE));
-	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
-	fire_as(0, 2, op_stage(14, ENTRY_STAGE));
-	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
-	e = owner_rec(11);
-	r1 = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
-	r2 = actor_new(2, 2, 1, op_stage(14, DONE_STAGE), (struct input){ 0 });
-	c = actor_new(3, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
-	c2 = actor_new(5, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
-	z = actor_new(4, 0, 1, op_stage(12, WORK_STAGE), (struct input){ 0 });
-	ok &= run_to(r2, &e->state, MA_CAS, 1); /* R2 saw owner 11's record: about to mark */
-	run_out(r1);				/* reaped */
-	run_out(c);				/* owner 12 in the element, retired */
-	run_out(c2);				/* and again: the state R2 read */
-	ok &= owner_rec(12) == e;
-	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
-	ok &= run_to(r2, &e->id, MA_READ, 1);	/* R2 marked it DOOMED: whose is it now? */
-	if (before)
-		ok &= run_to(z, &e->state, MA_RMW, 2); /* Z's reference saw DOOMED, went */
-	else
-		ok &= run_to(z, &e->state, MA_READ, 1); /* Z's reference saw DOOMED */
-	run_out(r2);				 /* R2 finds owner 12 in it: takes the mark back */
-	run_out(z);
-	s = e->state;
-	CHECK(!(s & INFL_OS_DOOMED) && os_refs(s) == 0,
-	      "%s: owner 12's record, never reaped, is not left DOOMED: state %#llx", name,
-	      (unsigned long long)s);
-	/* owner 12 again, later: it must be held, not lost */
-	fire_as(0, 0, op_stage(12, ENTRY_STAGE));
-	CHECK(proc_of(MODEL_PID)->contention_lost == 0,
-	      "%s: later stages of owner 12 are accounted (contention_lost %llu)", name,
-	      (unsigned long long)proc_of(MODEL_PID)->contention_lost);
-	schedule_end(name, ok, true);
-}
-
-/*
- * As schedule_reaper_restores, with owner 12's own reaper L (CPU 3, where owner 12 retired
- * twice: its ring holds its key twice) coming while R2's mark stands: L finds the record
- * DOOMED and leaves it, its ring entries spent. R2, taking its mark back, reaps the record
- * for it by the key it carries now: owner 12's record is not left to wait for another
- * retirement of owner 12 or the image's end.
- */
-static void schedule_reaper_reaps_for_its_owner(const char *name)
-{
-	struct actor *r1, *r2, *c, *c2, *l;
-	struct infl_owner *e;
-	bool ok = true;
 
 	schedule_begin();
 	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
@@ -1945,20 +1900,43 @@ static void schedule_reaper_reaps_for_its_owner(const char *name)
 	r2 = actor_new(2, 2, 1, op_stage(14, DONE_STAGE), (struct input){ 0 });
 	c = actor_new(3, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
 	c2 = actor_new(5, 3, 2, op_stage(12, ENTRY_STAGE), op_stage(12, DONE_STAGE));
-	l = actor_new(4, 3, 1, op_stage(16, DONE_STAGE), (struct input){ 0 });
+	if (order == RR_OWN_REAPER)
+		z = actor_new(4, 3, 1, op_stage(16, DONE_STAGE), (struct input){ 0 });
+	else
+		z = actor_new(4, 0, 1, op_stage(12, WORK_STAGE), (struct input){ 0 });
 	ok &= run_to(r2, &e->state, MA_CAS, 1); /* R2 saw owner 11's record: about to mark */
 	run_out(r1);				/* reaped */
 	run_out(c);				/* owner 12 in the element, retired */
 	run_out(c2);				/* and again: the state R2 read */
 	ok &= owner_rec(12) == e;
 	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
-	ok &= run_to(r2, &e->id, MA_READ, 1); /* R2 marked it DOOMED: whose is it now? */
-	run_out(l);			      /* L reaps owner 12's key twice: DOOMED, left */
-	ok &= owner_rec(12) == e;
-	run_out(r2); /* R2 finds owner 12 in it: takes the mark back, reaps it for L */
-	CHECK(!owner_rec(12) && owners_reaped == 2,
-	      "%s: owner 12's record, retired and its grace over, reaped (%s; %llu reaped)", name,
-	      owner_rec(12) ? "still there" : "gone", (unsigned long long)owners_reaped);
+	ok &= run_to(r2, &e->id, MA_READ, 1);	/* R2 marked it DOOMED: whose is it now? */
+	if (order == RR_OWN_REAPER) {
+		run_out(z); /* L reaps owner 12's key twice: DOOMED, left */
+		ok &= owner_rec(12) == e;
+		run_out(r2); /* R2 finds owner 12 in it: takes the mark back, reaps it for L */
+		CHECK(!owner_rec(12) && owners_reaped == 2,
+		      "%s: owner 12's record, retired and its grace over, reaped (%s; %llu reaped)",
+		      name, owner_rec(12) ? "still there" : "gone",
+		      (unsigned long long)owners_reaped);
+		schedule_end(name, ok, true);
+		return;
+	}
+	if (order == RR_GIVEN_BACK_UNDER)
+		ok &= run_to(z, &e->state, MA_RMW, 2); /* Z's reference saw DOOMED, went */
+	else
+		ok &= run_to(z, &e->state, MA_READ, 1); /* Z's reference saw DOOMED */
+	run_out(r2);				 /* R2 finds owner 12 in it: takes the mark back */
+	run_out(z);
+	s = e->state;
+	CHECK(!(s & INFL_OS_DOOMED) && os_refs(s) == 0,
+	      "%s: owner 12's record, never reaped, is not left DOOMED: state %#llx", name,
+	      (unsigned long long)s);
+	/* owner 12 again, later: it must be held, not lost */
+	fire_as(0, 0, op_stage(12, ENTRY_STAGE));
+	CHECK(proc_of(MODEL_PID)->contention_lost == 0,
+	      "%s: later stages of owner 12 are accounted (contention_lost %llu)", name,
+	      (unsigned long long)proc_of(MODEL_PID)->contention_lost);
 	schedule_end(name, ok, true);
 }
 
@@ -2096,11 +2074,11 @@ static void written_schedules(void)
 	schedule_reaped_under_hold("a hold whose record's element is being copied for another "
 				   "key", 3);
 	schedule_reaper_restores("a reaper that finds another key races a hold, given back "
-				 "under the mark", true);
+				 "under the mark", RR_GIVEN_BACK_UNDER);
 	schedule_reaper_restores("a reaper that finds another key races a hold, given back "
-				 "after the mark", false);
-	schedule_reaper_reaps_for_its_owner("a reaper that finds another key, whose own reaper "
-					    "came under its mark");
+				 "after the mark", RR_GIVEN_BACK_AFTER);
+	schedule_reaper_restores("a reaper that finds another key, whose own reaper came under "
+				 "its mark", RR_OWN_REAPER);
 	schedule_done_while_held("a terminal stage while a stage of its owner holds it", false);
 	schedule_done_while_held("a terminal stage while an alloc of its owner holds it", true);
 	schedule_ring_room("a full ring's check that straddles two retirements on its CPU", 1);

@@ -6,8 +6,8 @@
 # tracepoint's call sites when its first probe comes or its last goes (the static key) and
 # when it goes from one probe to two (the static call), and the emulator's vCPUs do not take
 # code patched under them reliably: with two vCPUs 6.12-rt died of an "Oops: int3" in
-# trace_rss_stat as a session attached, and once of a fatal exception in interrupt as the
-# first stress run ended or the second began (12 s after boot), never with one. Held by
+# trace_rss_stat as a session attached, and once (in CI, its oops not kept, most likely the
+# same) of a fatal exception in interrupt between two stress sessions, never with one. Held by
 # ftrace's own events, in two trace instances with tracing off (one probe each, recording
 # nothing), a session's attach and detach only change the list of probes. Guests only: real
 # CPUs take patched code as the kernel expects, and a host's tracefs is left be.

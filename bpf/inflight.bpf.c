@@ -525,13 +525,18 @@ static __noinline struct infl_proc *proc_first_hit_atomic(__u32 pid)
 }
 
 /* The record of the current process for a probe hit: its own, or (when it is not a traced
- * set's) a new one made on its first event. NULL: not traced, or no slot (counted). */
-static __always_inline struct infl_proc *proc_current(__u32 *pidp, const enum acct_mode m)
+ * set's) a new one made on its first event. NULL: not traced, or no slot (counted). The
+ * hit's pid and thread id come with it: the one read of them a hit makes (a helper call,
+ * each of which a hit pays for). */
+static __always_inline struct infl_proc *proc_current(__u32 *pidp, __u32 *tidp,
+						      const enum acct_mode m)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
 	struct infl_proc *p = bpf_map_lookup_elem(&procs, &pid);
 
 	*pidp = pid;
+	*tidp = (__u32)id;
 	if (READ_ONCE(stopped))
 		return NULL;
 	if (p && READ_ONCE(p->gen) && !READ_ONCE(p->exited)) {
@@ -607,10 +612,10 @@ static bool hit_from_start(struct infl_proc *p)
 }
 
 /* What the accounting of a hit of the current process reads from the program's settings. */
-static __always_inline void hit_env_init(struct hit_env *env)
+static __always_inline void hit_env_init(struct hit_env *env, __u32 pid)
 {
 	env->bufs = &bufs;
-	env->pid = bpf_get_current_pid_tgid() >> 32;
+	env->pid = pid;
 	env->entry_mask = entry_stage_mask;
 	env->terminal_mask = terminal_stage_mask;
 	env->recording = record_events;
@@ -678,14 +683,14 @@ static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 p
  */
 
 /* the buffer a dup alloc replaced, counted out after the alloc (acct_replaced) */
-__noinline int hit_replaced(struct infl_proc *p, struct infl_op *op)
+__noinline int hit_replaced(struct infl_proc *p, __u32 pid, struct infl_op *op)
 {
 	struct infl_owner *o = NULL;
 	struct hit_env env;
 
 	if (!p || !op)
 		return 0;
-	hit_env_init(&env);
+	hit_env_init(&env, pid);
 	/* its owner holds the buffer, so its record is there */
 	if (!(op->prev.flags & INFL_BUF_UNSTAGED))
 		o = hit_owner(p, env.pid, op, op->prev.owner, 0, false);
@@ -694,37 +699,37 @@ __noinline int hit_replaced(struct infl_proc *p, struct infl_op *op)
 	return 0;
 }
 
-__noinline int hit_alloc(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+__noinline int hit_alloc(struct infl_proc *p, __u32 pid, struct infl_op *op, struct infl_owner *o)
 {
 	struct hit_env env;
 
 	if (!p || !op)
 		return 0;
-	hit_env_init(&env);
+	hit_env_init(&env, pid);
 	if (acct_alloc(&env, p, op, o, ACCT_ATOMIC))
 		hit_retired(o);
 	return 0;
 }
 
-__noinline int hit_free(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+__noinline int hit_free(struct infl_proc *p, __u32 pid, struct infl_op *op, struct infl_owner *o)
 {
 	struct hit_env env;
 
 	if (!p || !op)
 		return 0;
-	hit_env_init(&env);
+	hit_env_init(&env, pid);
 	if (acct_free(&env, p, op, o, ACCT_ATOMIC))
 		hit_retired(o);
 	return 0;
 }
 
-__noinline int hit_stage(struct infl_proc *p, struct infl_op *op, struct infl_owner *o)
+__noinline int hit_stage(struct infl_proc *p, __u32 pid, struct infl_op *op, struct infl_owner *o)
 {
 	struct hit_env env;
 
 	if (!p || !op || !o)
 		return 0;
-	hit_env_init(&env);
+	hit_env_init(&env, pid);
 	if (acct_stage(&env, p, op, o, ACCT_ATOMIC))
 		hit_retired(o);
 	return 0;
@@ -733,14 +738,14 @@ __noinline int hit_stage(struct infl_proc *p, struct infl_op *op, struct infl_ow
 /* what a refused hit is counted as (acct_refused) */
 enum refusal { RF_BAD_CLASS, RF_BAD_STAGE, RF_OWNER0, RF_OWNER_FULL, RF_OWNER_LOST };
 
-__noinline int hit_refused(struct infl_proc *p, struct infl_op *op, int why)
+__noinline int hit_refused(struct infl_proc *p, __u32 pid, struct infl_op *op, int why)
 {
 	__u8 type = op && op->probe == INFL_PROBE_STAGE ? INFL_EV_STAGE : INFL_EV_ALLOC;
 	struct hit_env env;
 
 	if (!p || !op)
 		return 0;
-	hit_env_init(&env);
+	hit_env_init(&env, pid);
 	if (why == RF_BAD_CLASS)
 		acct_refused(&env, p, op, &p->bad_class, type, INFL_EVF_REJECTED, op->owner, ACCT_ATOMIC);
 	else if (why == RF_BAD_STAGE)
@@ -847,10 +852,10 @@ static __always_inline int section_of(struct infl_proc *p, struct infl_op *op,
 
 	if (!p || !op)
 		return 0;
-	hit_env_init(&env);
+	pid = bpf_get_current_pid_tgid() >> 32;
+	hit_env_init(&env, pid);
 	id = op->probe == INFL_PROBE_ALLOC ? op->owner :
 	     op->probe == INFL_PROBE_FREE  ? op->prev.owner : op->arg;
-	pid = bpf_get_current_pid_tgid() >> 32;
 	if (!owner_current(o, pid, id, p->gen) ||
 	    !owner_current(old_o, pid, op->prev.owner, p->gen))
 		return SECTION_STALE;
@@ -1407,10 +1412,9 @@ struct {
 	__type(value, struct cuda_thread);
 } cuda_threads SEC(".maps");
 
-static __always_inline void thread_names_owner(struct infl_proc *p, __u64 owner)
+static __always_inline void thread_names_owner(struct infl_proc *p, __u32 tid, __u64 owner)
 {
 	struct cuda_thread t = { .owner = owner, .gen = p->gen };
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct cuda_thread *cur;
 
 	if (!cuda_enabled || !READ_ONCE(cuda_attached))
@@ -1449,10 +1453,10 @@ static __always_inline bool probe_args(struct pt_regs *ctx, struct infl_proc *p,
 
 /* `id` as the probe says: an event records its low byte (the kinds tell what is out of
  * range) */
-static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __u64 bytes)
+static __always_inline struct infl_op op_new(__u8 probe, __u64 arg, __u64 id, __u64 bytes,
+					    __u32 tid)
 {
-	return (struct infl_op){ .probe = probe, .arg = arg, .id = id, .bytes = bytes,
-				 .tid = (__u32)bpf_get_current_pid_tgid() };
+	return (struct infl_op){ .probe = probe, .arg = arg, .id = id, .bytes = bytes, .tid = tid };
 }
 
 
@@ -1526,13 +1530,13 @@ static __always_inline int hit_locked(void *ctx, struct infl_proc *p, __u32 pid,
  * return (`flags`: INFL_BUF_CUDA, and the class one of the tracer's own). One path for both,
  * so that a device buffer is counted, moved and peaked exactly as a program's buffer is.
  */
-static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid,
+static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid, __u32 tid,
 				       const __u64 *a, __u32 flags, const enum acct_mode m)
 {
 	struct infl_owner *o = NULL, *old_o = NULL;
 	struct infl_op op;
 
-	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2]);
+	op = op_new(INFL_PROBE_ALLOC, a[0], a[1], a[2], tid);
 	op.owner = a[3];
 	op.kind = AK_NEW;
 	op.flags = flags;
@@ -1540,7 +1544,7 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 		op.kind = AK_BAD_CLASS;
 		WRITE_ONCE(p->bad_class_seen, a[1]);
 		if (m == ACCT_ATOMIC)
-			return hit_refused(p, &op, RF_BAD_CLASS);
+			return hit_refused(p, pid, &op, RF_BAD_CLASS);
 		return hit_locked(ctx, p, pid, &op, NULL, NULL);
 	}
 	if (m == ACCT_ATOMIC) {
@@ -1548,10 +1552,10 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 			o = hit_owner(p, pid, &op, op.owner, 1, true);
 		if (!o)
 			op.flags |= INFL_BUF_UNSTAGED;
-		hit_alloc(p, &op, o);
+		hit_alloc(p, pid, &op, o);
 		/* the buffer it replaced, after it (a call of its own: one frame at a time) */
 		if (op.flags & OPF_REPLACED)
-			hit_replaced(p, &op);
+			hit_replaced(p, pid, &op);
 		return 0;
 	}
 	if (op.owner) {
@@ -1564,7 +1568,7 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 	{
 		struct hit_env env;
 
-		hit_env_init(&env);
+		hit_env_init(&env, pid);
 		buf_publish(&env, p, &op);
 	}
 	if ((op.flags & OPF_REPLACED) && !(op.prev.flags & INFL_BUF_UNSTAGED))
@@ -1575,19 +1579,19 @@ static __always_inline int alloc_apply(void *ctx, struct infl_proc *p, __u32 pid
 static __always_inline int handle_alloc(struct pt_regs *ctx, const enum acct_mode m)
 {
 	struct infl_proc *p;
+	__u32 pid, tid;
 	__u64 a[4];
-	__u32 pid;
 
-	p = proc_current(&pid, m);
+	p = proc_current(&pid, &tid, m);
 	if (!p || !probe_args(ctx, p, a, 4))
 		return 0;
-	thread_names_owner(p, a[3]);
-	return alloc_apply(ctx, p, pid, a, 0, m);
+	thread_names_owner(p, tid, a[3]);
+	return alloc_apply(ctx, p, pid, tid, a, 0, m);
 }
 
 /* A free, from the contract's probe (a[]: buf, class, bytes) or from libcuda's entry
  * (`flags` as for alloc_apply; the class is where a free of an unknown buffer is counted). */
-static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
+static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid, __u32 tid,
 				      const __u64 *a, __u32 flags, const enum acct_mode m)
 {
 	struct infl_buf_key bk = {};
@@ -1595,7 +1599,7 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 	struct infl_buf *b;
 	struct infl_op op;
 
-	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2]);
+	op = op_new(INFL_PROBE_FREE, a[0], a[1], a[2], tid);
 	op.kind = FK_UNKNOWN;
 	op.flags = flags;
 	if (a[1] >= (flags & INFL_BUF_CUDA ? INFL_CLASSES : INFL_MAX_CLASSES)) {
@@ -1618,20 +1622,20 @@ static __always_inline int free_apply(void *ctx, struct infl_proc *p, __u32 pid,
 			o = owner_lookup(pid, p->gen, op.prev.owner);
 	}
 	if (m == ACCT_ATOMIC)
-		return hit_free(p, &op, o);
+		return hit_free(p, pid, &op, o);
 	return hit_locked(ctx, p, pid, &op, o, NULL);
 }
 
 static __always_inline int handle_free(struct pt_regs *ctx, const enum acct_mode m)
 {
 	struct infl_proc *p;
+	__u32 pid, tid;
 	__u64 a[4];
-	__u32 pid;
 
-	p = proc_current(&pid, m);
+	p = proc_current(&pid, &tid, m);
 	if (!p || !probe_args(ctx, p, a, 3))
 		return 0;
-	return free_apply(ctx, p, pid, a, 0, m);
+	return free_apply(ctx, p, pid, tid, a, 0, m);
 }
 
 static __always_inline int handle_stage(struct pt_regs *ctx, const enum acct_mode m)
@@ -1639,15 +1643,15 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum acct_mod
 	struct infl_owner *o = NULL;
 	struct infl_proc *p;
 	struct infl_op op;
+	__u32 pid, tid;
 	__u64 a[4];
-	__u32 pid;
 
-	p = proc_current(&pid, m);
+	p = proc_current(&pid, &tid, m);
 	if (!p || !probe_args(ctx, p, a, 2))
 		return 0;
 	if (a[0]) /* owner 0 has no stage: the event is refused, and names no one */
-		thread_names_owner(p, a[0]);
-	op = op_new(INFL_PROBE_STAGE, a[0], a[1], 0);
+		thread_names_owner(p, tid, a[0]);
+	op = op_new(INFL_PROBE_STAGE, a[0], a[1], 0, tid);
 	op.kind = SK_MOVE;
 	if (a[1] >= INFL_MAX_STAGES) {
 		op.kind = SK_BAD_STAGE;
@@ -1668,8 +1672,8 @@ static __always_inline int handle_stage(struct pt_regs *ctx, const enum acct_mod
 	if (m == ACCT_LOCKED)
 		return hit_locked(ctx, p, pid, &op, o, NULL);
 	if (op.kind == SK_MOVE)
-		return hit_stage(p, &op, o);
-	return hit_refused(p, &op, op.kind == SK_BAD_STAGE ? RF_BAD_STAGE :
+		return hit_stage(p, pid, &op, o);
+	return hit_refused(p, pid, &op, op.kind == SK_BAD_STAGE ? RF_BAD_STAGE :
 				   op.kind == SK_OWNER0	   ? RF_OWNER0 :
 				   op.flags & OPF_OWNER_LOST ? RF_OWNER_LOST : RF_OWNER_FULL);
 }
@@ -1754,7 +1758,7 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum acct_
 	/* the call's fields are read from the element, not from a copy: only this thread
 	 * writes it, and a copy took 6.1's combined stack of the program past 512 bytes */
 	t->pending = 0;
-	p = proc_current(&pid, m);
+	p = proc_current(&pid, &tid, m);
 	if (!p)
 		return 0;
 	if (rc) {
@@ -1774,7 +1778,7 @@ static __always_inline int handle_cuda_ret(struct pt_regs *ctx, const enum acct_
 	a[2] = t->bytes * (t->kind == CC_PITCH ? pitch : 1);
 	a[3] = t->gen == p->gen ? t->owner : 0; /* the owner the thread last named, here */
 	flags = t->flags;
-	return alloc_apply(ctx, p, pid, a, flags, m);
+	return alloc_apply(ctx, p, pid, tid, a, flags, m);
 }
 
 static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u32 flags,
@@ -1782,15 +1786,15 @@ static __always_inline int handle_cuda_free(void *ctx, __u64 ptr, __u32 cls, __u
 {
 	__u64 a[4] = { ptr, cls, 0, 0 };
 	struct infl_proc *p;
-	__u32 pid;
+	__u32 pid, tid;
 
 	cuda_entry(0, 0, 0, cls, CC_FREE, flags); /* its return counts a failure */
 	if (!ptr || !cuda_wanted(bpf_get_current_pid_tgid() >> 32))
 		return 0; /* freeing nothing frees nothing */
-	p = proc_current(&pid, m);
+	p = proc_current(&pid, &tid, m);
 	if (!p)
 		return 0;
-	return free_apply(ctx, p, pid, a, flags, m);
+	return free_apply(ctx, p, pid, tid, a, flags, m);
 }
 
 #define CUDA_DEV INFL_CLS_CUDA_DEVICE

@@ -101,7 +101,7 @@ import recdump
 rec = recdump.parse(sys.argv[2])
 cuda, probed = collections.Counter(), {}
 for e in rec["events"]:
-    _pid, _seq, _late, _ts, etype, cid, flags, _slot, addr, size, _owner = e
+    _pid, _seq, _late, _ts, etype, cid, flags, _slot, addr, size, _owner, _tid = e
     if etype != 0 or flags & 6:
         continue
     if cid == 16:

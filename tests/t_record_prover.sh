@@ -29,6 +29,10 @@ for name in incident fix; do
 	check_eq "$name: folded equals the independent decoder's memory x time" \
 		"$("$I" report "$r" --format folded | sort)" \
 		"$(python3 "$ROOT/tests/record/recdump.py" "$r" folded | sort)"
+	# each event names the thread that hit the probe: one per partition (18) and per job (3)
+	# always, the GPU workers (2) and main besides when they fire, and never thread 0
+	check_match "$name: events come from the prover's own threads, 21 to 24 of them" \
+		"$(python3 "$ROOT/tests/record/recdump.py" "$r" threads)" '^threads 2[1-4], .*tid 0 False$'
 	"$I" report "$r" --format json -o "$TMP/$name.json" 2>/dev/null
 	check_eq "$name: peak and completions equal the independent decoder's" "$(python3 -c '
 import json, sys

@@ -10,6 +10,8 @@ usage: recdump.py FILE folded          memory x time per (stage, class), byte-ms
                                        or the last NAMES record)
        recdump.py FILE summary         peak, its time (us after the start), owners done
        recdump.py FILE at SEQ          tracked bytes and buffers after event SEQ
+       recdump.py FILE threads         the threads that hit the target's probes: how many,
+                                       how many per probe (alloc, free, stage), tid 0 seen
        recdump.py FILE dump            a flight recorder's dump (1.3): its trigger, and per
                                        process the state carried in at the window's start
        recdump.py FILE atend           what is in flight at the end: "stage;class bufs bytes"
@@ -111,7 +113,7 @@ def parse(path):
                     v, off = varint(p, off)
                     vals.append(v)
                 seq, pid, _tid, a0, a1, a2 = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
-                rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2))
+                rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2, _tid))
         elif rtype == 11:  # names (1.4)
             names(rec, p, 0)
         elif rtype == 7:
@@ -144,7 +146,7 @@ def replay(rec, pid, upto=None):
     if upto is not None:
         bufs, aside = {}, []
         for e in evs:
-            _pid, seq, _late, _ts, etype, cid, flags, _slot, a0, a1, _a2 = e
+            _pid, seq, _late, _ts, etype, cid, flags, _slot, a0, a1, _a2, _tid = e
             if seq > upto:
                 break
             if etype == 0 and not flags & 6:
@@ -164,11 +166,11 @@ def replay(rec, pid, upto=None):
     last = None
     t_end = rec.get("end", 0)
     for e in evs:
-        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2 = e
+        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2, _tid = e
         if etype == 4:
             t_end = ts
     for e in evs:
-        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2 = e
+        _pid, _seq, _late, ts, etype, cid, flags, slot, a0, a1, a2, _tid = e
         # time never runs backwards (docs/recording.md): an event whose clock reading came
         # before the one of an event it follows in seq adds no time
         if last is not None and ts > last:
@@ -277,6 +279,14 @@ def main():
     pid = rec.get("target") if rec.get("target") in pids else pids[0]
     if sys.argv[2] == "at":
         print("tracked %d bufs %d" % replay(rec, pid, int(sys.argv[3])))
+        return
+    if sys.argv[2] == "threads":
+        tids = {}
+        for e in rec["events"]:
+            if e[0] == pid and e[4] <= 2:
+                tids.setdefault(e[4], set()).add(e[11])
+        every = set().union(*tids.values())
+        print("threads %d, by probe %s, tid 0 %s" % (len(every), [len(tids.get(t, ())) for t in range(3)], 0 in every))
         return
     if sys.argv[2] == "order":
         print("ahead %d" % max(ahead(rec, p) for p in pids))

@@ -97,8 +97,8 @@ done
 # shell tests that drive the loader through its options, errors, names and recordings, again
 # against the sanitized build (ASan and UBSan, every error fatal: make SAN=1), wherever that
 # was built: a sanitizer's report ends the loader, and the test's checks fail
-san_shell_tests=(t_attach_args.sh t_prod_errors.sh t_record_probegen.sh t_tracer_names.sh
-	t_tracer_options.sh)
+san_shell_tests=(t_attach_args.sh t_attach_stale.sh t_prod_errors.sh t_record_probegen.sh
+	t_tracer_names.sh t_tracer_options.sh)
 if [ -f build/san/tests/suite.list ]; then
 	for t in "${san_shell_tests[@]}"; do
 		if [ -x build/san/inflight ] && [ -f "tests/$t" ]; then

@@ -15,11 +15,18 @@ for the others.
   elf_facts.py layout ELF   one line: where the semaphores are (section, file page, segments)
   elf_facts.py offsets ELF PROBE   "SITE SEMAPHORE": the file offsets of PROBE's first
                             site and its semaphore (what a uprobe is registered with)
+  elf_facts.py sites ELF    "SITE:SEMAPHORE,...": the file offsets of every site that has a
+                            semaphore and the semaphore's (what each uprobe is registered with)
+  elf_facts.py state ELF PID   per probe, "PROBE sema=N int3=K": its semaphore where process
+                            PID reads it, and the breakpoints at its sites over every private
+                            mapping of the file in PID (what the kernel lowers it for once the
+                            last tracer leaves)
   elf_facts.py build ELF    how it was built, as far as the file tells: "elf32|elf64
                             exec|pie|dyn static|dynamic symtab|stripped linker=lld|mold|gold|bfd"
 
 Exits 0 in every case (the output is the answer), 2 when the file cannot be read as ELF.
 """
+import os
 import struct
 import sys
 
@@ -194,13 +201,55 @@ def offsets(elf, probe):
             return
 
 
+def sites(elf):
+    print(",".join("0x%x:0x%x" % (file_offset(elf, site), file_offset(elf, sema))
+                   for _, _, site, sema in elf.stapsdt()
+                   if sema and file_offset(elf, site) is not None))
+
+
+def state(path, pid):
+    elf = Elf(path)
+    st = os.stat(path)
+    maps = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            major, minor = (int(x, 16) for x in fields[3].split(":"))
+            if int(fields[4]) == st.st_ino and os.makedev(major, minor) == st.st_dev:
+                maps.append((start, end, int(fields[2], 16), fields[1]))
+    first = min(p["vaddr"] for p in elf.segments if p["type"] == PT_LOAD)
+    base = [m for m in maps if m[2] == 0][0][0] - (first & ~(PAGE - 1))
+    probes = {}
+    with open("/proc/%d/mem" % pid, "rb", 0) as mem:
+        for _, name, site, sema in elf.stapsdt():
+            if not sema:
+                continue
+            mem.seek(base + sema)
+            value = struct.unpack("<H", mem.read(2))[0]
+            off = file_offset(elf, site)
+            int3 = 0
+            for start, end, moff, perms in maps:
+                if perms[3] == "p" and moff <= off < moff + end - start:
+                    mem.seek(start + off - moff)
+                    int3 += mem.read(1) == b"\xcc"
+            old = probes.get(name, (value, 0))
+            probes[name] = (value, old[1] + int3)
+    for name in sorted(probes):
+        print("%s sema=%d int3=%d" % (name, probes[name][0], probes[name][1]))
+
+
 def main():
-    cmds = {"dead": dead, "semas": semas, "layout": layout, "build": build}
+    cmds = {"dead": dead, "semas": semas, "layout": layout, "build": build, "sites": sites}
     if len(sys.argv) == 4 and sys.argv[1] == "offsets":
         offsets(Elf(sys.argv[2]), sys.argv[3])
         return
+    if len(sys.argv) == 4 and sys.argv[1] == "state":
+        state(sys.argv[2], int(sys.argv[3]))
+        return
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        sys.exit("usage: elf_facts.py dead|semas|layout|build ELF | offsets ELF PROBE")
+        sys.exit("usage: elf_facts.py dead|semas|layout|build|sites ELF | offsets ELF PROBE | "
+                 "state ELF PID")
     try:
         elf = Elf(sys.argv[2])
     except (OSError, ValueError, struct.error, IndexError) as e:

@@ -111,8 +111,14 @@ $(PROG_DIR)/sema_witness: tests/programs/sema_witness.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
 
+# ... and the state a tracer that ended while a process started leaves it in
+$(PROG_DIR)/sema_stale: tests/programs/sema_stale.c | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) -o $@
+
 PROG_BINS := $(foreach r,$(PROG_C_ROWS) c-stripped cxx-g++ cxx-clang++ so-needed so-dlopen \
-	sdt-m32,$(PROG_DIR)/$(r)/example) $(PROG_DIR)/sema_witness
+	sdt-m32,$(PROG_DIR)/$(r)/example) $(PROG_DIR)/sema_witness $(PROG_DIR)/sema_stale
 
 # ---- Rust: Debian's rustc/cargo 1.63 (GNU ld) and rustup's stable (LLD by default) ----
 # cargo builds offline and --locked (Cargo.lock is committed, version 3, which both read),

@@ -96,7 +96,7 @@ bool libs__maps_cuda(const struct cuda_attach *cuda, pid_t pid)
 	return found;
 }
 
-/* A newly attached file's semaphores, read back in `pid`: a 0 is said, not fatal. */
+/* A newly attached file's semaphores, settled and read back in `pid`: a 0 is said, not fatal. */
 static void verify(pid_t pid, const char *path, const char *shown)
 {
 	struct usdt_binary b;
@@ -104,6 +104,7 @@ static void verify(pid_t pid, const char *path, const char *shown)
 
 	if (usdt_binary__read(path, &b))
 		return;
+	sema__settle_said(pid, path, shown, &b);
 	if (!sema__check(pid, path, &b, &c) && c.zero)
 		infl_warn("%s: the semaphore of %s:%s reads 0 in pid %d after the attach%s: its "
 			  "events there are not counted", shown, b.provider,

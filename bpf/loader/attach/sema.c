@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +66,110 @@ int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
 	return err;
 }
 
+#define INT3 0xcc
+
+/* What the kernel holds for each probe in `pid`: one breakpoint per live site and private
+ * mapping of the file that covers it and reads int3 there (how often it lowers the probe's
+ * semaphore when the last tracer leaves), and where it raises and lowers that semaphore (the
+ * first writable private mapping of the file that covers it, in address order; 0: none). */
+struct kernel_books {
+	int breakpoints[USDT_CONTRACT_PROBES];
+	__u64 counted_at[USDT_CONTRACT_PROBES];
+};
+
+static int read_books(pid_t pid, const char *path, const struct usdt_binary *b, int mem,
+		      struct kernel_books *k)
+{
+	struct infl_image_key file;
+	struct proc_mapping m;
+	int err;
+	FILE *f;
+
+	memset(k, 0, sizeof(*k));
+	err = proc_image_key(path, &file);
+	if (err)
+		return err;
+	f = proc_maps_open(pid);
+	if (!f)
+		return -errno;
+	while (proc_maps_next(f, &m)) {
+		__u64 len = m.end - m.start;
+
+		if (!proc_mapping_of(&m, &file) || m.perms[3] != 'p')
+			continue;
+		for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+			if (m.perms[1] == 'w' && !k->counted_at[i] && b->sema_off[i] >= m.offset &&
+			    b->sema_off[i] < m.offset + len)
+				k->counted_at[i] = m.start + b->sema_off[i] - m.offset;
+		for (size_t i = 0; i < b->nsites; i++) {
+			const struct usdt_site *s = &b->sites[i];
+			unsigned char op;
+
+			if (s->fate != USDT_SITE_LIVE || s->sema_off != b->sema_off[s->probe] ||
+			    s->off < m.offset || s->off >= m.offset + len)
+				continue;
+			if (pread(mem, &op, 1, (off_t)(m.start + s->off - m.offset)) == 1 &&
+			    op == INT3)
+				k->breakpoints[s->probe]++;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Short of its breakpoints where the program reads it, and counted there by the kernel (a
+ * copy the kernel counts elsewhere, RELRO's while still writable, is not ours to touch: it
+ * lowers whichever copy is writable when it detaches). */
+static bool settle_wanted(const struct usdt_binary *b, const struct kernel_books *k, int i,
+			  __u64 addr, unsigned short value)
+{
+	return b->live[i] && addr && k->counted_at[i] == addr && value < k->breakpoints[i];
+}
+
+int sema__settle(pid_t pid, const char *path, const struct usdt_binary *b,
+		 struct sema_settled *out)
+{
+	unsigned short v[USDT_CONTRACT_PROBES];
+	__u64 addr[USDT_CONTRACT_PROBES];
+	struct kernel_books k;
+	bool wanted = false;
+	char mem[64];
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	err = sema__read(pid, path, b, v, addr) ?: read_books(pid, path, b, fd, &k);
+	close(fd);
+	for (int i = 0; !err && i < USDT_CONTRACT_PROBES; i++)
+		wanted |= settle_wanted(b, &k, i, addr[i], v[i]);
+	if (!wanted)
+		return 0; /* the common case: nothing to write, no write access asked for */
+	fd = open(mem, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
+		unsigned short want = (unsigned short)k.breakpoints[i], now = 0;
+
+		if (!settle_wanted(b, &k, i, addr[i], v[i]))
+			continue;
+		/* read again right before the write: the window in which a tracer attaching
+		 * at the same time could raise it too is two system calls wide */
+		if (pread(fd, &now, sizeof(now), (off_t)addr[i]) != sizeof(now) || now >= want)
+			continue;
+		if (pwrite(fd, &want, sizeof(want), (off_t)addr[i]) != sizeof(want)) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
+		out->from[i] = now;
+		out->to[i] = want;
+	}
+	close(fd);
+	return err;
+}
+
 int sema__check(pid_t pid, const char *path, const struct usdt_binary *b, struct sema_check *out)
 {
 	unsigned short v[USDT_CONTRACT_PROBES];
@@ -103,10 +208,34 @@ int sema__check_layout(const struct usdt_binary *b, const char *shown)
 	return 0;
 }
 
+void sema__settle_said(pid_t pid, const char *path, const char *shown,
+		       const struct usdt_binary *b)
+{
+	struct sema_settled st;
+	int err = sema__settle(pid, path, b, &st);
+
+	if (err && err != -ENOENT && err != -ESRCH)
+		infl_warn("%s: cannot raise its semaphores to the kernel's breakpoints in pid %d "
+			  "(%s)", shown, pid, strerror(-err));
+	for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
+		if (st.to[i])
+			infl_warn("%s: pid %d: the semaphore of %s:%s read %u for the kernel's %u "
+				  "breakpoints at its sites (left by a tracer that ended after the "
+				  "process started%s); raised to %u, which the kernel takes back at "
+				  "the detach", shown, pid, b->provider, usdt_contract[i].name,
+				  st.from[i], st.to[i],
+				  b->sema_shared[i] ? ": the kernel raised the other copy of its page "
+						      "for it" : "",
+				  st.to[i]);
+}
+
 int sema__verify(pid_t pid, const char *path, const char *shown, const struct usdt_binary *b)
 {
 	struct sema_check c;
-	int err = sema__check(pid, path, b, &c);
+	int err;
+
+	sema__settle_said(pid, path, shown, b);
+	err = sema__check(pid, path, b, &c);
 
 	if (err == -ENOENT || err == -ESRCH)
 		return 0; /* it exited already: nothing left to verify */

@@ -38,13 +38,41 @@ int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
  * 0, -ENOENT when not mapped, or -errno. */
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias);
 
+/*
+ * Every breakpoint the kernel holds at a probe's site is counted in its semaphore once: it
+ * raises it when it writes the breakpoint and lowers it when it takes the breakpoint out.
+ * A process that starts while a tracer covers every process (-b, --, bpftrace, perf) of a
+ * binary whose semaphore page RELRO shares (LLD, mold) has the breakpoints written but the
+ * other copy raised, and once that tracer ends, the kernel cannot lower the copy the program
+ * reads (below 0) and leaves its breakpoints in place. The next tracer then finds them
+ * there, does not raise the semaphore at all, and the probes never fire.
+ * After an attach to `pid`, raises each semaphore that reads fewer than the breakpoints at
+ * its probe's sites to their number, through /proc/PID/mem, where the kernel counts it in the
+ * copy the program reads (a process stopped at its exec has RELRO's copy counted instead,
+ * and is left to sema__verify): the kernel's own books, balanced again when the last tracer
+ * leaves. `out` says what each probe's was raised from and to (0 and 0: left). 0 (also
+ * when its memory cannot be read: nothing is known, sema__check says what it can), or -errno
+ * when a semaphore short of its breakpoints could not be written.
+ */
+struct sema_settled {
+	unsigned short from[USDT_CONTRACT_PROBES], to[USDT_CONTRACT_PROBES];
+};
+
+int sema__settle(pid_t pid, const char *path, const struct usdt_binary *b,
+		 struct sema_settled *out);
+
+/* sema__settle, each raise said in one line (and a write that failed, but for a process
+ * gone). */
+void sema__settle_said(pid_t pid, const char *path, const char *shown,
+		       const struct usdt_binary *b);
+
 /* -b: the semaphores of a shared-page layout (LLD, mold) are raised in a copy the program
  * does not read in every process that starts after the attach. 0, or EXIT_SEMAPHORE
  * (printed; `shown` names the binary). */
 int sema__check_layout(const struct usdt_binary *b, const char *shown);
 
-/* After the attach to process `pid` (its binary `b`, at `path`): every semaphore the
- * program reads reads non-zero there. 0 (also when it cannot be told: a warning), or
+/* After the attach to process `pid` (its binary `b`, at `path`): settled (sema__settle_said),
+ * every semaphore the program reads reads non-zero there. 0 (also when it cannot be told: a warning), or
  * EXIT_SEMAPHORE (printed). */
 int sema__verify(pid_t pid, const char *path, const char *shown, const struct usdt_binary *b);
 

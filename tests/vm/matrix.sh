@@ -110,17 +110,26 @@ vm_status_text() {
 	esac
 }
 
-# The guest kernel's first oops or warning on one line (what it was, the task, where, and the
-# call trace's functions, '|' between them), or nothing: a CI log keeps only this line, and
-# the guest's console is gone with it
-vm_console_oops() {
+# Every oops or warning the kernel logged on a guest's console, one line each (its header,
+# CPU and RIP lines and its call trace's function names, joined by '|'), up to 8
+vm_console_reports() {
 	tr -d '\r' <"$1/console.log" | sed 's/^\[ *[0-9.]*\] *//' | awk '
-		!on && /BUG:|Oops|general protection fault|Unable to handle|WARNING: CPU|Kernel panic/ {
-			on = 1; print; next }
-		on && /^(CPU: |RIP: |Call Trace:|Kernel panic)/ { print; trace = /^Call Trace:/; next }
-		on && trace && /^<\/?(TASK|IRQ|NMI|SOFTIRQ)>/ { print; next }
-		on && trace && /^ *(\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x/ { sub(/^ */, ""); sub(/\/0x[0-9a-f]+.*/, ""); print; next }
-		on && trace { trace = 0 }' | head -n 40 | tr '\n' '|' | cut -c1-1500
+		function flush() { if (rep != "") print substr(rep, 1, 1500); rep = "" }
+		function add(line) { rep = rep line "|" }
+		/BUG:|Oops|general protection fault|Unable to handle|WARNING: CPU|Kernel panic/ {
+			if (!(on && /^Kernel panic/)) flush()
+			on = 1; trace = 0; add($0); next }
+		on && /^(CPU: |RIP: |Call Trace:)/ { add($0); trace = /^Call Trace:/; next }
+		on && trace && /^<\/?(TASK|IRQ|NMI|SOFTIRQ)>/ { add($0); next }
+		on && trace && /^ *(\? )?[A-Za-z_][A-Za-z0-9_.]*\+0x/ {
+			sub(/^ */, ""); sub(/\/0x[0-9a-f]+.*/, ""); add($0); next }
+		on && trace { trace = 0 }
+		END { flush() }' | head -n 8
+}
+
+# The first of them (what a guest that died is shown with)
+vm_console_oops() {
+	vm_console_reports "$1" | head -n 1
 }
 
 # What the console says of a guest that did not finish: its last three lines, after the
@@ -140,19 +149,29 @@ vm_console_tail() {
 # passes, since the emulator's own quirks (a vCPU starved on a loaded host) are not the
 # tracer's to answer for, but it is never hidden.
 vm_check_kernel_log() {
-	local name=$1 oops what="no oops or warning in its tracing"
-	oops=$(vm_console_oops "$2")
-	if [ -z "$oops" ]; then
+	local name=$1 reports report bad="" what="no oops or warning in its tracing"
+	reports=$(vm_console_reports "$2")
+	if [ -z "$reports" ]; then
 		ok "$name: the guest kernel logged no oops or warning"
-	# a watchdog's report says a vCPU was not run for seconds (the emulator on a loaded
-	# host), wherever it stood, and that is often in the probes' path: not the tracer's
-	elif ! [[ ${oops%%|*} =~ soft\ lockup|hard\ LOCKUP|stall|blocked\ for\ more ]] &&
-		grep -qiE 'bpf|uprobe|tracepoint|trace_|perf_|ftrace|text_poke|static_call|jump_label' <<<"$oops"; then
-		not_ok "$name: the guest kernel logged $what" "$oops"
-	else
-		ok "$name: the guest kernel logged $what"
-		echo "# $name: the guest kernel logged, not in its tracing or a starved vCPU's: $oops"
+		return
 	fi
+	while IFS= read -r report; do
+		# a watchdog's report says a vCPU was not run for seconds (the emulator on a
+		# loaded host), wherever it stood, and that is often in the probes' path
+		if ! [[ ${report%%|*} =~ soft\ lockup|hard\ LOCKUP|stall|blocked\ for\ more ]] &&
+			grep -qiE 'bpf|uprobe|tracepoint|trace_|perf_|ftrace|text_poke|static_call|jump_label' <<<"$report"; then
+			bad=$report
+			break
+		fi
+	done <<<"$reports"
+	if [ -n "$bad" ]; then
+		not_ok "$name: the guest kernel logged $what" "$bad"
+		return
+	fi
+	ok "$name: the guest kernel logged $what"
+	while IFS= read -r report; do
+		echo "# $name: the guest kernel logged, not in its tracing or a starved vCPU's: $report"
+	done <<<"$reports"
 }
 
 # vm_check_stress NAME OUTDIR: the stress row's recorded run, its peak replayed here by the

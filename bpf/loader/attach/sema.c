@@ -14,19 +14,30 @@
 
 #define PAGE_MASK_ (~0xfffull)
 
+/* /proc/PID/maps, with the key of the file `path` (to match its mappings with
+ * proc_mapping_of). NULL with *err set to -errno. */
+static FILE *maps_of_file(pid_t pid, const char *path, struct infl_image_key *file, int *err)
+{
+	FILE *f;
+
+	*err = proc_image_key(path, file);
+	if (*err)
+		return NULL;
+	f = proc_maps_open(pid);
+	if (!f)
+		*err = -errno;
+	return f;
+}
+
 int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __u64 *bias)
 {
 	struct infl_image_key file;
 	struct proc_mapping m;
 	int err;
-	FILE *f;
+	FILE *f = maps_of_file(pid, path, &file, &err);
 
-	err = proc_image_key(path, &file);
-	if (err)
-		return err;
-	f = proc_maps_open(pid);
 	if (!f)
-		return -errno;
+		return err;
 	err = -ENOENT;
 	/* mappings are in address order: the first of the file's base page is its lowest */
 	while (proc_maps_next(f, &m)) {
@@ -83,15 +94,11 @@ static int read_books(pid_t pid, const char *path, const struct usdt_binary *b, 
 	struct infl_image_key file;
 	struct proc_mapping m;
 	int err;
-	FILE *f;
+	FILE *f = maps_of_file(pid, path, &file, &err);
 
 	memset(k, 0, sizeof(*k));
-	err = proc_image_key(path, &file);
-	if (err)
-		return err;
-	f = proc_maps_open(pid);
 	if (!f)
-		return -errno;
+		return err;
 	while (proc_maps_next(f, &m)) {
 		__u64 len = m.end - m.start;
 

@@ -75,7 +75,10 @@ for spec in "sdt-lld multi 3" "sdt-lld perf 3" "c-mold multi 3" "sdt multi 0"; d
 	wait_line "$TMP/run.err" '^inflight: tracing'
 	during=$(state "$elf" "$pid")
 	check "$tag: attached, every semaphore counts its breakpoints ($during)" balanced "$during"
-	said=$(grep -cE "^inflight: warning: .*: pid $pid: the semaphore of prover:[a-z_]+ read [0-9]+ for the kernel's [1-9] breakpoints at its sites \(left by a tracer that ended after the process started.*\); raised to [1-9], which the kernel takes back at the detach$" "$TMP/run.err")
+	said="^inflight: warning: .*: pid $pid: the semaphore of prover:[a-z_]+ read [0-9]+ for the"
+	said+=" kernel's [1-9] breakpoints at its sites \(left by a tracer that ended after the"
+	said+=" process started.*\); raised to [1-9], which the kernel takes back at the detach$"
+	said=$(grep -cE "$said" "$TMP/run.err")
 	check_eq "$tag: each raise said in one line" "$said" "$want"
 	release
 	wait "$ipid"

@@ -41,11 +41,12 @@ int sema__load_bias(pid_t pid, const char *path, const struct usdt_binary *b, __
 /*
  * Every breakpoint the kernel holds at a probe's site is counted in its semaphore once: it
  * raises it when it writes the breakpoint and lowers it when it takes the breakpoint out.
- * A process that starts while a tracer covers every process (-b, --, bpftrace, perf) of a
- * binary whose semaphore page RELRO shares (LLD, mold) has the breakpoints written but the
- * other copy raised, and once that tracer ends, the kernel cannot lower the copy the program
- * reads (below 0) and leaves its breakpoints in place. The next tracer then finds them
- * there, does not raise the semaphore at all, and the probes never fire.
+ * Not so in a process that starts while a tracer covers every process of its binary (-b,
+ * --, bpftrace, perf): the kernel then raises the semaphore while exec maps the file, in
+ * RELRO's copy of a page RELRO shares (LLD, mold) and once for two breakpoints where the
+ * site's page is mapped twice (LLD, mold). Once that tracer ends, the kernel cannot lower
+ * the copy the program reads (below 0) and leaves its breakpoints in place; the next tracer
+ * finds them there, the kernel raises nothing for it, and its probes never fire.
  * After an attach to `pid`, raises each semaphore that reads fewer than the breakpoints at
  * its probe's sites to their number, through /proc/PID/mem, where the kernel counts it in the
  * copy the program reads (a process stopped at its exec has RELRO's copy counted instead,
@@ -72,8 +73,8 @@ void sema__settle_said(pid_t pid, const char *path, const char *shown,
 int sema__check_layout(const struct usdt_binary *b, const char *shown);
 
 /* After the attach to process `pid` (its binary `b`, at `path`): settled (sema__settle_said),
- * every semaphore the program reads reads non-zero there. 0 (also when it cannot be told: a warning), or
- * EXIT_SEMAPHORE (printed). */
+ * every semaphore the program reads reads non-zero there. 0 (also when it cannot be told: a
+ * warning), or EXIT_SEMAPHORE (printed). */
 int sema__verify(pid_t pid, const char *path, const char *shown, const struct usdt_binary *b);
 
 #endif /* INFLIGHT_ATTACH_SEMA_H */

@@ -112,8 +112,8 @@ def parse(path):
                 for _ in range(6):
                     v, off = varint(p, off)
                     vals.append(v)
-                seq, pid, _tid, a0, a1, a2 = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
-                rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2, _tid))
+                seq, pid, tid, a0, a1, a2 = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+                rec["events"].append((pid, seq, etype > 2, ts, etype, eid, flags, slot, a0, a1, a2, tid))
         elif rtype == 11:  # names (1.4)
             names(rec, p, 0)
         elif rtype == 7:

@@ -82,17 +82,23 @@ int sema__read(pid_t pid, const char *path, const struct usdt_binary *b,
 /* What the kernel holds for each probe in `pid`: one breakpoint per live site and private
  * mapping of the file that covers it and reads int3 there (how often it lowers the probe's
  * semaphore when the last tracer leaves), and where it raises and lowers that semaphore (the
- * first writable private mapping of the file that covers it, in address order; 0: none). */
+ * first writable private mapping of the file that covers it, in address order; 0: none);
+ * beside them, where the program reads it (0: no semaphore) and what it reads there. */
 struct kernel_books {
 	int breakpoints[USDT_CONTRACT_PROBES];
 	__u64 counted_at[USDT_CONTRACT_PROBES];
+	__u64 read_at[USDT_CONTRACT_PROBES];
+	unsigned short value[USDT_CONTRACT_PROBES];
 };
 
+/* One walk of the process's mappings of the file, its memory read through `mem`. 0,
+ * -ENOENT when it maps no such file, or -errno. */
 static int read_books(pid_t pid, const char *path, const struct usdt_binary *b, int mem,
 		      struct kernel_books *k)
 {
 	struct infl_image_key file;
 	struct proc_mapping m;
+	bool based = false;
 	int err;
 	FILE *f = maps_of_file(pid, path, &file, &err);
 
@@ -102,7 +108,16 @@ static int read_books(pid_t pid, const char *path, const struct usdt_binary *b, 
 	while (proc_maps_next(f, &m)) {
 		__u64 len = m.end - m.start;
 
-		if (!proc_mapping_of(&m, &file) || m.perms[3] != 'p')
+		if (!proc_mapping_of(&m, &file))
+			continue;
+		/* the load bias as sema__load_bias finds it: the lowest mapping of the base page */
+		for (int i = 0; !based && m.offset == (b->base_off & PAGE_MASK_) &&
+				i < USDT_CONTRACT_PROBES; i++)
+			if (b->sema_vaddr[i])
+				k->read_at[i] = m.start - (b->base_vaddr & PAGE_MASK_) +
+						b->sema_vaddr[i];
+		based |= m.offset == (b->base_off & PAGE_MASK_);
+		if (m.perms[3] != 'p')
 			continue;
 		for (int i = 0; i < USDT_CONTRACT_PROBES; i++)
 			if (m.perms[1] == 'w' && !k->counted_at[i] && b->sema_off[i] >= m.offset &&
@@ -121,23 +136,25 @@ static int read_books(pid_t pid, const char *path, const struct usdt_binary *b, 
 		}
 	}
 	fclose(f);
-	return 0;
+	for (int i = 0; based && i < USDT_CONTRACT_PROBES; i++)
+		if (k->read_at[i] && pread(mem, &k->value[i], sizeof(k->value[i]),
+					   (off_t)k->read_at[i]) != sizeof(k->value[i]))
+			return errno ? -errno : -EIO;
+	return based ? 0 : -ENOENT;
 }
 
 /* Short of its breakpoints where the program reads it, and counted there by the kernel (a
  * copy the kernel counts elsewhere, RELRO's while still writable, is not ours to touch: it
  * lowers whichever copy is writable when it detaches). */
-static bool settle_wanted(const struct usdt_binary *b, const struct kernel_books *k, int i,
-			  __u64 addr, unsigned short value)
+static bool settle_wanted(const struct usdt_binary *b, const struct kernel_books *k, int i)
 {
-	return b->live[i] && addr && k->counted_at[i] == addr && value < k->breakpoints[i];
+	return b->live[i] && k->read_at[i] && k->counted_at[i] == k->read_at[i] &&
+	       k->value[i] < k->breakpoints[i];
 }
 
 int sema__settle(pid_t pid, const char *path, const struct usdt_binary *b,
 		 struct sema_settled *out)
 {
-	unsigned short v[USDT_CONTRACT_PROBES];
-	__u64 addr[USDT_CONTRACT_PROBES];
 	struct kernel_books k;
 	bool wanted = false;
 	char mem[64];
@@ -148,10 +165,10 @@ int sema__settle(pid_t pid, const char *path, const struct usdt_binary *b,
 	fd = open(mem, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	err = sema__read(pid, path, b, v, addr) ?: read_books(pid, path, b, fd, &k);
+	err = read_books(pid, path, b, fd, &k);
 	close(fd);
 	for (int i = 0; !err && i < USDT_CONTRACT_PROBES; i++)
-		wanted |= settle_wanted(b, &k, i, addr[i], v[i]);
+		wanted |= settle_wanted(b, &k, i);
 	if (!wanted)
 		return 0; /* the common case: nothing to write, no write access asked for */
 	fd = open(mem, O_RDWR | O_CLOEXEC);
@@ -159,14 +176,15 @@ int sema__settle(pid_t pid, const char *path, const struct usdt_binary *b,
 		return -errno;
 	for (int i = 0; i < USDT_CONTRACT_PROBES; i++) {
 		unsigned short want = (unsigned short)k.breakpoints[i], now = 0;
+		off_t at = (off_t)k.read_at[i];
 
-		if (!settle_wanted(b, &k, i, addr[i], v[i]))
+		if (!settle_wanted(b, &k, i))
 			continue;
 		/* read again right before the write: the window in which a tracer attaching
 		 * at the same time could raise it too is two system calls wide */
-		if (pread(fd, &now, sizeof(now), (off_t)addr[i]) != sizeof(now) || now >= want)
+		if (pread(fd, &now, sizeof(now), at) != sizeof(now) || now >= want)
 			continue;
-		if (pwrite(fd, &want, sizeof(want), (off_t)addr[i]) != sizeof(want)) {
+		if (pwrite(fd, &want, sizeof(want), at) != sizeof(want)) {
 			err = errno ? -errno : -EIO;
 			break;
 		}

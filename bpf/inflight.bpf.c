@@ -51,7 +51,8 @@ const volatile bool traced_set = false;	   /* records come only from the loader 
 					    * fork (its children) and exec: a probe hit of any
 					    * other process is ignored (attached binary-wide) */
 const volatile bool follow_forks = false;  /* fork adds a traced process's children */
-const volatile __u64 events_wake_bytes = 0; /* wake the recorder past this much unread data */
+const volatile __u64 events_wake_bytes = 0; /* wake the recorder at each multiple of this
+					     * much unread data (ring_flags) */
 const volatile bool defer_all = false;	   /* tests, the locked form: every probe hit goes
 					    * through the queue, as if the lock were always held */
 
@@ -565,15 +566,28 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, __u32 *tidp,
 
 /* --- events ------------------------------------------------------------------------------ */
 
+/* What a recorded event takes of its ring: the record and the ring's 8-byte header */
+#define EVENT_RING_BYTES (sizeof(struct infl_event) + 8)
+
 /*
- * How a recorded event is submitted: without waking the recorder, which reads the ring every
+ * How a recorded event is submitted: without waking the recorder, which reads the rings every
  * poll interval (a wake-up per event, an irq_work and a context switch, would cost more than
- * the event); past events_wake_bytes of unread data it is woken, so the ring never fills
- * while it sleeps.
+ * the event). The event that takes its CPU's unread data past a multiple of
+ * events_wake_bytes (a quarter of the ring) wakes it, so that the ring does not fill while
+ * it sleeps; that event only, not every one after it: a recorder behind (stopped,
+ * descheduled, on a slow disk) would be woken by each, and each wake-up is an interrupt this
+ * CPU sends itself (in a VM an exit to the hypervisor: 10 us a hit, measured). A recorder
+ * that is not asleep finds the data when it polls next, woken or not (a ring polls readable
+ * while it holds data). Two events racing on one CPU (one preempted between its look and
+ * its output) may both miss a mark; the next mark, or the recorder's poll timeout, wakes
+ * it. `queued`: the event is in the unread data already (reserved) or not yet (output).
  */
-static __always_inline __u64 ring_flags(void *ring)
+static __always_inline __u64 ring_flags(void *ring, bool queued)
 {
-	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= events_wake_bytes)
+	__u64 after = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + (queued ? 0 : EVENT_RING_BYTES);
+	__u64 before = after > EVENT_RING_BYTES ? after - EVENT_RING_BYTES : 0;
+
+	if (events_wake_bytes && after / events_wake_bytes != before / events_wake_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -594,7 +608,7 @@ static __always_inline void event_finish(const struct infl_event *ev, struct inf
 	if (!record_events)
 		return;
 	ring = event_ring();
-	if (!ring || bpf_ringbuf_output(ring, (void *)ev, sizeof(*ev), ring_flags(ring)))
+	if (!ring || bpf_ringbuf_output(ring, (void *)ev, sizeof(*ev), ring_flags(ring, false)))
 		__sync_fetch_and_add(&p->ring_drops, 1);
 }
 
@@ -1949,7 +1963,7 @@ static __always_inline void rss_emit(struct infl_proc *p, __u32 pid, __u64 total
 	/* not an accounting event: its seq is the accounting order it follows */
 	event_fill(ev, done, now, pid, (__u32)bpf_get_current_pid_tgid(), INFL_EV_RSS, 0, 0,
 		   INFL_SLOT_NONE, total, tracked, 0);
-	bpf_ringbuf_submit(ev, ring_flags(ring));
+	bpf_ringbuf_submit(ev, ring_flags(ring, true));
 }
 
 /* The traced process an rss_stat event is about, or NULL. The first event of an mm reads

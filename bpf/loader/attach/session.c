@@ -317,8 +317,8 @@ fail:
 
 /*
  * Waits for the control ring, the event ring or the target's exit, then drains both rings:
- * recorded events are submitted without a wake-up (inflight.bpf.c: ring_submit), so they
- * are read when the wait ends, whatever ended it.
+ * recorded events wake the recorder only as each quarter of a CPU's ring fills
+ * (inflight.bpf.c: ring_flags), so they are read when the wait ends, whatever ended it.
  */
 int session__poll(struct session *s, int timeout_ms, session_event_fn fn, void *ctx)
 {

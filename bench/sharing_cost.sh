@@ -16,9 +16,14 @@
 #   hproc     the arguments and the process's record found in a BPF hash map keyed by
 #             the pid, inflight's `procs`, and one word of it added to
 #   aproc     the same with the record in a BPF array, found by its index
+#   ring      the arguments and a 56-byte event (inflight's) into a BPF ring buffer without a
+#             wake-up, read by usdt_empty's loop every 100 ms: what writing an event out
+#             costs apart from its accounting (what it costs after the program, its stores
+#             to lines the reader had, shows in section 1's time, not here)
 #   inflight  inflight -p: the atomic form (kernels 5.17+), no lock
 #   locked    inflight --accounting locked -p: the locked form (a lock per process, a queue
 #             behind it), side by side with the atomic form on one kernel
+#   record    inflight record -p: the atomic form, every event also into its CPU's ring
 #   procs     inflight with 1 thread in each of two processes at once (`-b`): the same
 #             work on two CPUs with no state shared between them
 #   inflight0 the baseline (BENCH_INFLIGHT_BASELINE), side by side
@@ -34,8 +39,9 @@
 sharing_progs() {
 	case $1 in
 	empty) echo '^empty_(alloc|free|stage)$' ;;
-	shared | percpu | args | hbuf | tbuf | hproc | aproc) echo "^${1}_(alloc|free|stage)\$" ;;
-	inflight | procs) echo '^on_(buf_alloc|buf_free|stage)$' ;;
+	shared | percpu | args | hbuf | tbuf | hproc | aproc | ring)
+		echo "^${1}_(alloc|free|stage)\$" ;;
+	inflight | procs | record) echo '^on_(buf_alloc|buf_free|stage)$' ;;
 	locked) echo '^on_(buf_alloc|buf_free|stage)_nocas$' ;;
 	inflight0) echo '^on_(buf_alloc|buf_free|stage)(_nocas)?$' ;;
 	esac
@@ -83,7 +89,9 @@ sharing_run() {
 	tbuf) cmd=("$BENCH/usdt_empty" -t) ;;
 	hproc) cmd=("$BENCH/usdt_empty" -H) ;;
 	aproc) cmd=("$BENCH/usdt_empty" -A) ;;
+	ring) cmd=("$BENCH/usdt_empty" -R) ;;
 	inflight) cmd=("$INFLIGHT" --json -p) ;;
+	record) cmd=("$INFLIGHT" record -q --force -o "$TMPB/sharing.rec" -p) ;;
 	locked) cmd=("$INFLIGHT" --json --accounting locked -p) ;;
 	inflight0) cmd=("$BENCH_INFLIGHT_BASELINE" --json -p) ;;
 	esac
@@ -118,7 +126,8 @@ sharing_run() {
 }
 
 sharing_cost() {
-	local configs=(empty shared percpu args hbuf tbuf hproc aproc inflight) cfg rep t i n line
+	local configs=(empty shared percpu args hbuf tbuf hproc aproc ring inflight record)
+	local cfg rep t i n line
 	if [ ! -x "$INFLIGHT" ]; then
 		note sharing_cost "not measured: $INFLIGHT is not built"
 		return 0

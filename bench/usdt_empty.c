@@ -40,6 +40,15 @@ static double mono_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* -R: the events are read and dropped */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
@@ -65,6 +74,7 @@ int main(int argc, char **argv)
 	char exe[64], path[PATH_MAX];
 	int set = 0, with_rss = 0, pidfd = -1, rc = 1, i;
 	struct bpf_link *rss_link = NULL;
+	struct ring_buffer *rb = NULL;
 	double t0 = mono_ms(), t1;
 	ssize_t n;
 	pid_t pid;
@@ -84,18 +94,21 @@ int main(int argc, char **argv)
 			set = 6;
 		else if (!strcmp(argv[1], "-A"))
 			set = 7;
+		else if (!strcmp(argv[1], "-R"))
+			set = 8;
 		else if (!strcmp(argv[1], "-r"))
 			with_rss = 1;
 		else
 			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A] [-r] PID\n"
+		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A|-R] [-r] PID\n"
 				"Attaches empty BPF programs (-a: argument fetch only; -s: one\n"
 				"atomic add to a shared word; -c: one add to a per-CPU word; -h, -t:\n"
 				"the arguments and a record per live buffer, in a hash map or in an\n"
 				"open-addressing table in an array; -H, -A: the arguments and the\n"
-				"process's record found, in a hash map or in an array) to the\n"
+				"process's record found, in a hash map or in an array; -R: the\n"
+				"arguments and a 56-byte event into a ring buffer this reads) to the\n"
 				"prover:buf_alloc, buf_free and stage probes of process PID; -r: an\n"
 				"empty kmem:rss_stat program too.\n");
 		return 2;
@@ -123,7 +136,7 @@ int main(int argc, char **argv)
 	}
 	{
 		/* one row per set: alloc, free, stage */
-		struct bpf_program *sets[8][3] = {
+		struct bpf_program *sets[9][3] = {
 			{ skel->progs.empty_alloc, skel->progs.empty_free, skel->progs.empty_stage },
 			{ skel->progs.args_alloc, skel->progs.args_free, skel->progs.args_stage },
 			{ skel->progs.shared_alloc, skel->progs.shared_free,
@@ -136,10 +149,11 @@ int main(int argc, char **argv)
 			  skel->progs.hproc_stage },
 			{ skel->progs.aproc_alloc, skel->progs.aproc_free,
 			  skel->progs.aproc_stage },
+			{ skel->progs.ring_alloc, skel->progs.ring_free, skel->progs.ring_stage },
 		};
 
 		/* load only the set in use */
-		for (int s = 0; s < 8; s++)
+		for (int s = 0; s < 9; s++)
 			for (i = 0; i < 3; i++)
 				bpf_program__set_autoload(sets[s][i], s == set);
 		for (i = 0; i < 3; i++)
@@ -164,13 +178,22 @@ int main(int argc, char **argv)
 	       mono_ms() - t1);
 	fflush(stdout);
 
+	if (set == 8 && !(rb = ring_buffer__new(bpf_map__fd(skel->maps.ring), on_event, NULL,
+						   NULL))) {
+		fprintf(stderr, "usdt_empty: reading the ring: %s\n", strerror(errno));
+		goto cleanup;
+	}
 	rc = 0;
 	while (!stop) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-		if (poll(&pfd, 1, 200) > 0)
+		/* the ring (-R) read as inflight's recorder reads its own: every poll interval */
+		if (poll(&pfd, 1, rb ? 100 : 200) > 0)
 			break; /* the process exited */
+		if (rb)
+			ring_buffer__consume(rb);
 	}
 cleanup:
+	ring_buffer__free(rb);
 	for (i = 0; i < 3; i++)
 		bpf_link__destroy(links[i]);
 	bpf_link__destroy(rss_link);

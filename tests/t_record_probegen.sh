@@ -86,7 +86,19 @@ iwi() {
 		END { print seen ? n : "none" }' /proc/interrupts
 }
 check_match "the host counts IRQ work interrupts" "$(iwi)" '^[0-9]+$'
-"$I" record -q --bpf-ring-size 16777216 -o "$TMP/lag.rec" -- "$TMP/probegen" storm 20000 gate \
+# rings of 8 MiB each (the size asked is all the possible CPUs' rings together): 100000 events
+# of 64 bytes fit in one, which wakes it at 2, 4 and 6 MiB
+lag_bytes=$(python3 -c '
+import sys
+n = 0
+for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+    a, _, b = part.partition("-")
+    n += int(b or a) - int(a) + 1
+t = 8 << 20
+while t < (8 << 20) * n:
+    t *= 2
+print(t)')
+"$I" record -q --bpf-ring-size "$lag_bytes" -o "$TMP/lag.rec" -- "$TMP/probegen" storm 20000 gate \
 	>"$TMP/lag.out" 2>&1 &
 rp=$!
 for ((i = 0; i < 1000; i++)); do grep -q gated "$TMP/lag.out" && break; sleep 0.01; done

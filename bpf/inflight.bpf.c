@@ -566,8 +566,8 @@ static __always_inline struct infl_proc *proc_current(__u32 *pidp, __u32 *tidp,
 
 /* --- events ------------------------------------------------------------------------------ */
 
-/* What a recorded event takes of its ring: the record and the ring's 8-byte header */
-#define EVENT_RING_BYTES (sizeof(struct infl_event) + 8)
+/* What a recorded event takes of its ring: the record and the ring's header */
+#define EVENT_RING_BYTES (sizeof(struct infl_event) + BPF_RINGBUF_HDR_SZ)
 
 /*
  * How a recorded event is submitted: without waking the recorder, which reads the rings every

@@ -226,6 +226,10 @@ static __always_inline bool acct_peak_above(__u64 a, __u64 b, __u64 was)
 static __always_inline bool acct_peak_offer(struct infl_proc *p, __u64 after, __u64 was,
 					    const enum acct_mode m)
 {
+	/* the peak's bytes never go down: below the peak read before the place, the hit is
+	 * below every later one, and the line need not be read again */
+	if (infl_acct_bytes(after) < infl_acct_bytes(was))
+		return false;
 	for (int i = 0; i < (m == ACCT_ATOMIC ? ACCT_TRIES : 1); i++) {
 		__u64 cur = READ_ONCE(p->peak_acct);
 
@@ -267,15 +271,17 @@ static __always_inline __u64 peak_time_of(struct infl_proc *p, __u64 peak)
 static __always_inline void peak_copy(struct infl_proc *p, __u64 peak, __u64 now,
 				      const enum acct_mode m)
 {
-	__u64 done = READ_ONCE(p->hits_done), after, t = peak_time_of(p, peak);
+	__u64 done = READ_ONCE(p->hits_done), after, t = peak_time_of(p, peak), bufs = 0;
 	__u32 n, k;
 
 	for (int c = 0; c < INFL_CLASSES; c++)
-		for (int s = 0; s < INFL_SLOTS; s++)
+		for (int s = 0; s < INFL_SLOTS; s++) {
 			p->peak[c][s] = p->cur[c][s];
+			bufs += p->peak[c][s].count;
+		}
 	for (int s = 0; s < INFL_SLOTS; s++)
 		p->peak_owners[s] = p->owners[s];
-	p->peak_bufs = p->total_bufs;
+	p->peak_bufs = bufs;
 	after = READ_ONCE(p->acct);
 	p->peak_ns = t ? t : now;
 	p->peak_seq = infl_seq_unwrap(infl_acct_seq_lo(peak), done + 1);

@@ -65,6 +65,8 @@ static __always_inline __u32 buf_space(__u32 flags)
 	return flags & INFL_BUF_CUDA ? INFL_SPACE_CUDA_PTR : INFL_SPACE_CONTRACT;
 }
 
+/* Right after the place: the probe counts share acct's line (inflight.h,
+ * INFL_PROC_VALUE_AT), which the place has just taken from whichever CPU had it. */
 static __always_inline void hit_count(struct infl_proc *p, const struct infl_op *op,
 				      const enum acct_mode m)
 {
@@ -159,7 +161,6 @@ static __always_inline void dwell_note(struct infl_proc *p, __u32 from, __u64 en
 	b = ACCT_CLAMP(b, INFL_HIST_SLOTS);
 	acct_add(&p->dwell_hist[f][ACCT_CLAMP(b, INFL_HIST_SLOTS)], 1, m);
 	acct_add(&p->dwell_sum_ns[ACCT_CLAMP(f, INFL_MAX_STAGES)], now - entered, m);
-	acct_add(&p->dwell_count[ACCT_CLAMP(f, INFL_MAX_STAGES)], 1, m);
 }
 
 /* A free of a buffer the map does not hold. Which kind it is decides where it is counted;
@@ -239,8 +240,8 @@ static __always_inline void acct_refused(const struct hit_env *env, struct infl_
 {
 	__u64 before = acct_place(p, 0, m), now = 0;
 
-	acct_add(anomaly, 1, m);
 	hit_count(p, op, m);
+	acct_add(anomaly, 1, m);
 	if (type == INFL_EV_STAGE || hit_timed(env, p))
 		hit_clock(p, &now, m);
 	hit_record(env, p, before, now, op, type, op->id, flags, INFL_SLOT_NONE, op->arg, op->bytes, a2);
@@ -261,13 +262,13 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 	__u8 flags;
 
 	before = acct_place(p, op->bytes, m);
+	hit_count(p, op, m);
 	if (o) {
 		owner_admit(p, o, m);
 		slot = held_add(p, o, c, 1, op->bytes, m);
 	} else {
 		acct_cell(p, c, INFL_SLOT_NONE, 1, op->bytes, m);
 	}
-	acct_add(&p->total_bufs, 1, m);
 	if (m == ACCT_ATOMIC)
 		buf_publish(env, p, op);
 	if (op->kind == AK_MAP_FULL) {
@@ -276,7 +277,6 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 			held_add(p, o, c, -1, -op->bytes, m);
 		else
 			acct_cell(p, c, INFL_SLOT_NONE, -1, -op->bytes, m);
-		acct_add(&p->total_bufs, -1, m);
 		acct_bytes(p, -op->bytes, m);
 		acct_add(&p->buf_map_full, 1, m);
 		acct_add(&p->untracked_allocs, 1, m);
@@ -290,7 +290,6 @@ static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_pr
 	}
 	if (op->owner && !o)
 		acct_add(op->flags & OPF_OWNER_LOST ? &p->contention_lost : &p->owner_map_full, 1, m);
-	hit_count(p, op, m);
 	if (peaked || hit_timed(env, p))
 		hit_clock(p, &now, m);
 	if (peaked)
@@ -326,7 +325,6 @@ static __always_inline bool acct_replaced(const struct hit_env *env, struct infl
 		acct_cell(p, c, INFL_SLOT_NONE, -1, -rec->bytes, m);
 	if (!o && !(rec->flags & INFL_BUF_UNSTAGED))
 		acct_add(&p->contention_lost, 1, m); /* its owner's holding keeps it: inexact */
-	acct_add(&p->total_bufs, -1, m);
 	acct_add(&p->dup_alloc, 1, m);
 	if (hit_timed(env, p))
 		hit_clock(p, &now, m);
@@ -354,6 +352,7 @@ static __always_inline bool acct_free(const struct hit_env *env, struct infl_pro
 	__u8 flags = 0;
 
 	before = acct_place(p, found ? -rec->bytes : 0, m);
+	hit_count(p, op, m);
 	if (op->flags & OPF_BAD_CLASS)
 		acct_add(&p->bad_class, 1, m);
 	if (found) {
@@ -365,7 +364,6 @@ static __always_inline bool acct_free(const struct hit_env *env, struct infl_pro
 			acct_cell(p, c, INFL_SLOT_NONE, -1, -rec->bytes, m);
 		if (!o && !(rec->flags & INFL_BUF_UNSTAGED))
 			acct_add(&p->contention_lost, 1, m); /* its owner's holding keeps it */
-		acct_add(&p->total_bufs, -1, m);
 		acct_add(&p->freed[ACCT_CLAMP(c, INFL_CLASSES)].count, 1, m);
 		acct_add(&p->freed[ACCT_CLAMP(c, INFL_CLASSES)].bytes, rec->bytes, m);
 	} else if (op->flags & OPF_BAD_CLASS) {
@@ -373,7 +371,6 @@ static __always_inline bool acct_free(const struct hit_env *env, struct infl_pro
 	} else {
 		flags = free_unmatched(p, op->id, op->bytes, m);
 	}
-	hit_count(p, op, m);
 	if (hit_timed(env, p))
 		hit_clock(p, &now, m);
 	hit_record(env, p, before, now, op, INFL_EV_FREE, found ? rec->cls : op->id, flags, slot,
@@ -396,10 +393,10 @@ static __always_inline bool acct_stage(const struct hit_env *env, struct infl_pr
 	bool unmatched = false, retired = false;
 
 	before = acct_place(p, 0, m);
+	hit_count(p, op, m);
 	hit_clock(p, &now, m);
 	if (!owner_move(p, o, stage, now, env->terminal_mask, &mv, m)) {
 		/* counted (contention_lost): the event is recorded as not tracked */
-		hit_count(p, op, m);
 		hit_record(env, p, before, now, op, INFL_EV_STAGE, op->id, INFL_EVF_UNTRACKED,
 			   INFL_SLOT_NONE, op->arg, 0, 0);
 		retired = owner_unref(p, o, 0, now, env->terminal_mask, m);
@@ -420,7 +417,6 @@ static __always_inline bool acct_stage(const struct hit_env *env, struct infl_pr
 		acct_add(&p->dwell_lost, 1, m); /* the move before it was still being made */
 	}
 	owner_settle_all(p, o, m);
-	hit_count(p, op, m);
 	hit_record(env, p, before, now, op, INFL_EV_STAGE, stage, unmatched ? INFL_EVF_UNMATCHED : 0,
 		   mv.from < INFL_MAX_STAGES ? mv.from : INFL_SLOT_NONE, op->arg, 0, 0);
 	owner_unref(p, o, 0, now, env->terminal_mask, m);

@@ -2222,7 +2222,7 @@ int on_oom_victim(struct bpf_raw_tracepoint_args *ctx)
 	/* read while probe hits go on: a snapshot of the instant, not an update */
 	k.seq = READ_ONCE(p->hits_done);
 	k.tracked_bytes = infl_acct_bytes(READ_ONCE(p->acct));
-	k.tracked_bufs = p->total_bufs;
+	k.tracked_bufs = infl_cells_count(p->cur);
 	k.rss_bytes = p->rss_total;
 	bpf_map_update_elem(&oom_kills, &tgid, &k, BPF_ANY);
 	return 0;

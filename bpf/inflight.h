@@ -164,6 +164,20 @@ static inline __u64 infl_seq_unwrap(__u32 lo, __u64 ref)
 #define INFL_PEAK_FUZZ_UNKNOWN (~0ull)
 
 /*
+ * Where the record lies in memory decides how many cache lines a probe hit takes from
+ * another CPU (each ~75 ns on a 2-vCPU Intel VM). The kernel's hash map keeps its elements
+ * one after another, each its header (struct htab_elem, 48 bytes from 5.10 to 6.18), its key
+ * rounded to 8 bytes, then the value: a record starts 56 bytes into its element. Sized 8
+ * bytes over a multiple of 64, every element of `procs` starts on a line, and so does the
+ * record's byte 8 (hits_done, the line every hit ends on) and its last 64 bytes (the words
+ * every hit writes at its place). Unpadded, the record's lines fell differently for each
+ * process, the place and the probe counts often on two. A kernel that lays its elements
+ * out otherwise counts the same, with more lines passing.
+ */
+#define INFL_PROC_VALUE_AT 56
+#define INFL_PROC_PAD_WORDS 5
+
+/*
  * Per traced process image (key: tgid; `gen` tells two images of one tgid apart).
  *
  * Probe hits change it without a lock where the kernel has BPF atomics (bpf/acct.bpf.h: each
@@ -174,42 +188,52 @@ static inline __u64 infl_seq_unwrap(__u32 lo, __u64 ref)
  * Readers copy it without stopping the probes: a copy made front to back is whole when its
  * hits_done (read first) equals the count in its acct (read last): no hit was between its
  * place and its end when the copy began, and none took a place before it ended.
- * seq, total_bytes and peak_bytes are not written by the hits: the loader derives them from
- * hits_done, acct and peak_acct (the final record's are derived by the kernel at the end).
+ * seq, total_bytes, peak_bytes, total_bufs and dwell_count are not written by the hits:
+ * the loader derives them from hits_done, acct, peak_acct, cur and dwell_hist (the final
+ * record's are derived by the kernel at the end); peak_bufs is summed from peak by the hit
+ * that copies it. A word a hit need not write is a cache line fewer passing between CPUs.
  */
 struct infl_proc {
-	__u32 peak_cap;	   /* 1 while a hit copies the peak's composition (bpf/acct.bpf.h) */
-	__u32 exited;	   /* 1 once the image ended: the last thread exited, or an exec */
-	__u64 hits_done;   /* hits whose accounting is complete (with acct: keep it first) */
-	__u64 total_bufs;  /* sum of cur[][].count */
-	__u64 first_ns;	   /* first event (bpf_ktime_get_ns) */
-	__u64 last_ns;	   /* latest event that read the clock (stage, peak, recorded) */
-	__u64 seq;	   /* events accounted so far (derived) */
-	__u64 total_bytes; /* sum of cur[][].bytes (derived from acct) */
-	/* before 5.17, the queue map behind the lock: pushes, and hits applied from it */
-	__u64 defer_tail;
-	__u64 defer_head;
-	__u64 exit_ns;	  /* when the process exited, 0 while alive */
-	__u64 peak_bufs;
-	__u64 peak_ns;
-	__u64 peak_seq;	  /* the event that set the peak */
-	__u64 peak_bytes; /* exact high-water mark of total_bytes (derived from peak_acct) */
-	__u64 peak_cap_acct; /* the peak (a value of acct) that peak[][] was captured for */
-	/* the time of the peak of value peak_time_acct, written by its hit before it copies (a
-	 * hit that copies another's peak takes the time from here) */
-	__u64 peak_time_acct;
-	__u64 peak_time_ns;
+	/* on the line of the map's key, which every lookup reads: a word no hit writes */
+	__u64 gen;	   /* when this record was created (ns): keys bufs/owners with the pid */
+	/* a line of the words a hit ends on: hits_done (the first word hits write), what the
+	 * hit reads just before it (acct_peak_again) and the words of a new peak */
+	__u64 hits_done;   /* hits whose accounting is complete */
 	/* hits that may be in peak[][] although after the peak, or missing from it although
 	 * before it, because they were in flight while it was copied: 0, it is exact;
 	 * INFL_PEAK_FUZZ_UNKNOWN: it was captured for an earlier peak */
 	__u64 peak_fuzz;
+	__u64 peak_cap_acct; /* the peak (a value of acct) that peak[][] was captured for */
+	__u64 peak_seq;	     /* the event that set the peak */
+	/* the time of the peak of value peak_time_acct, written by its hit before it copies (a
+	 * hit that copies another's peak takes the time from here) */
+	__u64 peak_time_acct;
+	__u64 peak_time_ns;
+	__u64 peak_ns;
+	__u32 peak_cap;	     /* 1 while a hit copies the peak's composition (acct.bpf.h) */
+	__u32 pad_a;
+	/* a line hits read at their start and write once or never */
+	__u32 exited;	   /* 1 once the image ended: the last thread exited, or an exec */
+	__u32 flags;	   /* INFL_PROC_* */
+	__u64 first_ns;	   /* first event (bpf_ktime_get_ns) */
+	__u64 start_ns;	   /* when the process started (task start_time, CLOCK_MONOTONIC) */
+	__u64 exit_ns;	   /* when the process exited, 0 while alive */
+	__u64 seq;	   /* events accounted so far (derived) */
+	__u64 total_bytes; /* sum of cur[][].bytes (derived from acct) */
+	__u64 peak_bytes;  /* exact high-water mark of total_bytes (derived from peak_acct) */
+	__u32 ppid;	   /* the traced parent it was forked from, 0 when none */
+	__u32 pad_c;
+	__u64 peak_bufs;
+	/* before 5.17, the queue map behind the lock: pushes, and hits applied from it */
+	__u64 defer_tail;
+	__u64 defer_head;
 	struct infl_cell cur[INFL_CLASSES][INFL_SLOTS];
 	struct infl_cell peak[INFL_CLASSES][INFL_SLOTS]; /* composition at peak_ns */
 	__u64 owners[INFL_SLOTS];			     /* live owners per stage */
 	__u64 peak_owners[INFL_SLOTS];			     /* ... at peak_ns */
 	__u64 dwell_hist[INFL_MAX_STAGES][INFL_HIST_SLOTS];
 	__u64 dwell_sum_ns[INFL_MAX_STAGES];
-	__u64 dwell_count[INFL_MAX_STAGES];
+	__u64 dwell_count[INFL_MAX_STAGES]; /* each dwell_hist row summed (derived) */
 	/* late attach: events about buffers/owners created before the tracer attached */
 	struct infl_cell unmatched_free[INFL_CLASSES]; /* frees of unknown buffers */
 	__u64 unmatched_stage[INFL_MAX_STAGES];		   /* unknown owner seen at non-entry stage */
@@ -225,11 +249,6 @@ struct infl_proc {
 	__u64 tracked_at_rss_peak; /* total_bytes when rss_peak was set */
 	__u64 rss_emitted;	   /* rss_total last written to the ring buffer */
 	__u64 rss_mm;		   /* the mm_struct RSS was last read from (mm_pids key) */
-	/* identity and lifecycle */
-	__u64 gen;	  /* when this record was created (ns): keys bufs/owners with the pid */
-	__u64 start_ns;	  /* when the process started (task start_time, CLOCK_MONOTONIC) */
-	__u32 ppid;	  /* the traced parent it was forked from, 0 when none */
-	__u32 flags;	  /* INFL_PROC_* */
 	/* lifetime totals per class: every alloc and free accounted since tracing began */
 	struct infl_cell allocated[INFL_CLASSES];
 	struct infl_cell freed[INFL_CLASSES];
@@ -239,17 +258,38 @@ struct infl_proc {
 	 * slot another image holds (bpf/usdt_spec.h). Written by the hit, one aligned store. */
 	__u64 bad_class_seen;
 	__u64 bad_stage_seen;
-	/* the words every hit writes, on the last line: the peak, the owner counts, the probe
-	 * counts and the order */
+	__u64 total_bufs; /* sum of cur[][].count (derived, like seq) */
+	__u64 pad_line[INFL_PROC_PAD_WORDS]; /* the last 64 bytes a line: INFL_PROC_VALUE_AT */
+	/* the words every hit writes, on one line (INFL_PROC_VALUE_AT): the clock's last
+	 * reading, the probe counts, the peak, the owner counts and the order */
+	__u64 last_ns; /* latest event that read the clock (stage, peak, recorded) */
+	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
 	__u64 peak_acct;      /* the greatest acct's bytes (and its count), by compare-and-swap */
 	__u64 owners_started; /* owners first seen at an entry stage */
 	__u64 owners_done;    /* owners that reached a terminal stage holding nothing */
-	__u64 events[INFL_PROBE__COUNT]; /* probe hits accounted */
 	__u64 acct;	      /* the accounting order and the bytes in flight: keep it last */
 };
 
+_Static_assert((INFL_PROC_VALUE_AT + sizeof(struct infl_proc)) % 64 == 0,
+	       "struct infl_proc: set INFL_PROC_PAD_WORDS so that elements are whole lines");
+_Static_assert(sizeof(struct infl_proc) - __builtin_offsetof(struct infl_proc, last_ns) <= 64 &&
+		       __builtin_offsetof(struct infl_proc, hits_done) == 8,
+	       "struct infl_proc: the words every hit writes fit its last line");
+
 /* infl_proc.flags bits set by the first hit, which any hit may compute before it is set */
 #define INFL_PROC_FLAGS_SET (1u << 31)
+
+/* The buffers a composition holds (total_bufs, peak_bufs): its cells' counts summed, so that
+ * no hit writes a word more for them. */
+static inline __u64 infl_cells_count(const struct infl_cell c[INFL_CLASSES][INFL_SLOTS])
+{
+	__u64 n = 0;
+
+	for (int i = 0; i < INFL_CLASSES; i++)
+		for (int s = 0; s < INFL_SLOTS; s++)
+			n += c[i][s].count;
+	return n;
+}
 
 /* A copy of a record is whole when no probe hit was between its place and its end while it
  * was made: the count of places in acct (read last) equals hits_done (read first). */
@@ -265,6 +305,12 @@ static inline void infl_proc_derive(struct infl_proc *p)
 {
 	__u64 acct = p->acct, peak = p->peak_acct;
 
+	p->total_bufs = infl_cells_count(p->cur);
+	for (int s = 0; s < INFL_MAX_STAGES; s++) {
+		p->dwell_count[s] = 0;
+		for (int b = 0; b < INFL_HIST_SLOTS; b++)
+			p->dwell_count[s] += p->dwell_hist[s][b];
+	}
 	p->seq = infl_seq_unwrap(infl_acct_seq_lo(acct), p->hits_done);
 	p->total_bytes = infl_acct_bytes(acct);
 	p->peak_bytes = infl_acct_bytes(peak);

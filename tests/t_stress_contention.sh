@@ -17,12 +17,33 @@
 # threads, long enough for a thread to be off its CPU for milliseconds in the middle of a
 # hit, and once with rings large enough to hold the whole run (the recorder's merge of the
 # CPUs' rings). Needs root.
+# First, that the process's record lies on cache lines as designed on this kernel (bpf/
+# inflight.h: INFL_PROC_VALUE_AT): the hash map's element header and the record's size, from
+# the kernel's BTF and the BPF object's.
 source "$(dirname "$0")/lib.sh"
 INFLIGHT=$BUILD/inflight
 GEN=$BUILD/tests/probegen
 needs_root
 [ -x "$INFLIGHT" ] && [ -x "$GEN" ] || { not_ok "built" "run make tests"; finish; }
 EVENTS=200000
+
+# btf_size FILE STRUCT: the size BTF gives a struct
+btf_size() {
+	bpftool btf dump file "$1" format raw 2>/dev/null |
+		sed -n "s/^\[[0-9]*\] STRUCT '$2' size=\([0-9]*\) .*/\1/p" | head -n 1
+}
+elem=$(btf_size /sys/kernel/btf/vmlinux htab_elem)
+rec=$(btf_size "$BUILD/bpf/inflight.bpf.o" infl_proc)
+check_eq "layout: a hash map element's header is 48 bytes on $(uname -r), as assumed" \
+	"$elem" 48
+if [ -n "$elem" ] && [ -n "$rec" ]; then
+	# the header, the u32 pid rounded to 8, the record: a whole number of lines
+	check_eq "layout: every element of procs is whole lines ($elem + 8 + $rec bytes)" \
+		$(((elem + 8 + rec) % 64)) 0
+else
+	not_ok "layout: every element of procs is whole lines" \
+		"no size in BTF: htab_elem '$elem', infl_proc '$rec'"
+fi
 
 # live T RUN [MODE]: the summary's events, lock timeouts, exactness and what is left
 live() {

@@ -40,8 +40,8 @@ static void test_field_table(void)
 		for (size_t b = 0; b < rec_fields[f].elem_size * rec_fields[f].nelems; b++)
 			if (covered[rec_fields[f].offset + b]++)
 				twice++;
-	/* the order's words, the copy's flag and the locked form's queue ends are mechanism,
-	 * not counters */
+	/* the order's words, the copy's flag, the locked form's queue ends and the padding that
+	 * lays the record on lines are mechanism, not counters */
 	memset(covered + offsetof(struct infl_proc, peak_cap), 1, 4);
 	memset(covered + offsetof(struct infl_proc, hits_done), 1, 8);
 	memset(covered + offsetof(struct infl_proc, defer_tail), 1, 8);
@@ -51,6 +51,10 @@ static void test_field_table(void)
 	memset(covered + offsetof(struct infl_proc, peak_time_ns), 1, 8);
 	memset(covered + offsetof(struct infl_proc, peak_acct), 1, 8);
 	memset(covered + offsetof(struct infl_proc, acct), 1, 8);
+	memset(covered + offsetof(struct infl_proc, pad_a), 1, 4);
+	memset(covered + offsetof(struct infl_proc, pad_c), 1, 4);
+	memset(covered + offsetof(struct infl_proc, pad_line), 1,
+	       sizeof(((struct infl_proc *)0)->pad_line));
 	for (size_t b = 0; b < sizeof(covered); b++)
 		holes += !covered[b];
 	CHECK(!holes && !twice, "the tag table covers every counter of struct infl_proc once "

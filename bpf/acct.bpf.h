@@ -376,22 +376,28 @@ static __always_inline void acct_peak_capture(struct infl_proc *p, __u64 after, 
  * after the peak's, the cells are the composition at the peak exactly: the last hit of them
  * to end copies it again, before its own end, so that a reader never finds a whole record
  * with the copy half made. Where places keep coming after the peak the fuzzy copy stays, and
- * says so. One load on every other hit.
+ * says so. One load on every other hit, and while the copy is fuzzy three more, all on the
+ * line of hits_done, which the hit's end writes next (inflight.h: struct infl_proc); the
+ * words of the place's line, which another CPU's place may have taken meanwhile, only when
+ * those tell that this hit is the last.
  */
 static __always_inline void acct_peak_again(struct infl_proc *p, const enum acct_mode m)
 {
 	struct peak_round r = { .p = p, .again = true };
-	__u64 peak;
+	__u64 cap, peak;
 
 	if (m != ACCT_ATOMIC || !READ_ONCE(p->peak_fuzz))
 		return;
-	peak = READ_ONCE(p->peak_acct);
 	/* every hit but this one ended, and the last place is the peak's: in 64 bits (the
-	 * copy's peak_seq, written before peak_cap_acct), the places in flight being fewer
-	 * than half the count's field, so the low bits of acct settle it */
-	if (READ_ONCE(p->peak_cap_acct) != peak ||
-	    READ_ONCE(p->hits_done) + 1 != READ_ONCE(p->peak_seq) ||
-	    infl_acct_seq_lo(READ_ONCE(p->acct)) != infl_acct_seq_lo(peak))
+	 * copy's peak_seq, written before peak_cap_acct and read after it), the places in
+	 * flight being fewer than half the count's field, so the low bits of acct settle it.
+	 * The peak read after the copy's: equal, it was the peak when the copy's was read (it
+	 * only grows) */
+	cap = READ_ONCE(p->peak_cap_acct);
+	if (READ_ONCE(p->hits_done) + 1 != READ_ONCE(p->peak_seq))
+		return;
+	peak = READ_ONCE(p->peak_acct);
+	if (cap != peak || infl_acct_seq_lo(READ_ONCE(p->acct)) != infl_acct_seq_lo(peak))
 		return;
 	bpf_loop(1, peak_capture_round, &r, 0);
 }

@@ -16,10 +16,11 @@
  *   places one after another) and every order the program makes between threads (a hit that
  *   returned before another began took its place first). Everything a hit changes in its
  *   process's record comes after its place, and its last step adds 1 to hits_done.
- * - Counts. Counts and bytes per (class, slot), totals, owners per slot, lifetime totals and
- *   anomalies are atomic adds: their order does not matter, so they are exact once the hits
- *   that change them have ended, and a copy of the record is whole when none is between its
- *   place and its end (infl_proc: hits_done against acct).
+ * - Counts. Counts and bytes per (class, slot), probe counts, owners per slot, lifetime
+ *   totals and anomalies are atomic adds: their order does not matter, so they are exact
+ *   once the hits that change them have ended, and a copy of the record is whole when none
+ *   is between its place and its end (infl_proc: hits_done against acct). The buffers'
+ *   total and the dwell counts no hit writes: readers sum the cells and the histograms.
  * - Owners. An owner's buffers count in the slot of its stage, and a stage event moves them
  *   while other threads alloc and free them. Each of its held words (count and bytes per
  *   class) carries the slot its value is counted in (INFL_HELD_*), and that is the one

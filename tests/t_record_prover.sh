@@ -52,8 +52,8 @@ stays = collections.defaultdict(list)
 for e in ev:
     if e["ph"] == "X" and e["cat"] == "owner":
         stays[e["args"]["owner"], e["args"]["life"]].append((e["ts"], e["name"]))
-# by start, ties in the file's order (a stay is written when it ends): two stays may
-# start in one microsecond
+# by start, ties in the order of the file (a stay is written when it ends): two stays
+# may start in one microsecond
 seqs = [[n for _, n in sorted(v, key=lambda s: s[0])] for v in stays.values()]
 parts = [v for v in seqs if v[0] == "wait_permit"]
 ok = all(v[:3] == ["wait_permit", "synth", "chan_send"] and v[-1] == "finalize" for v in parts)

@@ -312,6 +312,7 @@ $(sharing_row "... and a record per live buffer in a hash map (inflight's buffer
 $(sharing_row "... and the records in an open-addressing table in an array" tbuf)
 $(sharing_row "the arguments, and the process's record found in a hash map by its pid (inflight's)" hproc)
 $(sharing_row "... and the same record found by its index in an array" aproc)
+$(sharing_row "... found by hash, a place taken in it, the op into a per-CPU log (a drained design's hit)" plog)
 $(sharing_row "the arguments, and a 56-byte event into a ring buffer (recording's, no clock)" ring)
 $(sharing_row "inflight, the atomic form (no lock)" inflight)
 $(sharing_row "inflight record (every event also into its CPU's ring)" record)
@@ -332,7 +333,13 @@ process rows, less the arguments' row, are what finding the process's record cos
 hit: a hash map's lookup is a chain of kernel calls (the hash, the bucket's walk, the key's
 compare), an array's is inlined by the JIT; on a host whose kernel mitigates return
 speculation (this one: spec_rstack_overflow "$(env_of srso)", spectre_v2
-"$(env_of spectre_v2 | cut -d';' -f1)"), each call pays for its return. The ring row, less
+"$(env_of spectre_v2 | cut -d';' -f1)"), each call pays for its return. The log row is the
+whole hit of a design that only orders a hit and writes it down (a place by fetch-and-add
+on the process's record, the op into this CPU's log), leaving its accounting to one
+drainer that applies the logs in place order later, with no atomic operation: the drainer
+is not built, so the row prices the hit's side alone, against inflight's row. The
+arguments' rows compare what they fetch with a value no hit passes instead of storing it,
+so that no row but the shared word's writes a line both threads share. The ring row, less
 the arguments' row, is what the ring's reserve, copy and commit take inside the program; the
 stores to ring lines the reader last held are paid after it (section 1's CPU time, where
 a recorded hit costs row c' less row c).

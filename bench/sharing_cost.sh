@@ -16,6 +16,10 @@
 #   hproc     the arguments and the process's record found in a BPF hash map keyed by
 #             the pid, inflight's `procs`, and one word of it added to
 #   aproc     the same with the record in a BPF array, found by its index
+#   plog      the arguments, the process's record found as hproc finds it, a place taken in it
+#             (one fetch-and-add) and the op into the next slot of a per-CPU log: the hit of a
+#             design whose accounting one drainer applies later, in place order (the drainer
+#             not built: the hit's side priced)
 #   ring      the arguments and a 56-byte event (inflight's) into a BPF ring buffer without a
 #             wake-up, read by usdt_empty's loop every 100 ms: what writing an event out
 #             costs apart from its accounting (what it costs after the program, its stores
@@ -39,7 +43,7 @@
 sharing_progs() {
 	case $1 in
 	empty) echo '^empty_(alloc|free|stage)$' ;;
-	shared | percpu | args | hbuf | tbuf | hproc | aproc | ring)
+	shared | percpu | args | hbuf | tbuf | hproc | aproc | plog | ring)
 		echo "^${1}_(alloc|free|stage)\$" ;;
 	inflight | procs | record) echo '^on_(buf_alloc|buf_free|stage)$' ;;
 	locked) echo '^on_(buf_alloc|buf_free|stage)_nocas$' ;;
@@ -89,6 +93,7 @@ sharing_run() {
 	tbuf) cmd=("$BENCH/usdt_empty" -t) ;;
 	hproc) cmd=("$BENCH/usdt_empty" -H) ;;
 	aproc) cmd=("$BENCH/usdt_empty" -A) ;;
+	plog) cmd=("$BENCH/usdt_empty" -L) ;;
 	ring) cmd=("$BENCH/usdt_empty" -R) ;;
 	inflight) cmd=("$INFLIGHT" --json -p) ;;
 	record) cmd=("$INFLIGHT" record -q --force -o "$TMPB/sharing.rec" -p) ;;
@@ -126,7 +131,7 @@ sharing_run() {
 }
 
 sharing_cost() {
-	local configs=(empty shared percpu args hbuf tbuf hproc aproc ring inflight record)
+	local configs=(empty shared percpu args hbuf tbuf hproc aproc plog ring inflight record)
 	local cfg rep t i n line
 	if [ ! -x "$INFLIGHT" ]; then
 		note sharing_cost "not measured: $INFLIGHT is not built"

@@ -96,19 +96,23 @@ int main(int argc, char **argv)
 			set = 7;
 		else if (!strcmp(argv[1], "-R"))
 			set = 8;
+		else if (!strcmp(argv[1], "-L"))
+			set = 9;
 		else if (!strcmp(argv[1], "-r"))
 			with_rss = 1;
 		else
 			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A|-R] [-r] PID\n"
+		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A|-R|-L] [-r] PID\n"
 				"Attaches empty BPF programs (-a: argument fetch only; -s: one\n"
 				"atomic add to a shared word; -c: one add to a per-CPU word; -h, -t:\n"
 				"the arguments and a record per live buffer, in a hash map or in an\n"
 				"open-addressing table in an array; -H, -A: the arguments and the\n"
 				"process's record found, in a hash map or in an array; -R: the\n"
-				"arguments and a 56-byte event into a ring buffer this reads) to the\n"
+				"arguments and a 56-byte event into a ring buffer this reads; -L:\n"
+				"the arguments, the process's record found, a place taken in it and\n"
+				"the op into a per-CPU log) to the\n"
 				"prover:buf_alloc, buf_free and stage probes of process PID; -r: an\n"
 				"empty kmem:rss_stat program too.\n");
 		return 2;
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
 	}
 	{
 		/* one row per set: alloc, free, stage */
-		struct bpf_program *sets[9][3] = {
+		struct bpf_program *sets[10][3] = {
 			{ skel->progs.empty_alloc, skel->progs.empty_free, skel->progs.empty_stage },
 			{ skel->progs.args_alloc, skel->progs.args_free, skel->progs.args_stage },
 			{ skel->progs.shared_alloc, skel->progs.shared_free,
@@ -150,10 +154,11 @@ int main(int argc, char **argv)
 			{ skel->progs.aproc_alloc, skel->progs.aproc_free,
 			  skel->progs.aproc_stage },
 			{ skel->progs.ring_alloc, skel->progs.ring_free, skel->progs.ring_stage },
+			{ skel->progs.plog_alloc, skel->progs.plog_free, skel->progs.plog_stage },
 		};
 
 		/* load only the set in use */
-		for (int s = 0; s < 9; s++)
+		for (int s = 0; s < 10; s++)
 			for (i = 0; i < 3; i++)
 				bpf_program__set_autoload(sets[s][i], s == set);
 		for (i = 0; i < 3; i++)

@@ -48,8 +48,8 @@ start_loop() {
 }
 
 # the floor: empty BPF programs, then argument fetch only, one shared atomic add and one
-# per-CPU add (sharing_cost), attached by pid before the window
-for mode in "" -a -s -c; do
+# per-CPU add, and a drained design's hit (sharing_cost), attached by pid before the window
+for mode in "" -a -s -c -L; do
 	start_loop 20
 	att=$("$B/usdt_empty" $mode "$lp" 2>"$TMP/usdt_empty.err")
 	rc=$?

@@ -366,17 +366,24 @@ struct {
 	__type(value, struct bench_proc);
 } proc_zero SEC(".maps");
 
-static __always_inline int hproc_hit(__u64 args)
+/* the current process's record in hprocs, made at its first hit */
+static __always_inline struct bench_proc *hproc_find(void)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct bench_proc *p = bpf_map_lookup_elem(&hprocs, &pid), *z;
 
-	if (!p) {
-		z = bpf_map_lookup_elem(&proc_zero, &zero);
-		if (z)
-			bpf_map_update_elem(&hprocs, &pid, z, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&hprocs, &pid);
-	}
+	if (p)
+		return p;
+	z = bpf_map_lookup_elem(&proc_zero, &zero);
+	if (z)
+		bpf_map_update_elem(&hprocs, &pid, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&hprocs, &pid);
+}
+
+static __always_inline int hproc_hit(__u64 args)
+{
+	struct bench_proc *p = hproc_find();
+
 	if (p)
 		__sync_fetch_and_add(&p->hits, args | 1);
 	return 0;
@@ -442,17 +449,11 @@ struct {
 
 static __always_inline int plog_hit(__u64 a0, __u64 a1, __u64 a2)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0;
-	struct bench_proc *p = bpf_map_lookup_elem(&hprocs, &pid), *z;
+	struct bench_proc *p = hproc_find();
+	__u32 zero = 0;
 	struct plog *l = bpf_map_lookup_elem(&plogs, &zero);
 	struct plog_op *op;
 
-	if (!p) {
-		z = bpf_map_lookup_elem(&proc_zero, &zero);
-		if (z)
-			bpf_map_update_elem(&hprocs, &pid, z, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&hprocs, &pid);
-	}
 	if (!p || !l)
 		return 0;
 	op = &l->ops[l->next++ & (PLOG_SLOTS - 1)];

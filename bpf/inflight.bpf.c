@@ -1019,7 +1019,9 @@ struct map_queue {
 
 /* INFL_DEFER_MAX_QUEUES of them */
 struct map_queue mq_0 SEC(".maps"), mq_1 SEC(".maps"), mq_2 SEC(".maps"), mq_3 SEC(".maps"),
-	mq_4 SEC(".maps"), mq_5 SEC(".maps"), mq_6 SEC(".maps"), mq_7 SEC(".maps");
+	mq_4 SEC(".maps"), mq_5 SEC(".maps"), mq_6 SEC(".maps"), mq_7 SEC(".maps"),
+	mq_8 SEC(".maps"), mq_9 SEC(".maps"), mq_10 SEC(".maps"), mq_11 SEC(".maps"),
+	mq_12 SEC(".maps"), mq_13 SEC(".maps"), mq_14 SEC(".maps"), mq_15 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
@@ -1027,9 +1029,10 @@ struct {
 	__type(key, __u32);
 	__array(values, struct map_queue);
 } map_queues SEC(".maps") = {
-	.values = { &mq_0, &mq_1, &mq_2, &mq_3, &mq_4, &mq_5, &mq_6, &mq_7 },
+	.values = { &mq_0, &mq_1, &mq_2, &mq_3, &mq_4, &mq_5, &mq_6, &mq_7,
+		    &mq_8, &mq_9, &mq_10, &mq_11, &mq_12, &mq_13, &mq_14, &mq_15 },
 };
-_Static_assert(INFL_DEFER_MAX_QUEUES == 8, "map_queues: one mq_N for each queue of the pool");
+_Static_assert(INFL_DEFER_MAX_QUEUES == 16, "map_queues: one mq_N for each queue of the pool");
 
 /* the pool's queues in use: index -> the gen of the image that holds it (not
  * preallocated: deferred_of) */

@@ -116,11 +116,11 @@ struct infl_cell {
 
 /* Before 5.17 (no cmpxchg, no bpf_loop) a process's accounting runs under a lock, and a probe
  * hit that finds it held is pushed into a BPF queue map of INFL_DEFER_SLOTS for its holder
- * (inflight.bpf.c, "the lock form"): 8 of them at most, a process draws one when its lock is
+ * (inflight.bpf.c, "the lock form"): 16 of them at most, a process draws one when its lock is
  * first found held and gives it back when its image ends. Deep enough to hold what every
  * other thread of a process fires while the lock's holder is off its CPU. */
 #define INFL_DEFER_SLOTS 16384
-#define INFL_DEFER_MAX_QUEUES 8
+#define INFL_DEFER_MAX_QUEUES 16
 #define INFL_DEFER_QUEUES(max_procs)                                                           \
 	((max_procs) < INFL_DEFER_MAX_QUEUES ? (max_procs) : INFL_DEFER_MAX_QUEUES)
 

@@ -131,8 +131,8 @@ RING=$((256 << 20)) AHEAD_MAX=16384 EVENTS=2000000 recorded 2 1
 
 # Many processes contending at once under one session: 12 of 4 threads each, flat out, in
 # the atomic form, and in the locked form (--accounting locked), where the queues behind the
-# locks draw their queue maps from one pool of 8 (inflight.h: INFL_DEFER_MAX_QUEUES): 8
-# processes there. Every process must count every event, give up nothing and be exact; the
+# locks draw their queue maps from one pool of 16 (inflight.h: INFL_DEFER_MAX_QUEUES): 8
+# processes there, half of it (room for claims in flight). Every process must count every event, give up nothing and be exact; the
 # locked form's hits must have contended (queued behind the locks) and never waited for
 # the pool.
 many() {

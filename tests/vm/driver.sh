@@ -416,7 +416,8 @@ sec_ring() {
 
 # Processes contending at once under one session, 4 threads each, flat out: 12 must all be
 # exact where BPF has atomics (5.17+: no lock, no queue); before 5.17 the queues behind the
-# locks are drawn from a pool of 8 queue maps, so 8 processes (its size) must.
+# locks are drawn from a pool of 16 queue maps, and 8 processes (half of it: room for claims
+# in flight) must.
 stress_procs() {
 	local cpus=$1 procs=12 n=1000 v job tracer rel=$(uname -r)
 	local major=${rel%%.*} minor=${rel#*.}

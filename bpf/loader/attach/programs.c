@@ -117,6 +117,8 @@ static int shrink_map_queues(struct inflight_bpf *skel)
 	struct bpf_map *q[] = {
 		skel->maps.mq_0, skel->maps.mq_1, skel->maps.mq_2, skel->maps.mq_3,
 		skel->maps.mq_4, skel->maps.mq_5, skel->maps.mq_6, skel->maps.mq_7,
+		skel->maps.mq_8, skel->maps.mq_9, skel->maps.mq_10, skel->maps.mq_11,
+		skel->maps.mq_12, skel->maps.mq_13, skel->maps.mq_14, skel->maps.mq_15,
 	};
 	int err = 0;
 

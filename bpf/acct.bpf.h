@@ -40,7 +40,7 @@
  *   terminal stage), references or not, so that its life follows its own order; the record
  *   stays until it is removed, which only a retired record with no reference can be
  *   (owners.bpf.h). A reference taken on a record removed meanwhile is seen (DOOMED, or
- *   another key in it) and given back (owners.bpf.h: owner_hold).
+ *   another key in it) and given back (owners.bpf.h: owner_take).
  * - The peak. A hit whose place raised the bytes offers acct's value after it to peak_acct,
  *   a compare-and-swap maximum (equal bytes: the earlier place, which only a peak set while
  *   the hit was in flight can lose to: the peak read before the place tells), exact. The

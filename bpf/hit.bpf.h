@@ -2,7 +2,7 @@
 /*
  * A probe hit accounted: what an alloc, a free, a stage event or a refused hit changes in its
  * process's record, as acct.bpf.h's steps, in both forms (acct.bpf.h states the protocol).
- * The caller holds the hit's owner (a reference on its record: inflight.bpf.c's owner_hold,
+ * The caller holds the hit's owner (a reference on its record: inflight.bpf.c's hit_owner,
  * or the locked form's section) and gives its process's settings in a struct hit_env.
  *
  * What the program that includes this provides (static functions of its own, defined
@@ -250,7 +250,7 @@ static __always_inline void acct_refused(const struct hit_env *env, struct infl_
 
 /*
  * An alloc: its place and bytes, its owner's holding (`o`, referenced with the buffer counted
- * held: owner_hold, or the locked form's section) or the no-stage slot, its record published
+ * held: hit_owner, or the locked form's section) or the no-stage slot, its record published
  * (the atomic form), the peak. True when its owner retired (an untracked buffer given back).
  */
 static __always_inline bool acct_alloc(const struct hit_env *env, struct infl_proc *p,

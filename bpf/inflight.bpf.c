@@ -666,6 +666,33 @@ static __always_inline void hit_retired(struct infl_owner *o)
 	owner_retired(&om, o);
 }
 
+/* hit_owner_round's argument and result bits beside HOLD_* */
+#define HOLD_CREATE 0x100 /* in: the record is made if there is none */
+#define HOLD_MADE1 0x200  /* in and out: this hit made side 1's record */
+#define HOLD_RACED 0x400  /* out: another hit held the record too */
+#define HOLD_WHY 0xff
+
+/* A look of owner_hold_slow (owner_hold_round) in a function of its own, which the verifier
+ * checks once, where a loop of them inline would be walked look by look in every handler
+ * that holds an owner. k: the key, its side set where the result is HOLD_OK. */
+__noinline int hit_owner_round(struct infl_owner_key *k, __u64 nheld, int flags)
+{
+	bool raced = false, made1 = flags & HOLD_MADE1;
+	struct infl_owner_key key;
+	struct owner_maps om;
+	int why;
+
+	if (!k)
+		return HOLD_LOST;
+	/* on the stack: 6.1's verifier takes a map key there or in a map value, not in an
+	 * argument's memory */
+	key = *k;
+	owner_maps_init(&om);
+	why = owner_hold_round(&om, &key, nheld, flags & HOLD_CREATE, &raced, &made1);
+	k->side = key.side;
+	return why | (raced ? HOLD_RACED : 0) | (made1 ? HOLD_MADE1 : 0);
+}
+
 /* The owner of a hit's key (`owner`) held for it; NULL when it has none to hold, and then
  * OPF_OWNER_LOST when it should have had one (the accounting counts it: contention_lost; a
  * full map is counted as owner_map_full). */
@@ -680,7 +707,26 @@ static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 p
 	bool raced = false;
 
 	owner_maps_init(&om);
-	o = owner_hold(&om, &k, nheld, create, &why, &raced);
+	o = owner_hold_fast(&om, &k, nheld, &raced);
+	if (!o && !create) {
+		o = owner_hold_held(&om, &k, nheld, &raced);
+		why = o ? HOLD_OK : HOLD_NONE;
+	} else if (!o) {
+		int r = 0;
+
+		for (int i = 0; i < OWNER_HOLD_TRIES; i++) {
+			r = hit_owner_round(&k, nheld, (r & HOLD_MADE1) | HOLD_CREATE);
+			if ((r & HOLD_WHY) != HOLD_AGAIN)
+				break;
+		}
+		why = r & HOLD_WHY;
+		raced = r & HOLD_RACED;
+		if (why == HOLD_AGAIN)
+			why = HOLD_LOST;
+		/* the record the round holds a reference on: its key leads to it */
+		if (why == HOLD_OK && !(o = bpf_map_lookup_elem(&owners, &k)))
+			why = HOLD_LOST;
+	}
 	if (why == HOLD_LOST || (why == HOLD_NONE && !create))
 		op->flags |= OPF_OWNER_LOST;
 	/* its owner's life follows the owner's own order, which the order of places may not
@@ -693,7 +739,7 @@ static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 p
 /*
  * The accounting of one hit, each a global function: the kernel's verifier checks it once,
  * whatever calls it (inlined into every handler, the programs took many times as long to
- * load). `o`: the owner's record, referenced by the handler (owner_hold), or NULL.
+ * load). `o`: the owner's record, referenced by the handler (hit_owner), or NULL.
  */
 
 /* the buffer a dup alloc replaced, counted out after the alloc (acct_replaced) */
@@ -854,7 +900,7 @@ static __always_inline void owner_claim(struct infl_owner *o, __u64 id, __u64 ge
 /*
  * Under the lock: one probe hit accounted (ACCT_LOCKED), its recorded event into the ring.
  * `o`, `old_o`: the records its handler's map operations found (NULL: none); each gets its
- * reference for the hit's steps, as the atomic form's handler gives it (owner_hold).
+ * reference for the hit's steps, as the atomic form's handler gives it (hit_owner).
  */
 static __always_inline int section_of(struct infl_proc *p, struct infl_op *op,
 				      struct infl_owner *o, struct infl_owner *old_o)
@@ -1536,7 +1582,7 @@ static __always_inline int hit_locked(void *ctx, struct infl_proc *p, __u32 pid,
 }
 
 /*
- * The handlers. The atomic form: its owner held (owner_hold), then its accounting, whose
+ * The handlers. The atomic form: its owner held (hit_owner), then its accounting, whose
  * map operations come in their place among its steps (acct_alloc). The locked form: map
  * operations first, outside the lock (a buffer's insert or delete decides who owns it when
  * threads race), then the section, or the queue.

@@ -379,7 +379,7 @@ struct infl_buf {
 
 struct infl_owner_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 side; /* 0, or 1 while side 0's record is being removed (owners.bpf.h) */
 	__u64 gen;
 	__u64 owner;
 };
@@ -395,7 +395,7 @@ struct infl_owner {
 	__u64 id;
 	__u64 id_gen;
 	__u32 id_pid;	   /* ... and pid: whose process's counts a reference given back touches */
-	__u32 pad;
+	__u32 id_side;	   /* ... and its key's side */
 	__u64 state;	   /* INFL_OS_*: slot, flags, references, moves, buffers held */
 	/* when it entered its slot: the time of its move number n in [n % 2], written by the
 	 * move before its compare-and-swap, with n | INFL_ENTERED_VALID in entered_move[n % 2]
@@ -416,9 +416,11 @@ struct infl_owner {
 #define INFL_OS_NHELD_MASK ((1ull << INFL_OS_NHELD_BITS) - 1)
 #define INFL_OS_MOVES_SHIFT 24 /* its stage moves so far, modulo 2^20 */
 #define INFL_OS_MOVES_MASK ((__u64)INFL_ACCT_SEQ_MASK << INFL_OS_MOVES_SHIFT)
-#define INFL_OS_REFS_SHIFT 44 /* hits working on it now */
+#define INFL_OS_REFS_SHIFT 44 /* hits working on it now (1023 at most) */
 #define INFL_OS_REF (1ull << INFL_OS_REFS_SHIFT)
-#define INFL_OS_REFS_MASK (0xfffull << INFL_OS_REFS_SHIFT)
+#define INFL_OS_REFS_MASK (0x3ffull << INFL_OS_REFS_SHIFT)
+#define INFL_OS_CLAIMED (1ull << 54) /* the owner's record (owners.bpf.h: owner_hold_round) */
+#define INFL_OS_VOID (1ull << 55)    /* never (again) the owner's: retired, taken up by no hit */
 #define INFL_OS_ADMITTED (1ull << 56) /* counted in owners[slot] */
 #define INFL_OS_RETIRED (1ull << 57)  /* done (terminal, holding nothing): counted nowhere */
 #define INFL_OS_DOOMED (1ull << 58)   /* retired and being removed: look it up again */

@@ -23,13 +23,15 @@
  * - owner records retire, are reaped and their elements reused for other keys while other
  *   threads still hold pointers to them, and no hit writes into a record not its owner's:
  *   every record left has its key's identity, no reference, no DOOMED mark, and exactly the
- *   replay's held words and slot; every buffer record is the replay's buffer;
+ *   replay's held words and slot, and is claimed (or void, holding nothing), one side of an
+ *   owner at most; every buffer record is the replay's buffer;
  * - written schedules for the interleavings the protocol names: an add to a held word
  *   racing a stage move, a reference taken on a record reaped (and reused) since its lookup
  *   and a reaper that finds another key in what it looked up, a reaper stalled between its
- *   mark and its delete while its owner comes back (the loss that is left: counted), a
- *   terminal stage while another hit holds the owner, a reap ring shared by programs on
- *   one CPU, two peak offers racing while a third hit holds the capture.
+ *   mark and its delete while its owner comes back (its second side's record), both sides
+ *   of an owner made at once, a terminal stage while another hit holds the owner, a reap
+ *   ring shared by programs on one CPU, two peak offers racing while a third hit holds the
+ *   capture.
  *
  * The program side is inflight.bpf.c's atomic form (alloc_apply, free_apply, handle_stage
  * with m == ACCT_ATOMIC, and hit_owner, hit_alloc, hit_replaced, hit_free, hit_stage,
@@ -100,9 +102,12 @@ struct tlog {
 };
 
 static struct tlog logs[MAX_TIDS]; /* each thread's places, in its own order */
-/* references owner_hold gave back on a record not the one it looked up (DOOMED, another key's
+/* references owner_take gave back on a record not the one it looked up (DOOMED, another key's
  * or nobody's yet): a pointer it held to an element reaped, or reused, since its lookup */
 static __u64 given_back;
+/* hits that found no record of their owner to hold on every look (HOLD_LOST): of the
+ * contention_lost, those the owner records' protocol gave up */
+static __u64 holds_lost;
 static __thread struct {
 	const struct input *in;
 	__u32 tid, op;
@@ -176,7 +181,17 @@ static struct infl_owner *hit_owner(struct infl_proc *p, __u32 pid, struct infl_
 	bool raced = false;
 
 	owner_maps_init(&om);
-	o = owner_hold(&om, &k, nheld, create, &why, &raced);
+	o = owner_hold_fast(&om, &k, nheld, &raced);
+	if (!o && !create) {
+		o = owner_hold_held(&om, &k, nheld, &raced);
+		why = o ? HOLD_OK : HOLD_NONE;
+	} else if (!o) {
+		why = owner_hold_slow(&om, &k, nheld, create, &raced);
+		if (why == HOLD_OK && !(o = bpf_map_lookup_elem(&owners, &k)))
+			why = HOLD_LOST;
+	}
+	if (why == HOLD_LOST)
+		__atomic_fetch_add(&holds_lost, 1, __ATOMIC_RELAXED);
 	if (why == HOLD_LOST || (why == HOLD_NONE && !create))
 		op->flags |= OPF_OWNER_LOST;
 	if (o && raced)
@@ -375,7 +390,7 @@ static void world_init(unsigned nprocs, __u32 owner_entries, __u64 tick_ns)
 		       sizeof(struct infl_owner), owner_entries);
 	model_map_init(&owner_reap, MODEL_PERCPU_ARRAY, sizeof(__u32),
 		       sizeof(struct owner_reap_ring), 1);
-	owners_reaped = owners_unreaped = given_back = 0;
+	owners_reaped = owners_unreaped = given_back = holds_lost = 0;
 	model_clock_set(1000000000ull, tick_ns);
 	for (unsigned i = 0; i < nprocs; i++) {
 		__u32 pid = MODEL_PID + i;
@@ -957,12 +972,44 @@ static __u64 check_owner_records(struct diffs *d, struct replay *rs, unsigned nr
 				  s & INFL_OS_DOOMED ? ", DOOMED under its key" : "");
 			continue;
 		}
-		if (o->id && (o->id != k->owner || o->id_gen != k->gen || o->id_pid != k->pid)) {
-			diff_note(d, "the record under owner %llu's key is owner %llu's (gen "
-				  "%llu, pid %u)", (unsigned long long)k->owner,
-				  (unsigned long long)o->id, (unsigned long long)o->id_gen,
-				  o->id_pid);
+		if (o->id && (o->id != k->owner || o->id_gen != k->gen || o->id_pid != k->pid ||
+			      o->id_side != k->side)) {
+			diff_note(d, "the record under owner %llu's key (side %u) is owner %llu's "
+				  "(gen %llu, pid %u, side %u)", (unsigned long long)k->owner,
+				  k->side, (unsigned long long)o->id,
+				  (unsigned long long)o->id_gen, o->id_pid, o->id_side);
 			continue;
+		}
+		/* a void record (never the owner's, or not any more) is retired and holds
+		 * nothing; every other one was claimed, and only one side of an owner is */
+		if (s & INFL_OS_VOID) {
+			for (int c = 0; c < INFL_CLASSES; c++)
+				nheld += (o->held_count[c] | o->held_bytes[c]) &
+					 INFL_HELD_VALUE_MASK;
+			if (nheld || os_nheld(s) || (s & INFL_OS_ADMITTED) ||
+			    !(s & INFL_OS_RETIRED))
+				diff_note(d, "owner %llu side %u: void, state %#llx, held "
+					  "words %llu", (unsigned long long)k->owner, k->side,
+					  (unsigned long long)s, (unsigned long long)nheld);
+			continue;
+		}
+		if (!(s & INFL_OS_CLAIMED)) {
+			diff_note(d, "owner %llu side %u: a record left that no hit claimed, state "
+				  "%#llx", (unsigned long long)k->owner, k->side,
+				  (unsigned long long)s);
+			continue;
+		}
+		{
+			struct infl_owner_key other = *k;
+			struct infl_owner *o2;
+
+			other.side ^= 1;
+			o2 = bpf_map_lookup_elem(&owners, &other);
+			if (o2 && k->side == 0 &&
+			    (o2->state & (INFL_OS_CLAIMED | INFL_OS_VOID)) == INFL_OS_CLAIMED)
+				diff_note(d, "owner %llu: both sides claimed (states %#llx, %#llx)",
+					  (unsigned long long)k->owner, (unsigned long long)s,
+					  (unsigned long long)o2->state);
 		}
 		ro = r_owner_find(r, k->owner);
 		if (!r->inexact && ro && (r->owner_lives ? ro->live : holds_any(ro)))
@@ -1404,7 +1451,7 @@ static void run_scenario(const struct scenario *s, unsigned seed)
 	struct reading rd = {};
 	atomic_int running;
 	pthread_t rth;
-	__u64 reaped = 0, reused_other = 0, unreaped = 0, stale = 0;
+	__u64 reaped = 0, reused_other = 0, unreaped = 0, stale = 0, lost_holds = 0;
 	struct timespec t0, t1;
 	const char *n = s->name;
 
@@ -1475,6 +1522,7 @@ static void run_scenario(const struct scenario *s, unsigned seed)
 		check_buf_records(&v.buf_recs, r, s->procs);
 		reaped += owners_reaped;
 		stale += given_back;
+		lost_holds += holds_lost;
 		unreaped += owners_unreaped;
 		reused_other += owners.reused_other_key;
 		for (unsigned pi = 0; pi < s->procs; pi++)
@@ -1529,11 +1577,13 @@ static void run_scenario(const struct scenario *s, unsigned seed)
 		      (unsigned long long)reused_other, (unsigned long long)stale,
 		      (unsigned long long)unreaped);
 	printf("# %s: %llu hits, %llu places, fuzz > 0 in %llu of %llu records, contention_lost "
-	       "%llu, dwell_lost %llu, copies %llu accepted %llu rejected, %llu records reaped, "
-	       "%llu reused for another key, %llu stale references given back, %.1f s\n", n,
+	       "%llu (owners given up %llu), dwell_lost %llu, copies %llu accepted %llu rejected, "
+	       "%llu records reaped, %llu reused for another key, %llu stale references given "
+	       "back, %.1f s\n", n,
 	       (unsigned long long)v.hits, (unsigned long long)v.places,
 	       (unsigned long long)v.fuzz_records, (unsigned long long)v.records,
-	       (unsigned long long)v.contention_lost, (unsigned long long)v.dwell_lost,
+	       (unsigned long long)v.contention_lost, (unsigned long long)lost_holds,
+	       (unsigned long long)v.dwell_lost,
 	       (unsigned long long)rd.accepted,
 	       (unsigned long long)rd.rejected, (unsigned long long)reaped,
 	       (unsigned long long)reused_other, (unsigned long long)stale,
@@ -1656,11 +1706,16 @@ static void schedule_begin(void)
 	world_init(1, 64, 1);
 }
 
+/* owner's record: side 0's, or side 1's where side 0 has none or one being removed */
 static struct infl_owner *owner_rec(__u64 owner)
 {
 	struct infl_owner_key k = { .pid = MODEL_PID, .gen = proc_gen[0], .owner = owner };
+	struct infl_owner *o = bpf_map_lookup_elem(&owners, &k);
 
-	return bpf_map_lookup_elem(&owners, &k);
+	if (o && !(o->state & (INFL_OS_DOOMED | INFL_OS_VOID)))
+		return o;
+	k.side = 1;
+	return bpf_map_lookup_elem(&owners, &k) ?: o;
 }
 
 /* the schedule's process against its replay, and the records left; `ordered`: as
@@ -1873,8 +1928,8 @@ static void schedule_reaped_under_hold(const char *name, int order)
  * retired again). The reaper on CPU 2 (R2) looked the key up and saw owner 11 in it, and
  * stops right before its mark; the one on CPU 1 (R1) reaps it; owner 12 is made in the
  * element (on CPU 3) and goes through the same moves, retiring twice, so that its state is
- * the one R2 read; its grace passes. R2's mark then succeeds on owner 12's record, and R2
- * finds another key in it. Before it takes its mark back, `order`:
+ * the one R2 read; its grace passes (but for RR_SIDE1). R2's mark then succeeds on owner
+ * 12's record, and R2 finds another key in it. Before it takes its mark back, `order`:
  *   RR_GIVEN_BACK_UNDER: a stage of owner 12 (Z) takes a reference, sees DOOMED, gives its
  *     reference back under the mark and stops before it looks again;
  *   RR_GIVEN_BACK_AFTER: Z stops right after its reference, and looks at the state only
@@ -1882,9 +1937,13 @@ static void schedule_reaped_under_hold(const char *name, int order)
  *     give back);
  *   RR_OWN_REAPER: owner 12's own reaper (L, CPU 3, whose ring holds its key twice) finds
  *     the record DOOMED and leaves it, its ring entries spent: R2, taking its mark back,
- *     must reap it for L by the key the element carries.
+ *     must reap it for L by the key the element carries;
+ *   RR_SIDE1: Z runs whole under the mark: it makes and claims owner 12's side-1 record.
+ *     Owner 12's grace is not over, so R2, taking its mark back, does not reap it: the
+ *     record it leaves must be taken up by no hit again (VOID), or owner 12 would live in
+ *     two records.
  */
-enum reaper_race { RR_GIVEN_BACK_UNDER, RR_GIVEN_BACK_AFTER, RR_OWN_REAPER };
+enum reaper_race { RR_GIVEN_BACK_UNDER, RR_GIVEN_BACK_AFTER, RR_OWN_REAPER, RR_SIDE1 };
 
 static void schedule_reaper_restores(const char *name, enum reaper_race order)
 {
@@ -1916,8 +1975,24 @@ static void schedule_reaper_restores(const char *name, enum reaper_race order)
 	run_out(c);				/* owner 12 in the element, retired */
 	run_out(c2);				/* and again: the state R2 read */
 	ok &= owner_rec(12) == e;
-	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	if (order != RR_SIDE1)
+		model_clock_advance(2 * OWNER_REAP_GRACE_NS);
 	ok &= run_to(r2, &e->id, MA_READ, 1);	/* R2 marked it DOOMED: whose is it now? */
+	if (order == RR_SIDE1) {
+		run_out(z); /* side 1 made and claimed, owner 12 in the work stage there */
+		run_out(r2);
+		s = e->state;
+		CHECK((s & INFL_OS_VOID) && !(s & INFL_OS_DOOMED) && os_refs(s) == 0 &&
+			      owner_rec(12) && owner_rec(12) != e,
+		      "%s: the record R2 leaves is void, owner 12 on side 1 (state %#llx)", name,
+		      (unsigned long long)s);
+		fire_as(0, 0, op_stage(12, ENTRY_STAGE));
+		CHECK(proc_of(MODEL_PID)->contention_lost == 0 && owner_rec(12) != e,
+		      "%s: owner 12's next stage on side 1 (contention_lost %llu)", name,
+		      (unsigned long long)proc_of(MODEL_PID)->contention_lost);
+		schedule_end(name, ok, true);
+		return;
+	}
 	if (order == RR_OWN_REAPER) {
 		run_out(z); /* L reaps owner 12's key twice: DOOMED, left */
 		ok &= owner_rec(12) == e;
@@ -1935,9 +2010,9 @@ static void schedule_reaper_restores(const char *name, enum reaper_race order)
 		ok &= run_to(z, &e->state, MA_READ, 1); /* Z's reference saw DOOMED */
 	run_out(r2);				 /* R2 finds owner 12 in it: takes the mark back */
 	run_out(z);
-	s = e->state;
+	s = owner_rec(12) ? owner_rec(12)->state : INFL_OS_DOOMED;
 	CHECK(!(s & INFL_OS_DOOMED) && os_refs(s) == 0,
-	      "%s: owner 12's record, never reaped, is not left DOOMED: state %#llx", name,
+	      "%s: owner 12's record is not left DOOMED: state %#llx", name,
 	      (unsigned long long)s);
 	/* owner 12 again, later: it must be held, not lost */
 	fire_as(0, 0, op_stage(12, ENTRY_STAGE));
@@ -1948,25 +2023,28 @@ static void schedule_reaper_restores(const char *name, enum reaper_race order)
 }
 
 /*
- * The one loss the protocol still has, pinned: owner 11's record retired long ago and queued
- * on CPU 1's ring; its reaper (R, retiring owner 13 on CPU 1) marks it DOOMED and stops right
- * before its delete, as a reaper does whose vCPU the host stalls there, or which PREEMPT_RT
- * preempts. Owner 11 comes back meanwhile: an alloc of it (A, CPU 0) finds the record being
- * removed at every look, and can neither finish the delete (a late one by R would remove
- * the record made after it) nor wait for R. It gives its owner up, counted: contention_lost
- * 1, its buffer counted in the no-stage slot, its event flagged, every total still exact.
- * Once R deleted the key, owner 11 is made anew by its next hit, and nothing more is lost.
+ * Owner 11's record retired long ago and queued on CPU 1's ring; its reaper (R, retiring
+ * owner 13 on CPU 1) marks it DOOMED and stops right before its delete, as a reaper does
+ * whose vCPU the host stalls there, or which PREEMPT_RT preempts. Owner 11 comes back
+ * meanwhile: an alloc of it (A, CPU 0) can neither finish the delete (a late one by R would
+ * remove the record made after it) nor wait for R. It makes the owner's record under side
+ * 1's key and claims it: nothing given up, the buffer held by owner 11. R's delete then
+ * removes side 0's record and nothing else, and the owner's later hits find side 1's:
+ * it moves, and retires with its last buffer's free.
  */
 static void schedule_reaper_stalled(const char *name)
 {
+	struct infl_owner_key k1 = { .pid = MODEL_PID, .side = 1, .owner = 11 };
+	struct infl_owner *o0, *o1;
 	struct infl_proc *p;
-	struct infl_owner *o;
 	struct actor *r, *a;
 	bool ok = true;
 	__u32 c = 1;
+	__u64 s;
 
 	schedule_begin();
 	p = proc_of(MODEL_PID);
+	k1.gen = proc_gen[0];
 	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
 	fire_as(0, 1, op_stage(11, DONE_STAGE));
 	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
@@ -1974,27 +2052,85 @@ static void schedule_reaper_stalled(const char *name)
 	r = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
 	a = actor_new(2, 0, 1, op_alloc(0x300, c, 100, 11), (struct input){ 0 });
 	ok &= run_to(r, &owners, MA_DELETE, 1); /* R marked owner 11's record, its delete next */
-	o = owner_rec(11);
-	ok &= o && (o->state & INFL_OS_DOOMED);
+	o0 = owner_rec(11);
+	ok &= o0 && (o0->state & INFL_OS_DOOMED);
 	run_out(a);
-	ok &= logs[2].n == 1 && (logs[2].e[0].flags & INFL_EVF_UNSTAGED);
-	CHECK(p->contention_lost == 1 && p->cur[c][INFL_SLOT_NONE].count == 1 &&
-		      p->cur[c][INFL_SLOT_NONE].bytes == 100,
-	      "%s: the alloc gave its owner up, counted, its buffer in the no-stage slot "
-	      "(contention_lost %llu, no-stage count %llu bytes %llu)", name,
-	      (unsigned long long)p->contention_lost,
-	      (unsigned long long)p->cur[c][INFL_SLOT_NONE].count,
-	      (unsigned long long)p->cur[c][INFL_SLOT_NONE].bytes);
+	o1 = bpf_map_lookup_elem(&owners, &k1);
+	s = o1 ? o1->state : 0;
+	ok &= logs[2].n == 1 && !(logs[2].e[0].flags & INFL_EVF_UNSTAGED);
+	CHECK(p->contention_lost == 0 && o1 && o1 != o0 && (s & INFL_OS_CLAIMED) &&
+		      os_nheld(s) == 1 && os_refs(s) == 0 &&
+		      (o1->held_bytes[c] & INFL_HELD_VALUE_MASK) == 100,
+	      "%s: the alloc made side 1's record and holds its buffer there, nothing given up "
+	      "(contention_lost %llu, side 1 %s, state %#llx)", name,
+	      (unsigned long long)p->contention_lost, o1 ? "made" : "absent",
+	      (unsigned long long)s);
 	run_out(r);
-	ok &= !owner_rec(11) && owners_reaped == 1;
+	ok &= owners_reaped == 1 && owner_rec(11) == o1;
 	fire_as(0, 0, op_stage(11, ENTRY_STAGE));
 	fire_as(0, 0, op_stage(11, DONE_STAGE));
-	CHECK(p->contention_lost == 1 && p->owners_done == 3,
-	      "%s: owner 11 made anew once deleted, nothing more given up (contention_lost %llu, "
-	      "owners_done %llu)", name, (unsigned long long)p->contention_lost,
-	      (unsigned long long)p->owners_done);
 	fire_as(0, 0, op_free(0x300, c, 100));
-	schedule_verify(name, ok, true, false);
+	CHECK(p->contention_lost == 0 && p->owners_done == 3 && owner_rec(11) == o1 &&
+		      (o1->state & INFL_OS_RETIRED),
+	      "%s: the owner's later hits found side 1's record, and it retired (contention_lost "
+	      "%llu, owners_done %llu)", name, (unsigned long long)p->contention_lost,
+	      (unsigned long long)p->owners_done);
+	schedule_end(name, ok, true);
+}
+
+/*
+ * The two sides made at once. Owner 11's side-0 record is being removed (its reaper R, on
+ * CPU 1, stopped before its delete). H2, a stage of it (CPU 0), saw that record DOOMED and
+ * stops before it looks at side 1; H3, an alloc of it (CPU 2), saw the same and stops right
+ * before it makes side 1. R deletes. H1, another stage (CPU 3), finds neither side, makes
+ * side 0, looks at side 1 (still absent) and stops before its claim. H3 makes side 1. H2
+ * then finds side 1 unclaimed, with a look at side 0 that came before its reference: it
+ * must look at side 0 again (H1's record, made since) and not claim side 1. Every hit ends
+ * on side 0's record, side 1's is void, and nothing is given up.
+ */
+static void schedule_sides_at_once(const char *name)
+{
+	struct infl_owner_key k1 = { .pid = MODEL_PID, .side = 1, .owner = 11 };
+	struct actor *r, *h1, *h2, *h3;
+	struct infl_owner *e, *o1;
+	struct infl_proc *p;
+	bool ok = true;
+	__u64 s;
+
+	schedule_begin();
+	p = proc_of(MODEL_PID);
+	k1.gen = proc_gen[0];
+	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
+	fire_as(0, 1, op_stage(11, DONE_STAGE));
+	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
+	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	e = owner_rec(11);
+	r = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
+	h2 = actor_new(2, 0, 1, op_stage(11, WORK_STAGE), (struct input){ 0 });
+	h3 = actor_new(3, 2, 1, op_alloc(0x300, 1, 100, 11), (struct input){ 0 });
+	h1 = actor_new(4, 3, 1, op_stage(11, ENTRY_STAGE), (struct input){ 0 });
+	ok &= run_to(r, &owners, MA_DELETE, 1);	   /* side 0 DOOMED, its delete next */
+	ok &= run_to(h2, &owners, MA_LOOKUP, 2);   /* H2 saw it, side 1's look next */
+	ok &= run_to(h3, &owners, MA_UPDATE, 1);   /* H3 saw it twice: makes side 1 next */
+	run_out(r);				   /* deleted */
+	ok &= run_to(h1, &e->state, MA_CAS, 1);	   /* H1 made side 0 (the element again) */
+	ok &= owner_rec(11) == e && !bpf_map_lookup_elem(&owners, &k1);
+	ok &= run_to(h3, &owners, MA_LOOKUP, 2);   /* H3 made side 1 */
+	o1 = bpf_map_lookup_elem(&owners, &k1);
+	ok &= o1 && !(o1->state & INFL_OS_CLAIMED);
+	run_out(h2);
+	run_out(h1);
+	run_out(h3);
+	o1 = bpf_map_lookup_elem(&owners, &k1);
+	s = e->state;
+	CHECK(p->contention_lost == 0 && owner_rec(11) == e && (s & INFL_OS_CLAIMED) &&
+		      !(s & INFL_OS_VOID) && os_nheld(s) == 1 &&
+		      (!o1 || (o1->state & INFL_OS_VOID)),
+	      "%s: every hit on side 0's record, side 1's void (contention_lost %llu, side 0 "
+	      "state %#llx, side 1 %#llx)", name, (unsigned long long)p->contention_lost,
+	      (unsigned long long)s, (unsigned long long)(o1 ? o1->state : 0));
+	fire_as(0, 0, op_free(0x300, 1, 100));
+	schedule_end(name, ok, false);
 }
 
 /*
@@ -2136,8 +2272,12 @@ static void written_schedules(void)
 				 "after the mark", RR_GIVEN_BACK_AFTER);
 	schedule_reaper_restores("a reaper that finds another key, whose own reaper came under "
 				 "its mark", RR_OWN_REAPER);
+	schedule_reaper_restores("a reaper that finds another key while that key's owner makes "
+				 "its side-1 record", RR_SIDE1);
 	schedule_reaper_stalled("a reaper stalled between its mark and its delete while its "
 				"owner comes back");
+	schedule_sides_at_once("both sides of an owner made at once, one look before its "
+			       "reference");
 	schedule_done_while_held("a terminal stage while a stage of its owner holds it", false);
 	schedule_done_while_held("a terminal stage while an alloc of its owner holds it", true);
 	schedule_ring_room("a full ring's check that straddles two retirements on its CPU", 1);
@@ -2201,3 +2341,4 @@ int main(int argc, char **argv)
 	       (unsigned long long)totals.reused_other);
 	return check_done();
 }
+

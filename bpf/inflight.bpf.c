@@ -707,9 +707,9 @@ static __always_inline struct infl_owner *hit_owner(struct infl_proc *p, __u32 p
 	bool raced = false;
 
 	owner_maps_init(&om);
-	o = owner_hold_fast(&om, &k, nheld, &raced);
+	o = owner_hold_side(&om, &k, 0, nheld, &raced);
 	if (!o && !create) {
-		o = owner_hold_held(&om, &k, nheld, &raced);
+		o = owner_hold_side(&om, &k, 1, nheld, &raced);
 		why = o ? HOLD_OK : HOLD_NONE;
 	} else if (!o) {
 		int r = 0;

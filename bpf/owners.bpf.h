@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The atomic form's owner records: a hit's reference on one (owner_hold_fast, then
- * owner_hold_held or owner_hold_round), and their removal once retired (owner_retired). The
+ * The atomic form's owner records: a hit's reference on one (owner_hold_side, then
+ * owner_hold_round), and their removal once retired (owner_retired). The
  * program gives its maps in a struct owner_maps.
  *
  * An owner that retires keeps its record for OWNER_REAP_GRACE_NS, and a hit of the same owner
@@ -390,7 +390,7 @@ static __always_inline void owner_unmake1(const struct owner_maps *om, struct in
  * One look for the owner's record, referenced (`nheld`: an alloc's buffer counted held from
  * now): found, or made when `create` (HOLD_*; HOLD_OK: the reference held on the record
  * under k, whose side it set, which therefore stays under that key: only a record no hit
- * holds is removed; HOLD_AGAIN: look again, *made1 kept between looks). owner_hold_fast
+ * holds is removed; HOLD_AGAIN: look again, *made1 kept between looks). owner_hold_side
  * first: this is what a hit does whose record is not side 0's claimed one (owner_hold_slow,
  * or the program's own loop of them). An owner id has two keys, side 0 and side 1: while
  * side 0's record is being removed (marked DOOMED by a reaper that has not deleted it yet,
@@ -501,35 +501,18 @@ static __always_inline int owner_hold_slow(const struct owner_maps *om,
 	return HOLD_LOST;
 }
 
-/* The record of an owner that holds a buffer (a free's, a dup's replaced one), after
- * owner_hold_fast found none on side 0: it is claimed, on side 1 then, and while it holds
- * the buffer it can be neither retired nor reaped (NULL: counted by the caller). */
-static __always_inline struct infl_owner *owner_hold_held(const struct owner_maps *om,
-							  struct infl_owner_key *k, __u64 nheld,
-							  bool *raced)
+/* The owner's record if side `side`'s is the owner's (claimed), referenced; NULL: nothing
+ * held. Side 0: the common case, inline, before owner_hold_slow. Side 1, after side 0 had
+ * none: where the owner of a buffer (a free's, a dup's replaced one) is then, which while
+ * it holds the buffer can be neither retired nor reaped (NULL: counted by the caller). */
+static __always_inline struct infl_owner *owner_hold_side(const struct owner_maps *om,
+							  struct infl_owner_key *k, __u32 side,
+							  __u64 nheld, bool *raced)
 {
 	struct infl_owner *o;
 	int r;
 
-	k->side = 1;
-	r = owner_look(om, k, nheld, &o, raced);
-	if (r == TAKE_OWNER)
-		return o;
-	if (r == TAKE_FRESH)
-		owner_giveback(om, o, nheld);
-	return NULL;
-}
-
-/* The common case, inline: side 0's claimed record, referenced. NULL: nothing held, and
- * owner_hold_slow is what the hit does. */
-static __always_inline struct infl_owner *owner_hold_fast(const struct owner_maps *om,
-							  struct infl_owner_key *k, __u64 nheld,
-							  bool *raced)
-{
-	struct infl_owner *o;
-	int r;
-
-	k->side = 0;
+	k->side = side;
 	r = owner_look(om, k, nheld, &o, raced);
 	if (r == TAKE_OWNER)
 		return o;

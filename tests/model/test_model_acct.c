@@ -181,9 +181,9 @@ static struct infl_owner *hit_owner(struct infl_proc *p, __u32 pid, struct infl_
 	bool raced = false;
 
 	owner_maps_init(&om);
-	o = owner_hold_fast(&om, &k, nheld, &raced);
+	o = owner_hold_side(&om, &k, 0, nheld, &raced);
 	if (!o && !create) {
-		o = owner_hold_held(&om, &k, nheld, &raced);
+		o = owner_hold_side(&om, &k, 1, nheld, &raced);
 		why = o ? HOLD_OK : HOLD_NONE;
 	} else if (!o) {
 		why = owner_hold_slow(&om, &k, nheld, create, &raced);
@@ -2022,6 +2022,17 @@ static void schedule_reaper_restores(const char *name, enum reaper_race order)
 	schedule_end(name, ok, true);
 }
 
+/* Owner 11 retired long ago, its key queued on CPU 1's ring, and R, on CPU 1, about to retire
+ * owner 13 and reap owner 11's record */
+static struct actor *reaper_of_11(void)
+{
+	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
+	fire_as(0, 1, op_stage(11, DONE_STAGE));
+	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
+	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	return actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
+}
+
 /*
  * Owner 11's record retired long ago and queued on CPU 1's ring; its reaper (R, retiring
  * owner 13 on CPU 1) marks it DOOMED and stops right before its delete, as a reaper does
@@ -2045,11 +2056,7 @@ static void schedule_reaper_stalled(const char *name)
 	schedule_begin();
 	p = proc_of(MODEL_PID);
 	k1.gen = proc_gen[0];
-	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
-	fire_as(0, 1, op_stage(11, DONE_STAGE));
-	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
-	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
-	r = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
+	r = reaper_of_11();
 	a = actor_new(2, 0, 1, op_alloc(0x300, c, 100, 11), (struct input){ 0 });
 	ok &= run_to(r, &owners, MA_DELETE, 1); /* R marked owner 11's record, its delete next */
 	o0 = owner_rec(11);
@@ -2100,12 +2107,8 @@ static void schedule_sides_at_once(const char *name)
 	schedule_begin();
 	p = proc_of(MODEL_PID);
 	k1.gen = proc_gen[0];
-	fire_as(0, 1, op_stage(11, ENTRY_STAGE));
-	fire_as(0, 1, op_stage(11, DONE_STAGE));
-	fire_as(0, 1, op_stage(13, ENTRY_STAGE));
-	model_clock_advance(2 * OWNER_REAP_GRACE_NS);
+	r = reaper_of_11();
 	e = owner_rec(11);
-	r = actor_new(1, 1, 1, op_stage(13, DONE_STAGE), (struct input){ 0 });
 	h2 = actor_new(2, 0, 1, op_stage(11, WORK_STAGE), (struct input){ 0 });
 	h3 = actor_new(3, 2, 1, op_alloc(0x300, 1, 100, 11), (struct input){ 0 });
 	h1 = actor_new(4, 3, 1, op_stage(11, ENTRY_STAGE), (struct input){ 0 });

@@ -79,6 +79,8 @@ trace_with() {
 	case $1 in
 	empty) cmd=("$BENCH/usdt_empty" "$2") ;;
 	args) cmd=("$BENCH/usdt_empty" -a "$2") ;;
+	least) cmd=("$BENCH/usdt_empty" -m "$2") ;;
+	least_record) cmd=("$BENCH/usdt_empty" -M "$2") ;;
 	inflight) cmd=("$INFLIGHT" --json -p "$2") ;;
 	locked) cmd=("$INFLIGHT" --json --accounting locked -p "$2") ;;
 	inflight-norss) cmd=("$INFLIGHT" --json --no-rss -p "$2") ;;

@@ -8,6 +8,12 @@
 #          nop       (a) probes in, nothing attached: the semaphore test
 #          empty     (b) empty BPF programs on the three probes: the floor
 #          args      (b') BPF programs that only fetch the arguments
+#          least     (m) the least an exact hit does, whatever its accounting: the
+#                    arguments, a place taken in the process's record (the serialization
+#                    word), the owner's record and a record per live buffer, nothing
+#                    counted (usdt_empty -m): how much of the targets the semantics take
+#          least_record (m') that, and the least recording adds: the clock, an event
+#                    into a ring buffer (usdt_empty -M)
 #          inflight  (c) inflight attached to the process (-p): on kernels 5.17+ the atomic
 #                    form, which takes no lock (bpf/acct.bpf.h)
 #          locked    (c-locked) the same inflight forced into the locked form (--accounting
@@ -49,7 +55,7 @@ probe_cost() {
 	PC_NOPROBES=$BENCH/probe_loop_noprobes
 	PC_ATOMIC=$BENCH/probe_loop_atomic
 	PC_LTTNG=$(private_copy "$BENCH/probe_loop_lttng")
-	for cfg in noprobes nop empty args inflight locked record baseline bpftrace atomic lttng; do
+	for cfg in noprobes nop empty args least least_record inflight locked record baseline bpftrace atomic lttng; do
 		case $cfg in
 		record) [ -x "$INFLIGHT" ] && "$INFLIGHT" record --help >/dev/null 2>&1 ||
 			{ note probe_cost "(c') not measured: no inflight record"; continue; } ;;
@@ -101,6 +107,9 @@ probe_cost_ratios() {
 	[ -n "${ns_of[record]:-}" ] && [ -n "$b" ] && record probe_cost record/empty "$t" "$rep" ratio "$(calc "${ns_of[record]} / $b")"
 	[ -n "$c" ] && [ -n "${ns_of[baseline]:-}" ] &&
 		record probe_cost inflight/baseline "$t" "$rep" ratio "$(calc "$c / ${ns_of[baseline]}")"
+	[ -n "${ns_of[least]:-}" ] && [ -n "$b" ] && record probe_cost least/empty "$t" "$rep" ratio "$(calc "${ns_of[least]} / $b")"
+	[ -n "${ns_of[least_record]:-}" ] && [ -n "$b" ] &&
+		record probe_cost least_record/empty "$t" "$rep" ratio "$(calc "${ns_of[least_record]} / $b")"
 	[ -n "${ns_of[args]:-}" ] && [ -n "$b" ] && record probe_cost args/empty "$t" "$rep" ratio "$(calc "${ns_of[args]} / $b")"
 	[ -n "${ns_of[atomic]:-}" ] && [ -n "$a" ] && record probe_cost atomic/nop "$t" "$rep" ratio "$(calc "${ns_of[atomic]} / $a")"
 	return 0

@@ -59,6 +59,26 @@ verdict2() {
 		"$(verdict "$(median "$1" "$2" 2 "$3")" "$4" "$5")"
 }
 
+# least_room RATIO LIMIT: for 1 and 2 threads, what a target of LIMIT times the floor leaves
+# beyond the least an exact hit does (RATIO, e.g. least/empty): LIMIT - RATIO in floors and
+# in nanoseconds of the floor's median, or "none" when the least alone is over it
+least_room() {
+	local t r b sep=''
+	for t in 1 2; do
+		r=$(median probe_cost "$1" "$t" ratio)
+		b=$(median probe_cost empty "$t" ns_per_hit)
+		printf '%s%s thread%s ' "$sep" "$t" "$([ "$t" = 1 ] || echo s)"
+		if [ -z "$r" ] || [ -z "$b" ]; then
+			printf 'not measured'
+		elif awk "BEGIN { exit !($r < $2) }"; then
+			printf '%s (%s ns)' "$(num "$(calc "$2 - $r")")" "$(num "$(calc "($2 - $r) * $b")")"
+		else
+			printf '**none** (%s over)' "$(num "$(calc "$r - $2")")"
+		fi
+		sep=', '
+	done
+}
+
 notes_of() {
 	sed -n "s/^$1: /- /p" "$dir/notes.txt" 2>/dev/null | sort | uniq -c |
 		awk '{ n = $1; $1 = ""; sub(/^ /, ""); print (n > 1 ? $0 " (" n " times)" : $0) }'
@@ -194,6 +214,8 @@ noprobes|probes compiled out (the loop alone)
 nop|(a) probes in, nothing attached
 empty|(b) empty BPF programs (the floor)
 args|(b') BPF programs that only fetch the arguments
+least|(m) the least an exact hit does: arguments, a place, the owner's and the buffer's records
+least_record|(m') that, and recording's least: the clock, an event into a ring
 inflight|(c) inflight -p, the atomic form (no lock)
 locked|(c-locked) inflight, the locked form (--accounting locked)
 record|(c') inflight record -p (every event also to a file)
@@ -212,7 +234,9 @@ Ratios (median of per-round ratios):
 | inflight / bpftrace (c/d) | $(cell probe_cost inflight/bpftrace 1 ratio) | $(cell probe_cost inflight/bpftrace 2 ratio) | <= 1: $(verdict2 probe_cost inflight/bpftrace ratio '<=' 1) |
 | locked form / empty BPF (c-locked/b) | $(cell probe_cost locked/empty 1 ratio) | $(cell probe_cost locked/empty 2 ratio) | |
 | atomic form / locked form (c/c-locked) | $(cell probe_cost inflight/locked 1 ratio) | $(cell probe_cost inflight/locked 2 ratio) | |
-| inflight record / empty BPF (c'/b) | $(cell probe_cost record/empty 1 ratio) | $(cell probe_cost record/empty 2 ratio) | |
+| inflight record / empty BPF (c'/b) | $(cell probe_cost record/empty 1 ratio) | $(cell probe_cost record/empty 2 ratio) | <= 1.5: $(verdict2 probe_cost record/empty ratio '<=' 1.5) |
+| the least an exact hit does / empty BPF (m/b) | $(cell probe_cost least/empty 1 ratio) | $(cell probe_cost least/empty 2 ratio) | what c/b's target leaves the rest: $(least_room least/empty 1.2) |
+| that, recorded / empty BPF (m'/b) | $(cell probe_cost least_record/empty 1 ratio) | $(cell probe_cost least_record/empty 2 ratio) | what c'/b's target leaves the rest: $(least_room least_record/empty 1.5) |
 | (c-a) / (b-a): added cost vs the floor's | $(cell probe_cost inflight-nop/empty-nop 1 ratio) | $(cell probe_cost inflight-nop/empty-nop 2 ratio) | |$(baseline_row)
 | argument fetch / empty (b'/b) | $(cell probe_cost args/empty 1 ratio) | $(cell probe_cost args/empty 2 ratio) | |
 | atomic counters / nop (e/a) | $(cell probe_cost atomic/nop 1 ratio) | $(cell probe_cost atomic/nop 2 ratio) | |

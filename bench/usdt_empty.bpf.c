@@ -271,20 +271,29 @@ int BPF_USDT(hbuf_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
 	return 0;
 }
 
+/* a free's record found and removed (its fields into r): -1 when it is not there */
+static __always_inline int hbuf_take(const struct bench_buf_key *k, struct bench_buf *r)
+{
+	struct bench_buf *b = bpf_map_lookup_elem(&hbufs, k);
+
+	if (!b) {
+		__sync_fetch_and_add(&hbuf_lost, 1);
+		return -1;
+	}
+	*r = *b;
+	if (bpf_map_delete_elem(&hbufs, k))
+		__sync_fetch_and_add(&hbuf_lost, 1);
+	return 0;
+}
+
 SEC("usdt")
 int BPF_USDT(hbuf_free, __u64 buf, __u32 cls, __u64 bytes)
 {
 	struct bench_buf_key k = bench_key(buf);
-	struct bench_buf *b = bpf_map_lookup_elem(&hbufs, &k), r;
+	struct bench_buf r;
 
-	if (!b) {
-		__sync_fetch_and_add(&hbuf_lost, 1);
-		return 0;
-	}
-	r = *b;
-	if (bpf_map_delete_elem(&hbufs, &k))
-		__sync_fetch_and_add(&hbuf_lost, 1);
-	keep(r.bytes ^ cls ^ bytes);
+	if (!hbuf_take(&k, &r))
+		keep(r.bytes ^ cls ^ bytes);
 	return 0;
 }
 
@@ -506,6 +515,163 @@ static __always_inline int ring_hit(__u64 args)
 }
 
 ARGS_PROGS(ring, ring_hit)
+
+/*
+ * The least any exact design does a hit, whatever its accounting (least_*): what section 1
+ * compares with the targets, to say how much of them the semantics alone take. The
+ * arguments; the process's record found and a place taken in it by one
+ * fetch-and-add (the serialization word that an exact total and peak need); an owner's
+ * record, which a stage must find to move what the owner holds and an alloc and a free must
+ * find to change it; and a record per live buffer, which a free must find because it does
+ * not say its owner (and a late attach must know which buffers it saw made). Nothing is
+ * counted: no cell, no peak, no lifetime total, no dwell time, no reference taken on an
+ * owner. An owner's record is made at its first event and removed at its first stage after
+ * it held buffers and holds none (the bench's pipeline: the last).
+ *   least_*         live accounting's least
+ *   least_record_*  the same, and what recording adds at least: the clock and a 56-byte
+ *                   event into a ring buffer without a wake-up (read as -R reads it)
+ */
+struct least_owner_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 owner;
+};
+
+struct least_owner {
+	__u64 held;
+	__u32 stage;
+	__u32 held_once;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct least_owner_key);
+	__type(value, struct least_owner);
+} lowners SEC(".maps");
+
+/* the place: the process's record found by its slot (the cheaper way here, aproc_*), one
+ * fetch-and-add on it */
+static __always_inline int least_place(__u32 pid)
+{
+	__u32 slot = pid & 63;
+	struct bench_proc *p = bpf_map_lookup_elem(&aprocs, &slot);
+
+	if (!p)
+		return -1;
+	__sync_fetch_and_add(&p->hits, 1);
+	return 0;
+}
+
+static __always_inline struct least_owner *least_owner_find(const struct least_owner_key *k,
+							     bool make)
+{
+	struct least_owner *o = bpf_map_lookup_elem(&lowners, k), fresh = {};
+
+	if (o || !make)
+		return o;
+	bpf_map_update_elem(&lowners, k, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&lowners, k);
+}
+
+/* the pid read once a hit, as inflight reads it */
+static __always_inline int least_alloc_apply(__u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct bench_buf_key k = { .pid = pid, .gen = 1, .buf = buf };
+	struct least_owner_key ok = { .pid = pid, .owner = owner };
+	struct bench_buf r = { .bytes = bytes, .owner = owner, .cls = cls };
+	struct least_owner *o;
+
+	if (least_place(pid) || !(o = least_owner_find(&ok, true)))
+		return 0;
+	if (bpf_map_update_elem(&hbufs, &k, &r, BPF_NOEXIST))
+		__sync_fetch_and_add(&hbuf_lost, 1);
+	__sync_fetch_and_add(&o->held, 1);
+	o->held_once = 1;
+	return 0;
+}
+
+static __always_inline int least_free_apply(__u64 buf, __u32 cls, __u64 bytes)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct bench_buf_key k = { .pid = pid, .gen = 1, .buf = buf };
+	struct least_owner_key ok = { .pid = pid };
+	struct least_owner *o;
+	struct bench_buf r;
+
+	if (least_place(pid) || hbuf_take(&k, &r))
+		return 0;
+	ok.owner = r.owner;
+	o = least_owner_find(&ok, false);
+	if (o)
+		__sync_fetch_and_sub(&o->held, 1);
+	keep(r.bytes ^ cls ^ bytes);
+	return 0;
+}
+
+static __always_inline int least_stage_apply(__u64 owner, __u32 stage)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct least_owner_key ok = { .pid = pid, .owner = owner };
+	struct least_owner *o;
+
+	if (least_place(pid) || !(o = least_owner_find(&ok, true)))
+		return 0;
+	if (o->held_once && !READ_ONCE(o->held)) {
+		bpf_map_delete_elem(&lowners, &ok);
+		return 0;
+	}
+	o->stage = stage;
+	return 0;
+}
+
+/* recording's least on top: the clock, and the event into the ring */
+static __always_inline void least_event(__u64 a0, __u64 a1, __u64 a2)
+{
+	struct ring_event e = { .w = { bpf_ktime_get_ns(), a0, a1, a2 } };
+
+	bpf_ringbuf_output(&ring, &e, sizeof(e), BPF_RB_NO_WAKEUP);
+}
+
+SEC("usdt")
+int BPF_USDT(least_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	return least_alloc_apply(buf, cls, bytes, owner);
+}
+
+SEC("usdt")
+int BPF_USDT(least_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	return least_free_apply(buf, cls, bytes);
+}
+
+SEC("usdt")
+int BPF_USDT(least_stage, __u64 owner, __u32 stage)
+{
+	return least_stage_apply(owner, stage);
+}
+
+SEC("usdt")
+int BPF_USDT(least_record_alloc, __u64 buf, __u32 cls, __u64 bytes, __u64 owner)
+{
+	least_event(buf, (__u64)cls << 32 | (owner & 0xffffffff), bytes);
+	return least_alloc_apply(buf, cls, bytes, owner);
+}
+
+SEC("usdt")
+int BPF_USDT(least_record_free, __u64 buf, __u32 cls, __u64 bytes)
+{
+	least_event(buf, cls, bytes);
+	return least_free_apply(buf, cls, bytes);
+}
+
+SEC("usdt")
+int BPF_USDT(least_record_stage, __u64 owner, __u32 stage)
+{
+	least_event(owner, stage, 0);
+	return least_stage_apply(owner, stage);
+}
 
 /* the floor of a kmem:rss_stat handler, for the RSS breakdown (usdt_empty -r) */
 SEC("tp_btf/rss_stat")

@@ -4,12 +4,15 @@
  * arguments; with -s, that make one atomic add to a word all threads share; with -c, one add
  * to a per-CPU word; with -h and -t, that keep a record per live buffer, in a hash map or in
  * an open-addressing table; with -H and -A, that find the process's record, in a hash map or
- * in an array: usdt_empty.bpf.c) to the contract's three probes in one
+ * in an array; with -m, the least an exact hit does, and with -M that and recording's
+ * least: usdt_empty.bpf.c) to the contract's three probes in one
  * process, and stays attached until that process exits or a signal arrives; with -r also a
  * do-nothing kmem:rss_stat program. The floor that inflight's per-hit cost is compared with,
  * and the shortest attach a libbpf tool can do.
  *
- * Prints "usdt_empty attached pid=P load_ms=L attach_ms=A" once all three are attached.
+ * Prints "usdt_empty attached pid=P load_ms=L attach_ms=A" once all three are attached, and
+ * with -h, -t, -m and -M "usdt_empty lost=N" at the end: buffer records it could not insert
+ * or find.
  */
 #include <errno.h>
 #include <limits.h>
@@ -98,13 +101,17 @@ int main(int argc, char **argv)
 			set = 8;
 		else if (!strcmp(argv[1], "-L"))
 			set = 9;
+		else if (!strcmp(argv[1], "-m"))
+			set = 10;
+		else if (!strcmp(argv[1], "-M"))
+			set = 11;
 		else if (!strcmp(argv[1], "-r"))
 			with_rss = 1;
 		else
 			break;
 	}
 	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A|-R|-L] [-r] PID\n"
+		fprintf(stderr, "Usage: usdt_empty [-a|-s|-c|-h|-t|-H|-A|-R|-L|-m|-M] [-r] PID\n"
 				"Attaches empty BPF programs (-a: argument fetch only; -s: one\n"
 				"atomic add to a shared word; -c: one add to a per-CPU word; -h, -t:\n"
 				"the arguments and a record per live buffer, in a hash map or in an\n"
@@ -112,7 +119,10 @@ int main(int argc, char **argv)
 				"process's record found, in a hash map or in an array; -R: the\n"
 				"arguments and a 56-byte event into a ring buffer this reads; -L:\n"
 				"the arguments, the process's record found, a place taken in it and\n"
-				"the op into a per-CPU log) to the\n"
+				"the op into a per-CPU log; -m: the least an exact hit does (the\n"
+				"arguments, a place in the process's record, the owner's record\n"
+				"and a record per live buffer); -M: that, the clock and the event\n"
+				"into a ring buffer this reads) to the\n"
 				"prover:buf_alloc, buf_free and stage probes of process PID; -r: an\n"
 				"empty kmem:rss_stat program too.\n");
 		return 2;
@@ -140,7 +150,7 @@ int main(int argc, char **argv)
 	}
 	{
 		/* one row per set: alloc, free, stage */
-		struct bpf_program *sets[10][3] = {
+		struct bpf_program *sets[12][3] = {
 			{ skel->progs.empty_alloc, skel->progs.empty_free, skel->progs.empty_stage },
 			{ skel->progs.args_alloc, skel->progs.args_free, skel->progs.args_stage },
 			{ skel->progs.shared_alloc, skel->progs.shared_free,
@@ -155,10 +165,14 @@ int main(int argc, char **argv)
 			  skel->progs.aproc_stage },
 			{ skel->progs.ring_alloc, skel->progs.ring_free, skel->progs.ring_stage },
 			{ skel->progs.plog_alloc, skel->progs.plog_free, skel->progs.plog_stage },
+			{ skel->progs.least_alloc, skel->progs.least_free,
+			  skel->progs.least_stage },
+			{ skel->progs.least_record_alloc, skel->progs.least_record_free,
+			  skel->progs.least_record_stage },
 		};
 
 		/* load only the set in use */
-		for (int s = 0; s < 10; s++)
+		for (int s = 0; s < 12; s++)
 			for (i = 0; i < 3; i++)
 				bpf_program__set_autoload(sets[s][i], s == set);
 		for (i = 0; i < 3; i++)
@@ -183,8 +197,8 @@ int main(int argc, char **argv)
 	       mono_ms() - t1);
 	fflush(stdout);
 
-	if (set == 8 && !(rb = ring_buffer__new(bpf_map__fd(skel->maps.ring), on_event, NULL,
-						   NULL))) {
+	if ((set == 8 || set == 11) &&
+	    !(rb = ring_buffer__new(bpf_map__fd(skel->maps.ring), on_event, NULL, NULL))) {
 		fprintf(stderr, "usdt_empty: reading the ring: %s\n", strerror(errno));
 		goto cleanup;
 	}
@@ -197,6 +211,11 @@ int main(int argc, char **argv)
 		if (rb)
 			ring_buffer__consume(rb);
 	}
+	/* the sets that keep buffer records: what they could not insert or find (must be 0
+	 * when attached before the first event) */
+	if (set == 4 || set == 5 || set == 10 || set == 11)
+		printf("usdt_empty lost=%llu\n", (unsigned long long)(skel->bss->hbuf_lost +
+								  skel->bss->tbuf_lost));
 cleanup:
 	ring_buffer__free(rb);
 	for (i = 0; i < 3; i++)

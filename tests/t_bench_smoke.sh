@@ -48,15 +48,20 @@ start_loop() {
 }
 
 # the floor: empty BPF programs, then argument fetch only, one shared atomic add and one
-# per-CPU add, and a drained design's hit (sharing_cost), attached by pid before the window
-for mode in "" -a -s -c -L; do
+# per-CPU add, a drained design's hit (sharing_cost), and the least an exact hit does, live
+# and recorded (probe_cost), attached by pid before the window
+for mode in "" -a -s -c -L -m -M; do
 	start_loop 20
 	att=$("$B/usdt_empty" $mode "$lp" 2>"$TMP/usdt_empty.err")
 	rc=$?
 	wait "$lp"
 	check_eq "usdt_empty $mode exits 0 when the process ends" "$rc" 0
-	check_match "usdt_empty $mode reports its attach" "$att" \
+	check_match "usdt_empty $mode reports its attach" "$(head -n 1 <<<"$att")" \
 		"^usdt_empty attached pid=$lp load_ms=[0-9.]+ attach_ms=[0-9.]+$"
+	case $mode in -m | -M)
+		# every buffer record inserted and found again: the least did its whole work
+		check_eq "usdt_empty $mode: no buffer record lost" "$(sed -n 's/^usdt_empty lost=//p' <<<"$att")" 0
+	esac
 	out=$(cat "$TMP/loop.out")
 	check_match "probe_loop under usdt_empty $mode: output line" "$out" "$LINE_RE"
 	check "probe_loop under usdt_empty $mode saw the probes enabled" test "$(kv enabled_ns "$out")" -gt 0
@@ -182,6 +187,9 @@ mkdir -p "$TMP/res"
 	echo "section,config,threads,rep,metric,value"
 	for v in 20 1 3 10 2; do echo "probe_cost,empty,1,1,ns_per_hit,$v"; done
 	for v in 4 1.5; do echo "probe_cost,inflight/empty,1,1,ratio,$v"; done
+	# the least an exact hit does: over the target, and under it with room left
+	echo "probe_cost,least/empty,1,1,ratio,1.5"
+	echo "probe_cost,least_record/empty,1,1,ratio,1.1"
 	for v in 100 110 105; do echo "sharing_cost,shared,2,1,ns_per_run,$v"; done
 	echo "sharing_cost,shared,1,1,ns_per_run,30.5"
 	# the two forms side by side: the locked one's row, ratios, given up, the lock's figures
@@ -206,6 +214,10 @@ rep=$(bash "$ROOT/bench/report.sh" "$TMP/res")
 check_match "report: median [min-max]" "$rep" '^\| \(b\) empty BPF programs \(the floor\) \| 3 \[1-20\] \| n/a \| n/a \| n/a \|$'
 check_match "report: median of an even count, verdict" "$rep" \
 	'^\| inflight / empty BPF \(c/b\) \| 2.75 \[1.50-4\] \| n/a \| <= 1.2: 1 thread \*\*missed\*\*, 2 threads not measured \|$'
+check_match "report: the least's room under c/b's target, none when over it" "$rep" \
+	'^\| the least an exact hit does / empty BPF \(m/b\) \| 1.50 \[1.50-1.50\] \| n/a \| what c/b.s target leaves the rest: 1 thread \*\*none\*\* \(0.3 over\), 2 threads not measured \|$'
+check_match "report: the recorded least's room, in floors and ns of the floor's median" "$rep" \
+	'^\| that, recorded / empty BPF \(m./b\) \| 1.10 \[1.10-1.10\] \| n/a \| what c.\/b.s target leaves the rest: 1 thread 0.4 \(1.20 ns\), 2 threads not measured \|$'
 check_match "report: the sharing breakdown's rows, 1 and 2 threads" "$rep" \
 	'^\| one atomic add to a word both threads share \| 30.5 \[30.5-30.5\] \| 105 \[100-110\] \|$'
 check_match "report: the locked form's row" "$rep" \

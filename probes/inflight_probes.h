@@ -103,10 +103,16 @@ extern volatile unsigned short INFLIGHT_SEMAPHORE(stage) __asm__(INFLIGHT_P__LIN
 	".popsection\n"                                                                        \
 	".endif\n"
 
+/* The site's instruction: a 1-byte nop, which the uprobes of every kernel emulate. Not for
+ * programs to change: the tests build sites of another size through it. */
+#ifndef INFLIGHT_P__NOP
+#define INFLIGHT_P__NOP "nop"
+#endif
+
 /* One probe site: the nop, its note, the reference that keeps its code. ARGS is the note's
  * argument string, e.g. "8@%[a0] 4@%[a1]": SIZE@OPERAND per argument, unsigned. */
 #define INFLIGHT_P__SITE_ASM(probe, args)                                                      \
-	"990: nop\n"                                                                           \
+	"990: " INFLIGHT_P__NOP "\n"                                                           \
 	".pushsection .note.stapsdt,\"?\",@note\n"                                              \
 	".balign 4\n"                                                                          \
 	".4byte 992f-991f, 994f-993f, 3\n"                                                     \

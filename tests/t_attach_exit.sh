@@ -119,6 +119,42 @@ for mech in perf multi inline; do
 	wait_detachers
 done
 
+# --- a file rewritten in place while the child still holds its probes ---
+# The kernel keeps with each probe the instruction it replaced, read from the file, and puts
+# its breakpoint at that offset into every process that maps the file: one started from a
+# file rewritten in place (cp over it: the same inode) while the probes are still registered
+# runs the old instruction there. Here the two builds have their sites at the same offsets, a
+# 1-byte nop at each in the first and a 5-byte one in the second: run under a probe of the
+# first, the second resumes inside its nop and dies (SIGILL, every time before the lease).
+# The file's read lease, taken before inflight exits and held until the child has closed the
+# links, makes the copy's open wait for them.
+N1=$A/example-nop1 N5=$A/example-nop5
+sites() { readelf -n "$1" | grep -o 'Location: 0x[0-9a-f]*' | tr '\n' ' '; }
+at_site() { od -An -tx1 -j "$(($(sites "$1" | awk '{print $2}')))" -N 5 "$1" | tr -d ' \n'; }
+check_eq "rewrite: the two builds' sites at the same offsets" "$(sites "$N5")" "$(sites "$N1")"
+check_eq "rewrite: a 1-byte nop at the first build's first site, a 5-byte one at the second's" \
+	"$(at_site "$N1" | cut -c1-2) $(at_site "$N5")" "90 0f1f440000"
+for mech in perf multi; do
+	cp "$N1" "$TMP/rewritten"
+	INFLIGHT_ATTACH=$mech "$INFLIGHT" -- "$TMP/rewritten" --items 6 >"$TMP/out" 2>&1
+	rc=$?
+	locks=$(cat /proc/locks)
+	kid=$(detachers | head -n 1)
+	# the child still holds the file after the look at the locks: the lease was there then
+	if [ -n "$kid" ] && ls -l "/proc/$kid/fd" 2>/dev/null | grep -q -- "-> $TMP/rewritten\$"; then
+		check_match "$mech: the attached file has a read lease while the child works" "$locks" \
+			"LEASE +ACTIVE +READ +[0-9]+ [0-9a-f]+:[0-9a-f]+:$(stat -c %i "$TMP/rewritten") "
+	else
+		echo "# $mech: the detaching child was done before its lease could be looked at"
+	fi
+	# at once, as a script that stops a service, copies its new build and starts it would
+	cp "$N5" "$TMP/rewritten"
+	"$TMP/rewritten" --items 6 >"$TMP/prog" 2>&1
+	check_eq "$mech: -- CMD ended, its file rewritten in place at once: the new build runs right" \
+		"$rc $? $(tail -1 "$TMP/prog")" "0 0 done items=6 checksum=0x89d95b067de8b2de"
+	wait_detachers
+done
+
 # --- semaphores that are not raised where the program reads them: said, exit 14 ---
 mkfifo "$TMP/in"
 "$A/stopped_exec" "$P/sdt-lld/example" --items 6 <"$TMP/in" >"$TMP/se" 2>&1 &

@@ -60,3 +60,23 @@ $(ATTACH_TESTS)/exec_chain: tests/attach/exec_chain.c probes/inflight_probes.h \
 	$(Q)$(CC) $(ATTACH_ARGS_CFLAGS) -O2 -Iprobes/examples $< -o $@
 
 TEST_BINS += $(ATTACH_TESTS)/exec_chain
+
+# the example built twice, the same but for the size of its sites' nop (1 byte, then 5):
+# the same sites at the same offsets, another instruction at each. What an in-place rewrite
+# of an attached file puts under probes the kernel still holds (t_attach_exit.sh).
+EX_NOP_DEPS := probes/examples/example.c probes/examples/pipeline.c \
+	probes/examples/pipeline.h probes/inflight_probes.h | $(DEPS_STAMP)
+EX_NOP_BUILD = $(CC) -g $(WARN) -std=gnu11 -D_GNU_SOURCE -Iprobes -Iprobes/examples -O2 \
+	probes/examples/example.c probes/examples/pipeline.c -pthread
+
+$(ATTACH_TESTS)/example-nop1: $(EX_NOP_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(EX_NOP_BUILD) -o $@
+
+$(ATTACH_TESTS)/example-nop5: $(EX_NOP_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(EX_NOP_BUILD) '-DINFLIGHT_P__NOP=".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"' -o $@
+
+TEST_BINS += $(ATTACH_TESTS)/example-nop1 $(ATTACH_TESTS)/example-nop5

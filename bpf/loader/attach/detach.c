@@ -41,8 +41,20 @@ static int keep_fd(int fd)
 	       !strcmp(target, "anon_inode:[perf_event]");
 }
 
-/* Closes every inherited fd above 2 but `go` (all of them when `all`, else all but the BPF
- * objects'). */
+/* The attached files the child leases, set before it is made (it allocates nothing). */
+static int leased[DETACH_FILES_MAX];
+static int nleased;
+
+static bool is_leased(int fd)
+{
+	for (int i = 0; i < nleased; i++)
+		if (leased[i] == fd)
+			return true;
+	return false;
+}
+
+/* Closes every inherited fd above 2 but `go` and the leased files (all the others when
+ * `all`, else all but the BPF objects'). */
 static void close_fds(int go, bool all)
 {
 	char buf[4096];
@@ -62,7 +74,7 @@ static void close_fds(int go, bool all)
 				continue;
 			for (const char *c = e->d_name; *c; c++)
 				fd = fd * 10 + (*c - '0');
-			if (fd > 2 && fd != go && fd != dir && (all || !keep_fd(fd)))
+			if (fd > 2 && fd != go && fd != dir && !is_leased(fd) && (all || !keep_fd(fd)))
 				close(fd);
 		}
 	}
@@ -94,15 +106,34 @@ static void __attribute__((noreturn)) child(int go)
 	while (read(go, &c, 1) < 0 && errno == EINTR)
 		;
 	/* closed here rather than by the exit: meanwhile the child is still a process with its
-	 * executable (ps, /proc/PID/exe show what it is) */
+	 * executable (ps, /proc/PID/exe show what it is). The links first: a lease goes with
+	 * its file's close, once no probe is left on it. */
 	close_fds(go, true);
+	for (int i = 0; i < nleased; i++)
+		close(leased[i]);
 	_exit(0);
 }
 
-int detach__hand_off(void)
+int detach__hand_off(const int *files, int nfiles)
 {
 	int go[2];
 	pid_t pid;
+
+	/*
+	 * A file rewritten in place while its probes are still registered has the kernel's copy
+	 * of each replaced instruction, from the old content, run at the old offsets in every
+	 * process started from the new one. A read lease makes such a write's open wait until
+	 * the child has closed the links (or the kernel's lease-break-time has passed). Taken
+	 * here, before our exit can let a writer in; held by the open file, which the child
+	 * shares and closes last. Refused where the file is open for writing, not ours without
+	 * CAP_LEASE, or on a file system without leases: then nothing waits (docs/attach.md). A
+	 * writer's open tells the lease's taker by SIGIO, whose default would end the process.
+	 */
+	signal(SIGIO, SIG_IGN);
+	nleased = 0;
+	for (int i = 0; i < nfiles && nleased < DETACH_FILES_MAX; i++)
+		if (!fcntl(files[i], F_SETLEASE, F_RDLCK))
+			leased[nleased++] = files[i];
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;

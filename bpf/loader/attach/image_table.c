@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach/cuda.h"
@@ -19,6 +20,7 @@ struct image_table {
 	struct image_table_cfg cfg;
 	bool deferred; /* cfg.bin is not the sites of its file yet (no contract there) */
 	struct infl_image_key keys[IMAGE_TABLE_MAX];
+	int fds[IMAGE_TABLE_MAX]; /* each file, held open from its attach on (image_table__files) */
 	int n;
 	struct images slots;
 	pthread_mutex_t lock; /* one attach at a time */
@@ -112,13 +114,15 @@ static int attach_image(struct image_table *t, const char *path, const char *sho
 		err = place(t, shown, b, &tag, &tab);
 	if (!err)
 		err = usdt_attach__image(t->cfg.usdt, &file, shown, pid, b, tag, &tab);
-	proc_image_close(&file);
 	if (!err && b == &other)
 		t->deferred = false;
 	if (b == &other)
 		usdt_binary__free(&other);
-	if (err)
+	if (err) {
+		proc_image_close(&file);
 		return err;
+	}
+	t->fds[t->n] = file.fd;
 	t->keys[t->n++] = file.key;
 	traced_since_now(t, &file.key);
 	*added = true;
@@ -161,10 +165,21 @@ int image_table__sites(const struct image_table *t)
 	return usdt_attach__sites(t->cfg.usdt);
 }
 
+int image_table__files(const struct image_table *t, int *fds, int max)
+{
+	int n = 0;
+
+	for (int i = 0; t && i < t->n && n < max; i++)
+		fds[n++] = t->fds[i];
+	return n;
+}
+
 void image_table__free(struct image_table *t)
 {
 	if (!t)
 		return;
+	for (int i = 0; i < t->n; i++)
+		close(t->fds[i]);
 	images__free(&t->slots);
 	pthread_mutex_destroy(&t->lock);
 	free(t);

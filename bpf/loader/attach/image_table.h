@@ -63,6 +63,10 @@ int image_table__note(struct image_table *t, const char *path);
 /* Sites attached so far, in every image. */
 int image_table__sites(const struct image_table *t);
 
+/* The files whose sites are attached, open read-only (at most `max`): what the detaching
+ * child leases (attach/detach.h). Their count. */
+int image_table__files(const struct image_table *t, int *fds, int max);
+
 void image_table__free(struct image_table *t); /* NULL is fine; detaches nothing */
 
 #endif /* INFLIGHT_ATTACH_IMAGE_TABLE_H */

@@ -451,7 +451,10 @@ void session__free(struct session *s)
 	/* the child holds every link now: the teardown below only drops our references */
 	if (s->detach_child && (usdt_attach__sites(s->k.usdt) || s->libs ||
 				cuda_attach__libs(s->cuda))) {
-		go = detach__hand_off();
+		int files[DETACH_FILES_MAX];
+
+		go = detach__hand_off(files, image_table__files(s->images, files,
+							       DETACH_FILES_MAX));
 		if (go < 0)
 			infl_warn("cannot start the detaching child: %s; the exit waits for the "
 				  "kernel", strerror(-go));

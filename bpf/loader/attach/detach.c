@@ -114,6 +114,15 @@ static void __attribute__((noreturn)) child(int go)
 	_exit(0);
 }
 
+/* No child after all: the caller detaches inline, and a writer need wait for nothing */
+static int unlease(int err)
+{
+	for (int i = 0; i < nleased; i++)
+		fcntl(leased[i], F_SETLEASE, F_UNLCK);
+	nleased = 0;
+	return err;
+}
+
 int detach__hand_off(const int *files, int nfiles)
 {
 	int go[2];
@@ -136,7 +145,7 @@ int detach__hand_off(const int *files, int nfiles)
 			leased[nleased++] = files[i];
 
 	if (pipe2(go, O_CLOEXEC))
-		return -errno;
+		return unlease(-errno);
 	fflush(NULL);
 	/* a child of our parent, reaped by it (SIGCHLD as a fork's); a namespace's init cannot
 	 * make one (EINVAL): then a plain child, left to this namespace's init */
@@ -151,7 +160,7 @@ int detach__hand_off(const int *files, int nfiles)
 	if (pid < 0) {
 		pid = -errno;
 		close(go[1]);
-		return pid;
+		return unlease(pid);
 	}
 	return go[1];
 }

@@ -453,6 +453,8 @@ void session__free(struct session *s)
 				cuda_attach__libs(s->cuda))) {
 		int files[DETACH_FILES_MAX];
 
+		_Static_assert(DETACH_FILES_MAX >= IMAGE_TABLE_MAX, "every attached file leased");
+
 		go = detach__hand_off(files, image_table__files(s->images, files,
 							       DETACH_FILES_MAX));
 		if (go < 0)
